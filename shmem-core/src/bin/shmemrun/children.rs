@@ -1,0 +1,170 @@
+//! Starting, watching, signalling and reaping the PE processes.
+//!
+//! Every PE gets a thread blocked in `waitid(WNOWAIT)`: it reports the exit without reaping, so
+//! only the main loop reaps and a pid the launcher signals can never have been reused.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+use crate::events::{Event, Notifier};
+use crate::output;
+use crate::signals;
+
+/// How to start one PE.
+#[derive(Debug)]
+pub struct Spec<'a> {
+    /// The program, resolved through `PATH` as by a shell.
+    pub program: &'a OsString,
+    /// Its arguments.
+    pub args: &'a [OsString],
+    /// Variables added to the launcher's environment.
+    pub env: Vec<(&'static str, String)>,
+    /// Forward output line by line with a `[PE i] ` prefix instead of inheriting it.
+    pub prefix: bool,
+    /// This PE's number.
+    pub pe: usize,
+}
+
+/// Starts one PE, its exit watcher and (with `prefix`) its output forwarders. Returns the pid
+/// and the number of output forwarders started.
+pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, usize)> {
+    let mut cmd = Command::new(spec.program);
+    cmd.args(spec.args);
+    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    // Only PE 0 reads the launcher's stdin.
+    cmd.stdin(if spec.pe == 0 { Stdio::inherit() } else { Stdio::null() });
+    if spec.prefix {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
+    let launcher = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe
+    // functions may be called: sigemptyset, sigprocmask, prctl and getppid are; creating an
+    // io::Error from an errno value does not allocate.
+    unsafe {
+        cmd.pre_exec(move || {
+            // The launcher blocks the signals it handles; the PE starts with none blocked.
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            if libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // Die with the launcher (the launcher's main thread, which forks every PE and lives
+            // until the launcher exits).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The launcher may have died before prctl took effect.
+            if libc::getppid() != launcher {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let pid = child.id() as libc::pid_t;
+    let mut forwarders = 0;
+    if let Some(out) = child.stdout.take() {
+        output::forward(spec.pe, out, false, notifier.clone())?;
+        forwarders += 1;
+    }
+    if let Some(err) = child.stderr.take() {
+        output::forward(spec.pe, err, true, notifier.clone())?;
+        forwarders += 1;
+    }
+    // Dropping `child` neither waits nor kills; the watcher and the main loop take over.
+    drop(child);
+    watch(spec.pe, pid, notifier.clone())?;
+    Ok((pid, forwarders))
+}
+
+/// Starts the thread that reports when `pid` exits, without reaping it.
+fn watch(pe: usize, pid: libc::pid_t, notifier: Notifier) -> io::Result<()> {
+    std::thread::Builder::new().name(format!("wait-pe{pe}")).spawn(move || {
+        loop {
+            // SAFETY: siginfo_t is plain data for which all-zero bytes are a valid value.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: `info` is a valid, writable siginfo_t for the duration of the call.
+            let rc = unsafe {
+                libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT)
+            };
+            if rc == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                break;
+            }
+        }
+        notifier.send(Event::Exited(pe));
+    })?;
+    Ok(())
+}
+
+/// How a PE ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// It exited with this code.
+    Exited(i32),
+    /// A signal killed it.
+    Signaled {
+        /// The signal.
+        sig: i32,
+        /// Whether it dumped core.
+        core: bool,
+    },
+}
+
+impl Status {
+    /// Whether it exited with status 0.
+    pub fn success(self) -> bool {
+        self == Status::Exited(0)
+    }
+
+    /// The launcher's exit code for this status: the code, or 128 + the signal.
+    pub fn code(self) -> i32 {
+        match self {
+            Status::Exited(c) => c,
+            Status::Signaled { sig, .. } => 128 + sig,
+        }
+    }
+
+    /// `"exited with status 101 (Rust panic)"`, `"was killed by signal 11 (SIGSEGV)"`.
+    pub fn describe(self) -> String {
+        match self {
+            Status::Exited(101) => "exited with status 101 (Rust panic)".into(),
+            Status::Exited(c) => format!("exited with status {c}"),
+            Status::Signaled { sig, core } => format!(
+                "was killed by {}{}",
+                signals::describe(sig),
+                if core { ", core dumped" } else { "" }
+            ),
+        }
+    }
+}
+
+/// Reaps `pid`, which has exited (its watcher said so).
+pub fn reap(pid: libc::pid_t) -> io::Result<Status> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: `status` is a valid, writable int for the duration of the call.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if rc == pid {
+            return Ok(if libc::WIFSIGNALED(status) {
+                Status::Signaled { sig: libc::WTERMSIG(status), core: libc::WCOREDUMP(status) }
+            } else {
+                Status::Exited(libc::WEXITSTATUS(status))
+            });
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Sends `sig` to `pid`, which the caller has not reaped yet.
+pub fn kill(pid: libc::pid_t, sig: libc::c_int) {
+    // SAFETY: kill has no memory-safety preconditions; the pid is an unreaped child of ours, so
+    // it cannot name an unrelated process.
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}

@@ -1,0 +1,481 @@
+//! The launcher's rendezvous server: accepts the PEs' connections, runs their collectives and
+//! watches for PEs that leave while others wait.
+//!
+//! It is a single-threaded state machine driven by [`Server::poll`]; the caller owns the loop,
+//! so `shmemrun` can wait on the sockets and on its own wake-up descriptor at once. It is
+//! compiled into `shmemrun` (through `#[path]`) and into the library's unit tests, which run a
+//! real server in-process against real [`client`](super::client) connections.
+//!
+//! The server only reports ([`Notice`]) and answers PEs; killing processes is the caller's job.
+
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+use super::wire::{
+    CollectiveKind, ERR_OTHER, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION, pe_list, secs,
+};
+
+/// Something the caller should know about; returned by [`Server::poll`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// The rendezvous timed out; the connected PEs have been sent the error. `detail` names the
+    /// missing PEs. Only reported when at least one PE had connected.
+    RendezvousTimeout {
+        /// E.g. "PEs 2, 5 of 8 did not reach the rendezvous within 10 s".
+        detail: String,
+    },
+    /// A PE left (finalized, exited, closed its connection) while others wait in a collective
+    /// it has not joined: they can never be released. [`Server::stranded`] describes it;
+    /// [`Server::abort`] tells the waiters. Reported once per collective.
+    Stranded,
+    /// A connection was rejected or a PE broke the protocol (for the launcher's log).
+    Warning(String),
+}
+
+/// One TCP connection with its input and output buffers.
+#[derive(Debug)]
+struct Conn {
+    stream: TcpStream,
+    frames: FrameBuf,
+    out: Vec<u8>,
+    opened: Instant,
+}
+
+impl Conn {
+    fn new(stream: TcpStream) -> io::Result<Conn> {
+        stream.set_nonblocking(true)?;
+        stream.set_nodelay(true)?;
+        Ok(Conn { stream, frames: FrameBuf::default(), out: Vec::new(), opened: Instant::now() })
+    }
+
+    /// Reads what is available. `Ok(false)`: end of stream.
+    fn fill(&mut self) -> io::Result<bool> {
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match self.stream.read(&mut buf) {
+                Ok(0) => return Ok(false),
+                Ok(n) => self.frames.extend(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes as much of the output buffer as the socket takes.
+    fn flush(&mut self) -> io::Result<()> {
+        while !self.out.is_empty() {
+            match self.stream.write(&self.out) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.out.drain(..n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues a message and tries to send it now.
+    fn send(&mut self, frame: &[u8]) -> io::Result<()> {
+        self.out.extend_from_slice(frame);
+        self.flush()
+    }
+}
+
+/// What the server knows about one PE.
+#[derive(Debug, Default)]
+struct Slot {
+    /// The PE's connection, after its hello and until it closes.
+    conn: Option<Conn>,
+    /// The PE said hello at some point.
+    hello: bool,
+    /// The PE sent `Finalize`.
+    finalized: bool,
+    /// The PE can no longer take part: its connection closed or broke the protocol, or its
+    /// process exited.
+    gone: bool,
+    /// The launcher saw the PE's process exit.
+    exited: bool,
+    /// Its contribution to the current collective.
+    arrived: Option<(CollectiveKind, Vec<u8>)>,
+}
+
+/// The rendezvous server of one job.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    job_id: u64,
+    timeout: Duration,
+    started: Instant,
+    /// Set when the rendezvous timed out: the error every (late) PE receives.
+    timeout_detail: Option<String>,
+    /// Accepted connections that have not said hello yet.
+    pending: Vec<Conn>,
+    slots: Vec<Slot>,
+    /// Number of the collective being gathered.
+    epoch: u64,
+    stranded_reported: bool,
+    notices: Vec<Notice>,
+}
+
+impl Server {
+    /// Listens on `addr` (e.g. `127.0.0.1:0`) for the `npes` PEs of job `job_id`; the rendezvous
+    /// must complete within `timeout` from now.
+    pub fn bind(addr: &str, job_id: u64, npes: usize, timeout: Duration) -> io::Result<Server> {
+        let listener = TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        Ok(Server {
+            listener,
+            job_id,
+            timeout,
+            started: Instant::now(),
+            timeout_detail: None,
+            pending: Vec::new(),
+            slots: (0..npes).map(|_| Slot::default()).collect(),
+            epoch: 0,
+            stranded_reported: false,
+            notices: Vec::new(),
+        })
+    }
+
+    /// The address PEs must connect to (`SHMEM_RENDEZVOUS`).
+    pub fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    fn npes(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Waits up to `max_wait` for activity on the sockets or on `wake` (a descriptor the caller
+    /// uses to interrupt the wait; the caller drains it), handles it and returns what the caller
+    /// should know.
+    pub fn poll(&mut self, wake: Option<RawFd>, max_wait: Duration) -> io::Result<Vec<Notice>> {
+        let mut wait = max_wait;
+        if self.timeout_detail.is_none() && !self.all_hello() {
+            let deadline = self.started + self.timeout;
+            wait = wait.min(deadline.saturating_duration_since(Instant::now()));
+        }
+        let mut fds = Vec::with_capacity(2 + self.pending.len() + self.slots.len());
+        let mut watch = |fd: RawFd, out: bool| {
+            let events = libc::POLLIN | if out { libc::POLLOUT } else { 0 };
+            fds.push(libc::pollfd { fd, events, revents: 0 });
+        };
+        watch(self.listener.as_raw_fd(), false);
+        if let Some(fd) = wake {
+            watch(fd, false);
+        }
+        for c in &self.pending {
+            watch(c.stream.as_raw_fd(), !c.out.is_empty());
+        }
+        for c in self.slots.iter().filter_map(|s| s.conn.as_ref()) {
+            watch(c.stream.as_raw_fd(), !c.out.is_empty());
+        }
+        // Round up so a sub-millisecond wait does not become a busy loop.
+        let ms = wait.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: `fds` is a live, exclusively borrowed array of `fds.len()` initialized pollfd
+        // structs; poll only writes their `revents` fields.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        self.service();
+        Ok(std::mem::take(&mut self.notices))
+    }
+
+    /// Records that the launcher saw PE `pe`'s process exit. Call it for every exit: a PE that
+    /// exits without finalizing strands the PEs waiting for it.
+    pub fn pe_exited(&mut self, pe: usize) -> Vec<Notice> {
+        // Take in what the PE sent before it exited (a hello, a finalize): the data and the
+        // connection reached this host before the exit did.
+        self.service();
+        if let Some(slot) = self.slots.get_mut(pe) {
+            slot.exited = true;
+            slot.gone = true;
+            slot.conn = None;
+        }
+        self.check_stranded();
+        std::mem::take(&mut self.notices)
+    }
+
+    /// Describes the PEs that left while others wait, if any: "PE 2 exited before finalizing
+    /// while PEs 0, 1 wait in a barrier".
+    pub fn stranded(&self) -> Option<String> {
+        let waiting: Vec<usize> = (0..self.npes()).filter(|&p| self.slots[p].arrived.is_some()).collect();
+        let kind = self.slots.iter().find_map(|s| s.arrived.as_ref().map(|a| a.0))?;
+        let left: Vec<String> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.arrived.is_none() && (s.gone || s.finalized))
+            .map(|(p, s)| {
+                let how = if s.finalized {
+                    "finalized"
+                } else if s.exited && !s.hello {
+                    "exited without connecting to the launcher"
+                } else if s.exited {
+                    "exited before finalizing"
+                } else {
+                    "closed its launcher connection before finalizing"
+                };
+                format!("PE {p} {how}")
+            })
+            .collect();
+        if left.is_empty() {
+            return None;
+        }
+        let what = if self.epoch == 0 { "the rendezvous" } else { kind.name() };
+        let who = if waiting.len() == 1 { "PE" } else { "PEs" };
+        Some(format!(
+            "{} while {who} {} wait{} in {what}",
+            left.join(", "),
+            pe_list(&waiting),
+            if waiting.len() == 1 { "s" } else { "" },
+        ))
+    }
+
+    /// Sends `detail` as an error to every connected PE (best effort, without waiting), e.g.
+    /// before the launcher ends the job.
+    pub fn abort(&mut self, detail: &str) {
+        let frame = Msg::Error { code: ERR_OTHER, detail: detail.to_string() }.encode();
+        for slot in &mut self.slots {
+            if let Some(c) = slot.conn.as_mut() {
+                let _ = c.send(&frame);
+            }
+        }
+    }
+
+    fn all_hello(&self) -> bool {
+        self.slots.iter().all(|s| s.hello)
+    }
+
+    /// Accepts, reads and answers everything that is ready, without waiting.
+    fn service(&mut self) {
+        self.accept_all();
+        self.read_pending();
+        for pe in 0..self.npes() {
+            self.read_pe(pe);
+        }
+        self.check_timeout();
+        self.check_stranded();
+    }
+
+    fn accept_all(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, peer)) => match Conn::new(stream) {
+                    Ok(c) => self.pending.push(c),
+                    Err(e) => self.warn(format!("cannot set up a connection from {peer}: {e}")),
+                },
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    // E.g. EMFILE: leave the connection queued and try again on the next poll.
+                    self.warn(format!("cannot accept a connection: {e}"));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn warn(&mut self, text: String) {
+        self.notices.push(Notice::Warning(text));
+    }
+
+    /// Reads the first frame of new connections and admits or rejects them.
+    fn read_pending(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        for mut c in pending {
+            let open = c.fill();
+            match c.frames.next_msg() {
+                Ok(Some(Msg::Hello { version, job_id, pe, npes })) => {
+                    self.hello(c, version, job_id, pe as usize, npes as usize);
+                }
+                Ok(Some(other)) => self.reject(c, format!("expected a hello, got {other:?}")),
+                Err(e) => self.reject(c, format!("protocol error: {e}")),
+                Ok(None) => match open {
+                    Ok(true) if c.opened.elapsed() < self.timeout => self.pending.push(c),
+                    Ok(true) => self.reject(c, "no hello".to_string()),
+                    // Closed or broken before saying anything: nothing to answer.
+                    Ok(false) | Err(_) => {}
+                },
+            }
+        }
+    }
+
+    fn reject(&mut self, mut c: Conn, why: String) {
+        let peer = c.stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
+        let frame = Msg::Error { code: ERR_OTHER, detail: format!("connection rejected: {why}") };
+        let _ = c.send(&frame.encode());
+        self.warn(format!("rejected a connection from {peer}: {why}"));
+    }
+
+    fn hello(&mut self, mut c: Conn, version: u32, job_id: u64, pe: usize, npes: usize) {
+        let n = self.npes();
+        let why = if version != PROTOCOL_VERSION {
+            format!("protocol version {version}, this launcher speaks {PROTOCOL_VERSION}")
+        } else if job_id != self.job_id {
+            format!("job id {job_id:016x} is not this job's (PE {pe})")
+        } else if npes != n {
+            format!("PE {pe} believes the job has {npes} PEs, it has {n}")
+        } else if pe >= n {
+            format!("PE {pe} is out of range for {n} PEs")
+        } else if self.slots[pe].hello {
+            format!("PE {pe} connected twice")
+        } else {
+            if let Some(detail) = &self.timeout_detail {
+                let frame = Msg::Error { code: ERR_TIMEOUT, detail: detail.clone() };
+                let _ = c.send(&frame.encode());
+            }
+            let slot = &mut self.slots[pe];
+            slot.hello = true;
+            if slot.exited {
+                // Its process is already gone; the connection is what it left behind.
+                slot.gone = true;
+            }
+            // Frames that came with the hello are handled by `read_pe`.
+            if !slot.gone {
+                slot.conn = Some(c);
+            }
+            return;
+        };
+        self.reject(c, why);
+    }
+
+    /// Reads and handles everything PE `pe` sent.
+    fn read_pe(&mut self, pe: usize) {
+        let Some(c) = self.slots[pe].conn.as_mut() else { return };
+        let open = c.fill();
+        loop {
+            let Some(c) = self.slots[pe].conn.as_mut() else { return };
+            match c.frames.next_msg() {
+                Ok(Some(msg)) => self.handle(pe, msg),
+                Ok(None) => break,
+                Err(e) => return self.fail_pe(pe, format!("protocol error: {e}")),
+            }
+        }
+        let flushed = match self.slots[pe].conn.as_mut() {
+            Some(c) => c.flush(),
+            None => return,
+        };
+        if !matches!((open, flushed), (Ok(true), Ok(()))) {
+            // End of stream or a broken connection. A crash is reported by the launcher from
+            // the exit status; a PE that left early is caught by `check_stranded`.
+            self.drop_pe(pe);
+        }
+    }
+
+    fn drop_pe(&mut self, pe: usize) {
+        let slot = &mut self.slots[pe];
+        slot.conn = None;
+        slot.gone = true;
+    }
+
+    /// Answers PE `pe` with an error, closes its connection and counts it as gone.
+    fn fail_pe(&mut self, pe: usize, why: String) {
+        if let Some(mut c) = self.slots[pe].conn.take() {
+            let frame = Msg::Error { code: ERR_OTHER, detail: format!("PE {pe}: {why}") };
+            let _ = c.send(&frame.encode());
+        }
+        self.slots[pe].gone = true;
+        self.warn(format!("PE {pe}: {why}"));
+    }
+
+    fn handle(&mut self, pe: usize, msg: Msg) {
+        match msg {
+            Msg::Finalize => self.slots[pe].finalized = true,
+            Msg::Collective { epoch, kind, blob } => {
+                if self.slots[pe].finalized {
+                    return self.fail_pe(pe, "collective after finalize".into());
+                }
+                if epoch != self.epoch || self.slots[pe].arrived.is_some() {
+                    let e = self.epoch;
+                    return self.fail_pe(pe, format!("sent collective {epoch}, expected {e}"));
+                }
+                self.slots[pe].arrived = Some((kind, blob));
+                self.try_complete();
+            }
+            other => self.fail_pe(pe, format!("unexpected message {other:?}")),
+        }
+    }
+
+    /// Releases the current collective if every PE has arrived.
+    fn try_complete(&mut self) {
+        if self.slots.iter().any(|s| s.arrived.is_none()) {
+            return;
+        }
+        let arrived: Vec<(CollectiveKind, Vec<u8>)> =
+            self.slots.iter_mut().filter_map(|s| s.arrived.take()).collect();
+        let epoch = self.epoch;
+        self.epoch += 1;
+        self.stranded_reported = false;
+        let of = |k: CollectiveKind| -> Vec<usize> {
+            (0..arrived.len()).filter(|&p| arrived[p].0 == k).collect()
+        };
+        let (ag, bar) = (of(CollectiveKind::Allgather), of(CollectiveKind::Barrier));
+        let frame = if !ag.is_empty() && !bar.is_empty() {
+            let detail = format!(
+                "collective {epoch} mismatch: PEs {} called an allgather but PEs {} a barrier",
+                pe_list(&ag),
+                pe_list(&bar)
+            );
+            self.warn(detail.clone());
+            Msg::Error { code: ERR_OTHER, detail }
+        } else if bar.is_empty() {
+            Msg::Table { epoch, blobs: arrived.into_iter().map(|a| a.1).collect() }
+        } else {
+            Msg::Table { epoch, blobs: Vec::new() }
+        }
+        .encode();
+        for pe in 0..self.npes() {
+            let sent = self.slots[pe].conn.as_mut().map(|c| c.send(&frame));
+            if let Some(Err(_)) = sent {
+                self.drop_pe(pe);
+            }
+        }
+    }
+
+    fn check_timeout(&mut self) {
+        if self.timeout_detail.is_some()
+            || self.all_hello()
+            || self.started.elapsed() < self.timeout
+        {
+            return;
+        }
+        let missing: Vec<usize> = (0..self.npes()).filter(|&p| !self.slots[p].hello).collect();
+        let detail = format!(
+            "{} {} of {} did not reach the rendezvous within {}",
+            if missing.len() == 1 { "PE" } else { "PEs" },
+            pe_list(&missing),
+            self.npes(),
+            secs(self.timeout)
+        );
+        let frame = Msg::Error { code: ERR_TIMEOUT, detail: detail.clone() }.encode();
+        let mut told = 0;
+        for slot in &mut self.slots {
+            if let Some(c) = slot.conn.as_mut() {
+                let _ = c.send(&frame);
+                told += 1;
+            }
+        }
+        if self.slots.iter().any(|s| s.hello) || told > 0 {
+            self.notices.push(Notice::RendezvousTimeout { detail: detail.clone() });
+        }
+        self.timeout_detail = Some(detail);
+    }
+
+    fn check_stranded(&mut self) {
+        if !self.stranded_reported && self.stranded().is_some() {
+            self.stranded_reported = true;
+            self.notices.push(Notice::Stranded);
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! Unit tests: the real rendezvous server in a thread, real TCP connections, one thread per PE.
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use super::server::{Notice, Server};
+use super::*;
+
+/// A server running in its own thread. On `Stranded` it does what `shmemrun` does: tells the
+/// waiters.
+struct TestServer {
+    addr: String,
+    job_id: u64,
+    stop: Arc<AtomicBool>,
+    exits: mpsc::Sender<usize>,
+    thread: Option<JoinHandle<Vec<Notice>>>,
+}
+
+impl TestServer {
+    fn start(npes: usize, timeout: Duration) -> TestServer {
+        let job_id = 0x5eed_0000_0000_0000 ^ u64::from(std::process::id());
+        let mut server = Server::bind("127.0.0.1:0", job_id, npes, timeout).unwrap();
+        let addr = server.local_addr().unwrap().to_string();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let (exits, exited) = mpsc::channel();
+        let thread = thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                let mut notices = server.poll(None, Duration::from_millis(5)).unwrap();
+                while let Ok(pe) = exited.try_recv() {
+                    notices.extend(server.pe_exited(pe));
+                }
+                for n in notices {
+                    if n == Notice::Stranded {
+                        let detail = server.stranded().unwrap();
+                        server.abort(&detail);
+                    }
+                    seen.push(n);
+                }
+            }
+            seen
+        });
+        TestServer { addr, job_id, stop, exits, thread: Some(thread) }
+    }
+
+    fn config(&self, pe: usize, npes: usize, timeout: Duration) -> Config {
+        Config { rendezvous: self.addr.clone(), pe, npes, job_id: self.job_id, timeout }
+    }
+
+    /// Tells the server PE `pe`'s process exited, as `shmemrun` does.
+    fn pe_exited(&self, pe: usize) {
+        self.exits.send(pe).unwrap();
+    }
+
+    /// Stops the server and returns its notices.
+    fn finish(mut self) -> Vec<Notice> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+const LONG: Duration = Duration::from_secs(30);
+
+/// Runs `body` as PEs `0..npes` (those in `absent` are not started), each in a thread.
+fn run_pes<T: Send + 'static>(
+    server: &TestServer,
+    npes: usize,
+    timeout: Duration,
+    absent: &[usize],
+    body: impl Fn(Bootstrap) -> T + Send + Sync + 'static,
+) -> Vec<(usize, T)> {
+    let body = Arc::new(body);
+    let handles: Vec<_> = (0..npes)
+        .filter(|pe| !absent.contains(pe))
+        .map(|pe| {
+            let config = server.config(pe, npes, timeout);
+            let body = body.clone();
+            thread::spawn(move || (pe, body(Bootstrap::connect(&config).unwrap())))
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+#[test]
+fn singleton_without_launcher() {
+    assert_eq!(Config::from_vars(|_| None).unwrap(), None);
+    let mut b = Bootstrap::singleton();
+    assert_eq!((b.my_pe(), b.n_pes()), (0, 1));
+    let mut calls = 0;
+    assert_eq!(b.allgather(b"x", &mut || calls += 1).unwrap(), vec![b"x".to_vec()]);
+    b.barrier(&mut || calls += 1).unwrap();
+    b.finalize().unwrap();
+}
+
+fn vars(list: &[(&'static str, &str)]) -> impl Fn(&'static str) -> Option<OsString> {
+    let list: Vec<(&'static str, String)> = list.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    move |name| list.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
+}
+
+#[test]
+fn environment_is_parsed_and_checked() {
+    let good = [
+        (ENV_RENDEZVOUS, "127.0.0.1:4000"),
+        (ENV_PE, "2"),
+        (ENV_NPES, "3"),
+        (ENV_JOB_ID, "00ff"),
+        (ENV_INIT_TIMEOUT, "2.5"),
+    ];
+    let c = Config::from_vars(vars(&good)).unwrap().unwrap();
+    assert_eq!((c.pe, c.npes, c.job_id), (2, 3, 255));
+    assert_eq!(c.timeout, Duration::from_millis(2500));
+
+    let without_timeout = Config::from_vars(vars(&good[..4])).unwrap().unwrap();
+    assert_eq!(without_timeout.timeout, Duration::from_secs(60));
+
+    for (name, value) in [
+        (ENV_PE, "3"),
+        (ENV_PE, "-1"),
+        (ENV_NPES, "0"),
+        (ENV_NPES, "many"),
+        (ENV_JOB_ID, "xyz"),
+        (ENV_INIT_TIMEOUT, "0"),
+    ] {
+        let mut v = good.to_vec();
+        v.retain(|(k, _)| *k != name);
+        v.push((name, value));
+        match Config::from_vars(vars(&v)) {
+            Err(Error::BadEnv { name: n, .. }) => assert_eq!(n, name, "{value}"),
+            other => panic!("{name}={value}: {other:?}"),
+        }
+    }
+    let missing = Config::from_vars(vars(&good[..2])).unwrap_err();
+    assert!(matches!(&missing, Error::Bootstrap(m) if m.contains(ENV_NPES)), "{missing}");
+}
+
+#[test]
+fn allgather_barrier_and_finalize_across_pes() {
+    let npes = 5;
+    let server = TestServer::start(npes, LONG);
+    let results = run_pes(&server, npes, LONG, &[], move |mut b| {
+        let me = b.my_pe();
+        assert_eq!(b.n_pes(), npes);
+        let mut calls = 0u64;
+        let mine = vec![me as u8; 100 * me];
+        let table = b.allgather(&mine, &mut || calls += 1).unwrap();
+        for (pe, blob) in table.iter().enumerate() {
+            assert_eq!(blob, &vec![pe as u8; 100 * pe]);
+        }
+        b.barrier(&mut || calls += 1).unwrap();
+        let again = b.allgather(format!("pe{me}").as_bytes(), &mut || calls += 1).unwrap();
+        let expect: Vec<Vec<u8>> = (0..npes).map(|p| format!("pe{p}").into_bytes()).collect();
+        assert_eq!(again, expect);
+        b.barrier(&mut || calls += 1).unwrap();
+        b.finalize().unwrap();
+        // Finalized: collectives are refused locally.
+        assert!(matches!(b.barrier(&mut || {}), Err(Error::Bootstrap(_))));
+        calls
+    });
+    assert_eq!(results.len(), npes);
+    assert!(results.iter().all(|(_, calls)| *calls > 0), "progress was called");
+    let notices = server.finish();
+    assert!(notices.is_empty(), "{notices:?}");
+}
+
+#[test]
+fn many_pes_on_few_cores() {
+    let npes = 16;
+    let server = TestServer::start(npes, LONG);
+    let start = Instant::now();
+    run_pes(&server, npes, LONG, &[], move |mut b| {
+        for round in 0..20u32 {
+            let t = b.allgather(&round.to_le_bytes(), &mut || {}).unwrap();
+            assert_eq!(t.len(), npes);
+            b.barrier(&mut || {}).unwrap();
+        }
+        b.finalize().unwrap();
+    });
+    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    server.finish();
+}
+
+#[test]
+fn rendezvous_timeout_names_the_missing_pe() {
+    let timeout = Duration::from_millis(1500);
+    let server = TestServer::start(3, timeout);
+    let start = Instant::now();
+    let results = run_pes(&server, 3, timeout, &[2], |mut b| b.allgather(b"hi", &mut || {}));
+    let elapsed = start.elapsed();
+    assert_eq!(results.len(), 2);
+    for (pe, r) in results {
+        match r {
+            Err(Error::RendezvousTimeout { timeout: t, detail }) => {
+                assert_eq!(t, timeout);
+                assert!(detail.contains("PE 2 of 3 did not reach the rendezvous"), "PE {pe}: {detail}");
+            }
+            other => panic!("PE {pe}: {other:?}"),
+        }
+    }
+    assert!(elapsed >= timeout && elapsed < timeout + Duration::from_secs(1), "{elapsed:?}");
+    let notices = server.finish();
+    assert!(
+        notices.iter().any(|n| matches!(n, Notice::RendezvousTimeout { detail } if detail.contains("PE 2 of 3"))),
+        "{notices:?}"
+    );
+}
+
+#[test]
+fn late_pe_gets_the_timeout_too() {
+    let timeout = Duration::from_millis(300);
+    let server = TestServer::start(2, timeout);
+    thread::sleep(timeout + Duration::from_millis(200));
+    let r = run_pes(&server, 2, timeout, &[0], |mut b| b.allgather(b"", &mut || {}));
+    assert!(matches!(&r[0].1, Err(Error::RendezvousTimeout { .. })), "{r:?}");
+    server.finish();
+}
+
+#[test]
+fn client_backstop_when_the_launcher_is_silent() {
+    // A listener that accepts and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let config = Config {
+        rendezvous: listener.local_addr().unwrap().to_string(),
+        pe: 0,
+        npes: 2,
+        job_id: 1,
+        timeout: Duration::from_millis(200),
+    };
+    let mut b = Bootstrap::connect(&config).unwrap();
+    let start = Instant::now();
+    let r = b.allgather(b"", &mut || {});
+    assert!(matches!(&r, Err(Error::RendezvousTimeout { detail, .. }) if detail.contains("no answer")), "{r:?}");
+    let elapsed = start.elapsed();
+    assert!(elapsed < client::BACKSTOP_SLACK + Duration::from_secs(2), "{elapsed:?}");
+    // Broken for good.
+    assert!(b.barrier(&mut || {}).is_err());
+}
+
+#[test]
+fn pe_leaving_without_finalize_releases_the_waiters() {
+    let server = TestServer::start(3, LONG);
+    let results = run_pes(&server, 3, LONG, &[], |mut b| {
+        b.allgather(b"", &mut || {}).unwrap();
+        if b.my_pe() == 2 {
+            drop(b); // leaves without finalizing
+            return Ok(());
+        }
+        b.barrier(&mut || {})
+    });
+    for (pe, r) in results {
+        if pe == 2 {
+            continue;
+        }
+        match r {
+            Err(Error::Bootstrap(m)) => {
+                assert!(m.contains("PE 2 closed its launcher connection before finalizing"), "{m}");
+                assert!(m.contains("wait in a barrier"), "{m}");
+            }
+            other => panic!("PE {pe}: {other:?}"),
+        }
+    }
+    let notices = server.finish();
+    assert!(notices.contains(&Notice::Stranded), "{notices:?}");
+}
+
+#[test]
+fn pe_exiting_without_connecting_releases_the_rendezvous() {
+    let server = TestServer::start(3, LONG);
+    let waiter = {
+        let configs: Vec<Config> = (0..2).map(|pe| server.config(pe, 3, LONG)).collect();
+        thread::spawn(move || {
+            let handles: Vec<_> = configs
+                .into_iter()
+                .map(|c| thread::spawn(move || Bootstrap::connect(&c).unwrap().allgather(b"", &mut || {})))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+        })
+    };
+    thread::sleep(Duration::from_millis(200));
+    server.pe_exited(2);
+    for r in waiter.join().unwrap() {
+        match r {
+            Err(Error::Bootstrap(m)) => assert!(
+                m.contains("PE 2 exited without connecting to the launcher while PEs 0, 1 wait in the rendezvous"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(server.finish().contains(&Notice::Stranded));
+}
+
+#[test]
+fn finalize_ends_the_job_quietly_and_refuses_later_collectives() {
+    let server = TestServer::start(2, LONG);
+    let results = run_pes(&server, 2, LONG, &[], |mut b| {
+        b.allgather(b"", &mut || {}).unwrap();
+        b.barrier(&mut || {}).unwrap();
+        b.finalize().unwrap();
+        if b.my_pe() == 0 {
+            return Ok(());
+        }
+        // A collective after finalize is a program error, refused without asking the launcher.
+        b.barrier(&mut || {})
+    });
+    assert!(matches!(&results[1].1, Err(Error::Bootstrap(_))));
+    assert!(server.finish().is_empty());
+}
+
+#[test]
+fn bad_hellos_are_rejected() {
+    let server = TestServer::start(2, LONG);
+    let check = |config: Config, want: &str| {
+        let mut b = Bootstrap::connect(&config).unwrap();
+        match b.allgather(b"", &mut || {}) {
+            Err(Error::Bootstrap(m)) => assert!(m.contains(want), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    };
+    let mut wrong_job = server.config(0, 2, LONG);
+    wrong_job.job_id ^= 1;
+    check(wrong_job, "is not this job's");
+    check(server.config(0, 3, LONG), "believes the job has 3 PEs");
+    let mut out_of_range = server.config(0, 2, LONG);
+    out_of_range.pe = 7;
+    check(out_of_range, "out of range");
+
+    // A good PE 0, then a second PE 0.
+    let first = Bootstrap::connect(&server.config(0, 2, LONG)).unwrap();
+    thread::sleep(Duration::from_millis(50));
+    check(server.config(0, 2, LONG), "connected twice");
+    drop(first);
+    let notices = server.finish();
+    let warnings = notices.iter().filter(|n| matches!(n, Notice::Warning(_))).count();
+    assert_eq!(warnings, 4, "{notices:?}");
+}
+
+#[test]
+fn collective_mismatch_is_an_error_for_everyone() {
+    let server = TestServer::start(2, LONG);
+    let results = run_pes(&server, 2, LONG, &[], |mut b| {
+        b.allgather(b"", &mut || {}).unwrap();
+        if b.my_pe() == 0 { b.barrier(&mut || {}) } else { b.allgather(b"x", &mut || {}).map(drop) }
+    });
+    for (_, r) in results {
+        assert!(matches!(&r, Err(Error::Bootstrap(m)) if m.contains("mismatch")), "{r:?}");
+    }
+    server.finish();
+}
+
+#[test]
+fn lost_launcher_is_an_error_not_a_hang() {
+    let server = TestServer::start(2, LONG);
+    let config = server.config(0, 2, LONG);
+    let mut b = Bootstrap::connect(&config).unwrap();
+    thread::sleep(Duration::from_millis(50));
+    server.finish(); // drops the server and every connection
+    let r = b.allgather(b"", &mut || {});
+    assert!(matches!(&r, Err(Error::Bootstrap(m)) if m.contains("lost the connection")), "{r:?}");
+}

@@ -1,0 +1,349 @@
+//! The wire protocol between `shmemrun` and the PEs it starts.
+//!
+//! This file uses only `std`: it is compiled into the library (`bootstrap::wire`), into the
+//! `shmemrun` binary (through `#[path]`) and into integration tests, so that every side speaks
+//! exactly the same protocol without the binary depending on the library's internals.
+//!
+//! # Frames
+//!
+//! Every message is one frame: a little-endian `u32` length `L`, then `L` bytes: a one-byte tag
+//! followed by the message's payload. Integers are little-endian; byte strings are a `u32`
+//! length followed by the bytes; text is UTF-8 byte strings.
+//!
+//! # Conversation
+//!
+//! 1. The PE connects to `SHMEM_RENDEZVOUS` and sends [`Msg::Hello`] with the protocol version,
+//!    the job id, its PE number and the job size. A wrong job id or version, a PE number out of
+//!    range or already taken is answered with [`Msg::Error`] and the connection is closed.
+//! 2. Collectives: every PE sends [`Msg::Collective`] for epoch 0, 1, 2, ... in order. When all
+//!    PEs have sent the same epoch, the launcher answers each with [`Msg::Table`] carrying every
+//!    PE's blob, indexed by PE (an empty table for a barrier). The first collective is the
+//!    rendezvous.
+//! 3. [`Msg::Finalize`] tells the launcher the PE has finalized cleanly; the connection stays
+//!    open until the process exits.
+//!
+//! The launcher sends [`Msg::Error`] when the job cannot go on (rendezvous timeout, a PE that
+//! left before finalizing while others wait, a protocol error); the PE turns it into an error.
+
+/// Environment variable: `host:port` of the launcher's rendezvous server.
+pub const ENV_RENDEZVOUS: &str = "SHMEM_RENDEZVOUS";
+/// Environment variable: this process's PE number.
+pub const ENV_PE: &str = "SHMEM_PE";
+/// Environment variable: the number of PEs in the job.
+pub const ENV_NPES: &str = "SHMEM_NPES";
+/// Environment variable: the job id (hexadecimal `u64`), which the launcher checks on hello.
+pub const ENV_JOB_ID: &str = "SHMEM_JOB_ID";
+/// Environment variable: the rendezvous timeout in seconds (decimal, fractions allowed).
+pub const ENV_INIT_TIMEOUT: &str = "SHMEM_INIT_TIMEOUT";
+/// The rendezvous timeout when `SHMEM_INIT_TIMEOUT` is not set, in seconds.
+pub const DEFAULT_INIT_TIMEOUT_SECS: f64 = 60.0;
+
+/// Version of this protocol, sent in [`Msg::Hello`].
+pub const PROTOCOL_VERSION: u32 = 1;
+/// Largest frame either side accepts (guards against garbage on the port).
+pub const MAX_FRAME: usize = 1 << 30;
+
+/// [`Msg::Error`] code: not every PE reached the rendezvous in time.
+pub const ERR_TIMEOUT: u8 = 1;
+/// [`Msg::Error`] code: any other failure.
+pub const ERR_OTHER: u8 = 0;
+
+/// What a [`Msg::Collective`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectiveKind {
+    /// Every PE contributes a blob and receives all of them.
+    Allgather,
+    /// No data; returns when every PE has arrived.
+    Barrier,
+}
+
+impl CollectiveKind {
+    /// Human-readable name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectiveKind::Allgather => "an allgather",
+            CollectiveKind::Barrier => "a barrier",
+        }
+    }
+}
+
+/// One message of the protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Msg {
+    /// PE -> launcher, first frame on a connection.
+    Hello {
+        /// [`PROTOCOL_VERSION`] of the sender.
+        version: u32,
+        /// The job id from `SHMEM_JOB_ID`.
+        job_id: u64,
+        /// The sender's PE number.
+        pe: u32,
+        /// The job size the sender believes in.
+        npes: u32,
+    },
+    /// PE -> launcher: contribution to collective number `epoch`.
+    Collective {
+        /// Sequence number of the collective, from 0.
+        epoch: u64,
+        /// Allgather or barrier.
+        kind: CollectiveKind,
+        /// The contribution (empty for a barrier).
+        blob: Vec<u8>,
+    },
+    /// Launcher -> PE: collective `epoch` is complete.
+    Table {
+        /// Sequence number of the collective.
+        epoch: u64,
+        /// Every PE's blob, indexed by PE (empty for a barrier).
+        blobs: Vec<Vec<u8>>,
+    },
+    /// PE -> launcher: this PE finalized cleanly; its exit is expected.
+    Finalize,
+    /// Launcher -> PE: the job cannot go on.
+    Error {
+        /// [`ERR_TIMEOUT`] or [`ERR_OTHER`].
+        code: u8,
+        /// What happened, for the user.
+        detail: String,
+    },
+}
+
+const TAG_HELLO: u8 = 1;
+const TAG_COLLECTIVE: u8 = 2;
+const TAG_TABLE: u8 = 3;
+const TAG_FINALIZE: u8 = 4;
+const TAG_ERROR: u8 = 5;
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    // Blobs are bounded by MAX_FRAME, far below u32::MAX.
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+impl Msg {
+    /// Encodes the message as one complete frame (length prefix included).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![0u8; 4];
+        match self {
+            Msg::Hello { version, job_id, pe, npes } => {
+                out.push(TAG_HELLO);
+                out.extend_from_slice(&version.to_le_bytes());
+                out.extend_from_slice(&job_id.to_le_bytes());
+                out.extend_from_slice(&pe.to_le_bytes());
+                out.extend_from_slice(&npes.to_le_bytes());
+            }
+            Msg::Collective { epoch, kind, blob } => {
+                out.push(TAG_COLLECTIVE);
+                out.extend_from_slice(&epoch.to_le_bytes());
+                out.push(match kind {
+                    CollectiveKind::Allgather => 0,
+                    CollectiveKind::Barrier => 1,
+                });
+                put_bytes(&mut out, blob);
+            }
+            Msg::Table { epoch, blobs } => {
+                out.push(TAG_TABLE);
+                out.extend_from_slice(&epoch.to_le_bytes());
+                out.extend_from_slice(&(blobs.len() as u32).to_le_bytes());
+                for blob in blobs {
+                    put_bytes(&mut out, blob);
+                }
+            }
+            Msg::Finalize => out.push(TAG_FINALIZE),
+            Msg::Error { code, detail } => {
+                out.push(TAG_ERROR);
+                out.push(*code);
+                put_bytes(&mut out, detail.as_bytes());
+            }
+        }
+        let len = (out.len() - 4) as u32;
+        out[..4].copy_from_slice(&len.to_le_bytes());
+        out
+    }
+
+    /// Decodes the body of one frame (tag and payload, without the length prefix).
+    pub fn decode(body: &[u8]) -> Result<Msg, String> {
+        let mut r = Reader { buf: body, pos: 0 };
+        let msg = match r.u8()? {
+            TAG_HELLO => Msg::Hello {
+                version: r.u32()?,
+                job_id: r.u64()?,
+                pe: r.u32()?,
+                npes: r.u32()?,
+            },
+            TAG_COLLECTIVE => {
+                let epoch = r.u64()?;
+                let kind = match r.u8()? {
+                    0 => CollectiveKind::Allgather,
+                    1 => CollectiveKind::Barrier,
+                    k => return Err(format!("unknown collective kind {k}")),
+                };
+                Msg::Collective { epoch, kind, blob: r.bytes()?.to_vec() }
+            }
+            TAG_TABLE => {
+                let epoch = r.u64()?;
+                let n = r.u32()? as usize;
+                // Each blob takes at least 4 bytes: do not trust `n` for the allocation.
+                let mut blobs = Vec::with_capacity(n.min(body.len() / 4));
+                for _ in 0..n {
+                    blobs.push(r.bytes()?.to_vec());
+                }
+                Msg::Table { epoch, blobs }
+            }
+            TAG_FINALIZE => Msg::Finalize,
+            TAG_ERROR => {
+                let code = r.u8()?;
+                let detail = String::from_utf8_lossy(r.bytes()?).into_owned();
+                Msg::Error { code, detail }
+            }
+            t => return Err(format!("unknown message tag {t}")),
+        };
+        if r.pos != body.len() {
+            return Err(format!("{} trailing bytes after a message", body.len() - r.pos));
+        }
+        Ok(msg)
+    }
+}
+
+/// Accumulates bytes from a nonblocking stream and cuts them into frames.
+#[derive(Debug, Default)]
+pub struct FrameBuf {
+    buf: Vec<u8>,
+}
+
+impl FrameBuf {
+    /// Appends received bytes.
+    pub fn extend(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Takes the next complete frame out of the buffer, if there is one.
+    pub fn next_msg(&mut self) -> Result<Option<Msg>, String> {
+        if self.buf.len() < 4 {
+            return Ok(None);
+        }
+        let len = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
+        if len == 0 || len > MAX_FRAME {
+            return Err(format!("bad frame length {len}"));
+        }
+        if self.buf.len() < 4 + len {
+            return Ok(None);
+        }
+        let msg = Msg::decode(&self.buf[4..4 + len]);
+        self.buf.drain(..4 + len);
+        msg.map(Some)
+    }
+
+    /// Whether bytes of an incomplete frame are buffered.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+}
+
+/// Reads one frame's payload.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.buf.len() - self.pos < n {
+            return Err("truncated message".to_string());
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(a))
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+}
+
+/// Parses a timeout in seconds (`"60"`, `"0.5"`), as in `SHMEM_INIT_TIMEOUT` and `--init-timeout`.
+pub fn parse_timeout_secs(s: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !secs.is_finite() || secs <= 0.0 || secs > 1e9 {
+        return Err(format!("{s:?} must be a positive number of seconds"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// Formats a list of PE numbers as `"2, 5"`.
+pub fn pe_list(pes: &[usize]) -> String {
+    pes.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// Formats a duration in seconds for messages (`"10 s"`, `"0.5 s"`).
+pub fn secs(d: std::time::Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_every_message() {
+        let msgs = [
+            Msg::Hello { version: 1, job_id: u64::MAX - 3, pe: 7, npes: 8 },
+            Msg::Collective { epoch: 3, kind: CollectiveKind::Allgather, blob: vec![1, 2, 3] },
+            Msg::Collective { epoch: 4, kind: CollectiveKind::Barrier, blob: vec![] },
+            Msg::Table { epoch: 9, blobs: vec![vec![], vec![5; 300], vec![1]] },
+            Msg::Finalize,
+            Msg::Error { code: ERR_TIMEOUT, detail: "PEs 2 of 3 late".into() },
+        ];
+        let stream: Vec<u8> = msgs.iter().flat_map(Msg::encode).collect();
+        // Byte-by-byte frame buffer.
+        let mut fb = FrameBuf::default();
+        let mut got = Vec::new();
+        for b in stream {
+            fb.extend(&[b]);
+            while let Some(m) = fb.next_msg().unwrap() {
+                got.push(m);
+            }
+        }
+        assert_eq!(got, msgs);
+        assert!(fb.is_empty());
+    }
+
+    #[test]
+    fn garbage_is_rejected() {
+        assert!(Msg::decode(&[]).is_err());
+        assert!(Msg::decode(&[99]).is_err());
+        assert!(Msg::decode(&[TAG_HELLO, 1, 2]).is_err());
+        assert!(Msg::decode(&[TAG_FINALIZE, 0]).is_err());
+        let mut fb = FrameBuf::default();
+        fb.extend(&[0, 0, 0, 0]);
+        assert!(fb.next_msg().is_err());
+        let mut fb = FrameBuf::default();
+        fb.extend(&u32::MAX.to_le_bytes());
+        assert!(fb.next_msg().is_err());
+    }
+
+    #[test]
+    fn timeouts_parse() {
+        assert_eq!(parse_timeout_secs("60").unwrap().as_secs(), 60);
+        assert_eq!(parse_timeout_secs(" 0.25 ").unwrap().as_millis(), 250);
+        for bad in ["", "x", "0", "-1", "inf", "NaN"] {
+            assert!(parse_timeout_secs(bad).is_err(), "{bad}");
+        }
+        assert_eq!(pe_list(&[2, 5]), "2, 5");
+    }
+}

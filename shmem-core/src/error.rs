@@ -1,0 +1,76 @@
+//! The error type of the runtime.
+
+use std::time::Duration;
+
+/// Everything that can go wrong in the runtime and is reported as a value rather than a panic.
+///
+/// Misuse that the type system cannot catch (a PE number out of range, an index past the end of a
+/// symmetric object) panics with a message that names the values, before any byte moves; see the
+/// crate documentation. Failures of the environment (UCX, the launcher, the heap) are `Error`s.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `init` was called while a [`World`](crate::World) is alive.
+    #[error("shmem_core::init called while a World is alive: one World per process")]
+    AlreadyInitialized,
+    /// `init` was called after the `World` was dropped.
+    #[error("shmem_core::init called after the World was finalized: a process initializes once")]
+    Finalized,
+    /// A UCX call failed.
+    #[error(transparent)]
+    Ucx(#[from] shmem_ucx::Error),
+    /// Start-up through the launcher failed (bad environment, lost connection, protocol error).
+    #[error("bootstrap failed: {0}")]
+    Bootstrap(String),
+    /// Not every PE reached the rendezvous in time.
+    #[error("rendezvous timed out after {timeout:?}: {detail}")]
+    RendezvousTimeout {
+        /// The configured timeout (`SHMEM_INIT_TIMEOUT`).
+        timeout: Duration,
+        /// Which PEs arrived and which did not, as far as this PE knows.
+        detail: String,
+    },
+    /// An environment variable has a value the runtime cannot use.
+    #[error("environment variable {name}={value:?} is invalid: {reason}")]
+    BadEnv {
+        /// The variable's name.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// The symmetric heap cannot satisfy an allocation.
+    #[error(
+        "symmetric heap exhausted: requested {requested} bytes, {free} bytes free \
+         (largest free block {largest_free}) of {total}; raise SHMEM_SYMMETRIC_SIZE"
+    )]
+    HeapExhausted {
+        /// Bytes asked for (after alignment).
+        requested: usize,
+        /// Free bytes in total.
+        free: usize,
+        /// The largest contiguous free block.
+        largest_free: usize,
+        /// Size of the user heap.
+        total: usize,
+    },
+    /// A collective allocation was called with different sizes on different PEs.
+    #[error(
+        "collective allocation mismatch: PE {my_pe} asked for {my_bytes} bytes but PE {other_pe} \
+         asked for {other_bytes} bytes; every PE must allocate the same size"
+    )]
+    AllocMismatch {
+        /// This PE.
+        my_pe: usize,
+        /// Bytes this PE asked for.
+        my_bytes: usize,
+        /// A PE that asked for a different size.
+        other_pe: usize,
+        /// The bytes that PE asked for.
+        other_bytes: usize,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

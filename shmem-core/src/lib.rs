@@ -1,0 +1,78 @@
+//! A typed PGAS runtime in the OpenSHMEM tradition.
+//!
+//! A job runs `n` processing elements (PEs), each a process started by the `shmemrun` launcher.
+//! Every PE has the same symmetric objects: `#[symmetric]` statics and arrays allocated
+//! collectively on the symmetric heap. Any PE can put into and get from any other PE's copy
+//! without the other taking part. PEs on one node write each other's heap directly through shared
+//! memory; UCX carries everything else.
+//!
+//! ```
+//! use shmem_core::prelude::*;
+//!
+//! #[symmetric]
+//! static HALO: [f64; 8] = [0.0; 8];
+//!
+//! let world = shmem_core::init()?;
+//! let (me, n) = (world.my_pe(), world.n_pes());
+//! let right = (me + 1) % n;
+//! HALO.put(right, 0..4, &[me as f64; 4]);   // one-sided put into the right neighbour
+//! world.barrier_all();
+//! assert_eq!(HALO.local_get(0), ((me + n - 1) % n) as f64);
+//! # Ok::<(), shmem_core::Error>(())
+//! ```
+//!
+//! Run it on 4 PEs with `target/release/shmemrun -n 4 ./my_program`. A program started without
+//! the launcher runs as a single PE.
+//!
+//! # Errors and panics
+//! Environment failures (UCX, the launcher, the heap) are [`Error`]s. Misuse that only shows at run
+//! time (a PE number out of range, an index outside an object, lengths that differ, a zero stride,
+//! use before [`init`]) panics with a message that names the values, before any byte moves. A PE
+//! that panics ends the whole job.
+//!
+//! # Environment
+//! - `SHMEM_SYMMETRIC_SIZE`: size of the symmetric heap per PE, with K/M/G suffixes (default 256M).
+//! - `SHMEM_INIT_TIMEOUT`: seconds `init` waits for every PE at the rendezvous (default 60).
+//! - `UCX_TLS` and the other `UCX_*` variables configure UCX; `UCX_TLS=tcp,self` turns the
+//!   direct shared-memory path off, so every transfer goes through UCX.
+
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+extern crate self as shmem_core;
+
+mod bootstrap;
+mod config;
+mod element;
+pub mod error;
+mod heap;
+mod rma;
+mod runtime;
+mod statics;
+mod sync;
+mod world;
+
+pub use element::Element;
+pub use error::{Error, Result};
+pub use heap::SymArray;
+pub use rma::{NbiScope, SymmetricArray};
+pub use shmem_macros::symmetric;
+pub use statics::Symmetric;
+pub use world::{World, init};
+
+/// Everything a PGAS program usually needs: `use shmem_core::prelude::*;`.
+pub mod prelude {
+    pub use crate::element::Element;
+    pub use crate::heap::SymArray;
+    pub use crate::rma::{NbiScope, SymmetricArray};
+    pub use crate::statics::Symmetric;
+    pub use crate::world::World;
+    pub use shmem_macros::symmetric;
+}
+
+/// Items used by the macros' expansions; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::statics::{SYMMETRIC_STATICS, StaticObject};
+    pub use linkme;
+}

@@ -1,0 +1,411 @@
+//! Remote memory access: typed put, get, p, g, iput, iget and their non-blocking forms.
+//!
+//! Every operation checks its PE, range and lengths before any byte moves and panics with a
+//! message that names the values; then it is one copy (same node) or one UCX call (otherwise).
+
+use crate::element::Element;
+use crate::runtime::{Runtime, runtime};
+use zerocopy::FromZeros;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+pub(crate) mod sealed {
+    /// Only this crate's symmetric objects implement [`SymmetricArray`](super::SymmetricArray).
+    pub trait Sealed {}
+}
+
+/// Resolves `range` against an object of `len` elements: `(start, count)`, or a panic naming the
+/// range and the length.
+#[inline]
+#[track_caller]
+pub(crate) fn resolve<R: RangeBounds<usize>>(range: &R, len: usize, op: &str) -> (usize, usize) {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1).unwrap_or_else(|| bad_range(op, start, usize::MAX, len)),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    if start > end || end > len {
+        bad_range(op, start, end, len);
+    }
+    (start, end - start)
+}
+
+/// Number of elements that `start..start+span` selects with `stride`.
+#[inline]
+#[track_caller]
+fn strided_count(span: usize, stride: usize, op: &str, which: &str) -> usize {
+    if stride == 0 {
+        zero_stride(op, which);
+    }
+    span.div_ceil(stride)
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn bad_range(op: &str, start: usize, end: usize, len: usize) -> ! {
+    if start > end {
+        panic!("shmem: {op}: range {start}..{end} is reversed (start > end)")
+    }
+    panic!("shmem: {op}: range {start}..{end} is outside the symmetric object of length {len}")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn bad_index(op: &str, index: usize, len: usize) -> ! {
+    panic!("shmem: {op}: index {index} is outside the symmetric object of length {len}")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn zero_stride(op: &str, which: &str) -> ! {
+    panic!("shmem: {op}: the {which} stride is 0; strides must be positive")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn len_mismatch(op: &str, target: usize, local_what: &str, local: usize) -> ! {
+    panic!(
+        "shmem: {op}: the symmetric range selects {target} elements but the {local_what} has {local}; \
+         lengths must match"
+    )
+}
+
+/// Remote access to a symmetric array: a [`SymArray`](crate::SymArray) on the heap or a
+/// `#[symmetric]` static array.
+///
+/// Ranges select elements of the symmetric object (`2..6`, `..`, `3..=4`); the local buffer must
+/// hold exactly as many elements. PE numbers and ranges are checked before anything moves.
+///
+/// ```
+/// use shmem_core::prelude::*;
+///
+/// #[symmetric]
+/// static GRID: [f64; 16] = [0.0; 16];
+///
+/// let world = shmem_core::init()?;
+/// let right = (world.my_pe() + 1) % world.n_pes();
+/// GRID.put(right, 0..4, &[1.0, 2.0, 3.0, 4.0]);       // contiguous put
+/// GRID.iput(right, 8..16, 2, &[5.0, 6.0, 7.0, 8.0], 1); // elements 8, 10, 12, 14
+/// world.barrier_all();
+/// let mut back = [0.0; 4];
+/// GRID.get(right, 0..4, &mut back);
+/// assert_eq!(back, [1.0, 2.0, 3.0, 4.0]);
+/// assert_eq!(GRID.g(right, 12), 7.0);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+pub trait SymmetricArray<E: Element>: sealed::Sealed {
+    /// Byte offset of element 0 in the symmetric heap. Panics if the runtime is not initialized.
+    #[doc(hidden)]
+    fn __heap_offset(&self) -> usize;
+
+    /// Number of elements.
+    fn len(&self) -> usize;
+
+    /// True when the array has no elements.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `shmem_put`: copies `src` into elements `range` of this array on PE `pe`. `src` may be
+    /// reused on return; the data is delivered by the next [`quiet`](crate::World::quiet).
+    #[inline]
+    #[track_caller]
+    fn put<R: RangeBounds<usize>>(&self, pe: usize, range: R, src: &[E]) {
+        let rt = runtime();
+        let (start, count) = resolve(&range, self.len(), "put");
+        if count != src.len() {
+            len_mismatch("put", count, "source", src.len());
+        }
+        let peer = rt.peer(pe);
+        // SAFETY: the range was checked against the object, which lies in the heap.
+        unsafe { rt.put_bytes(peer, elem_offset::<E>(self.__heap_offset(), start), src.as_ptr().cast(), size_of_val(src)) }
+    }
+
+    /// `shmem_get`: copies elements `range` of this array on PE `pe` into `dst`.
+    #[inline]
+    #[track_caller]
+    fn get<R: RangeBounds<usize>>(&self, pe: usize, range: R, dst: &mut [E]) {
+        let rt = runtime();
+        let (start, count) = resolve(&range, self.len(), "get");
+        if count != dst.len() {
+            len_mismatch("get", count, "destination", dst.len());
+        }
+        let peer = rt.peer(pe);
+        let len = size_of_val(dst);
+        // SAFETY: the range was checked against the object; `dst` is a unique borrow of `len` bytes.
+        unsafe { rt.get_bytes(peer, elem_offset::<E>(self.__heap_offset(), start), dst.as_mut_ptr().cast(), len) }
+    }
+
+    /// `shmem_p`: writes one element on PE `pe`.
+    #[inline]
+    #[track_caller]
+    fn p(&self, pe: usize, index: usize, value: E) {
+        let rt = runtime();
+        if index >= self.len() {
+            bad_index("p", index, self.len());
+        }
+        let peer = rt.peer(pe);
+        // SAFETY: index checked; `value` lives across the blocking put.
+        unsafe {
+            rt.put_bytes(peer, elem_offset::<E>(self.__heap_offset(), index), (&raw const value).cast(), size_of::<E>())
+        }
+    }
+
+    /// `shmem_g`: reads one element from PE `pe`.
+    #[inline]
+    #[track_caller]
+    fn g(&self, pe: usize, index: usize) -> E {
+        let rt = runtime();
+        if index >= self.len() {
+            bad_index("g", index, self.len());
+        }
+        let peer = rt.peer(pe);
+        let mut value = E::new_zeroed();
+        // SAFETY: index checked; `value` is a local of the element's size.
+        unsafe {
+            rt.get_bytes(peer, elem_offset::<E>(self.__heap_offset(), index), (&raw mut value).cast(), size_of::<E>())
+        }
+        value
+    }
+
+    /// `shmem_iput`: strided put. Writes the elements `range.start, range.start + stride, ...`
+    /// (below the range's end) on PE `pe` from `src[0], src[src_stride], ...`. Both sides must
+    /// select the same number of elements; strides must be positive.
+    #[track_caller]
+    fn iput<R: RangeBounds<usize>>(&self, pe: usize, range: R, stride: usize, src: &[E], src_stride: usize) {
+        let rt = runtime();
+        let (start, span) = resolve(&range, self.len(), "iput");
+        let count = strided_count(span, stride, "iput", "target");
+        let have = strided_count(src.len(), src_stride, "iput", "source");
+        if count != have {
+            len_mismatch("iput", count, "strided source", have);
+        }
+        let peer = rt.peer(pe);
+        let base = self.__heap_offset();
+        for k in 0..count {
+            // SAFETY: start + k*stride < start + span <= len and k*src_stride < src.len().
+            unsafe {
+                rt.put_bytes(
+                    peer,
+                    elem_offset::<E>(base, start + k * stride),
+                    src.as_ptr().add(k * src_stride).cast(),
+                    size_of::<E>(),
+                )
+            }
+        }
+    }
+
+    /// `shmem_iget`: strided get. Reads the elements `range.start, range.start + stride, ...` of
+    /// PE `pe` into `dst[0], dst[dst_stride], ...`. Both sides must select the same number of
+    /// elements; strides must be positive.
+    #[track_caller]
+    fn iget<R: RangeBounds<usize>>(&self, pe: usize, range: R, stride: usize, dst: &mut [E], dst_stride: usize) {
+        let rt = runtime();
+        let (start, span) = resolve(&range, self.len(), "iget");
+        let count = strided_count(span, stride, "iget", "source");
+        let have = strided_count(dst.len(), dst_stride, "iget", "destination");
+        if count != have {
+            len_mismatch("iget", count, "strided destination", have);
+        }
+        let peer = rt.peer(pe);
+        let base = self.__heap_offset();
+        for k in 0..count {
+            // SAFETY: as in `iput`; `dst` is a unique borrow that outlives the flush below.
+            unsafe {
+                rt.get_bytes_nbi(
+                    peer,
+                    elem_offset::<E>(base, start + k * stride),
+                    dst.as_mut_ptr().add(k * dst_stride).cast(),
+                    size_of::<E>(),
+                )
+            }
+        }
+        rt.flush_peer(peer);
+    }
+
+    /// Reads element `index` of this PE's own copy.
+    #[inline]
+    #[track_caller]
+    fn local_get(&self, index: usize) -> E {
+        let rt = runtime();
+        if index >= self.len() {
+            bad_index("local_get", index, self.len());
+        }
+        // SAFETY: index checked; the element is plain data, read by value (a concurrent remote
+        // write may be observed torn, as in OpenSHMEM).
+        unsafe { rt.local(elem_offset::<E>(self.__heap_offset(), index)).cast::<E>().read_volatile() }
+    }
+
+    /// Writes element `index` of this PE's own copy.
+    #[inline]
+    #[track_caller]
+    fn local_set(&self, index: usize, value: E) {
+        let rt = runtime();
+        if index >= self.len() {
+            bad_index("local_set", index, self.len());
+        }
+        // SAFETY: index checked; plain data written by value.
+        unsafe { rt.local(elem_offset::<E>(self.__heap_offset(), index)).cast::<E>().write_volatile(value) }
+    }
+
+    /// Copies elements `range` of this PE's own copy into `dst`.
+    #[track_caller]
+    fn local_read<R: RangeBounds<usize>>(&self, range: R, dst: &mut [E]) {
+        let rt = runtime();
+        let (start, count) = resolve(&range, self.len(), "local_read");
+        if count != dst.len() {
+            len_mismatch("local_read", count, "destination", dst.len());
+        }
+        let src = rt.local(elem_offset::<E>(self.__heap_offset(), start));
+        // SAFETY: range checked; `dst` is a unique local borrow, disjoint from the heap.
+        unsafe { std::ptr::copy_nonoverlapping(src.cast::<E>(), dst.as_mut_ptr(), count) }
+    }
+
+    /// Copies `src` into elements `range` of this PE's own copy.
+    #[track_caller]
+    fn local_write<R: RangeBounds<usize>>(&self, range: R, src: &[E]) {
+        let rt = runtime();
+        let (start, count) = resolve(&range, self.len(), "local_write");
+        if count != src.len() {
+            len_mismatch("local_write", count, "source", src.len());
+        }
+        let dst = rt.local(elem_offset::<E>(self.__heap_offset(), start));
+        // SAFETY: range checked; `src` is a local borrow, disjoint from the heap.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.cast::<E>(), count) }
+    }
+
+    /// This PE's own copy as a slice.
+    ///
+    /// # Safety
+    /// While the slice lives, no PE may write to this array on this PE (for example, use it only
+    /// between two barriers in a phase where the others do not put here), and nothing may take a
+    /// [`local_slice_mut`](Self::local_slice_mut) of it.
+    #[track_caller]
+    unsafe fn local_slice(&self) -> &[E] {
+        let rt = runtime();
+        let p = rt.local(self.__heap_offset()).cast::<E>();
+        // SAFETY: the object is `len` aligned elements inside the heap; the caller rules out writes.
+        unsafe { std::slice::from_raw_parts(p, self.len()) }
+    }
+
+    /// This PE's own copy as a mutable slice.
+    ///
+    /// # Safety
+    /// While the slice lives, no PE may read or write this array on this PE and no other slice of
+    /// it may exist.
+    #[track_caller]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn local_slice_mut(&self) -> &mut [E] {
+        let rt = runtime();
+        let p = rt.local(self.__heap_offset()).cast::<E>();
+        // SAFETY: as `local_slice`, and the caller guarantees exclusivity.
+        unsafe { std::slice::from_raw_parts_mut(p, self.len()) }
+    }
+}
+
+#[inline(always)]
+fn elem_offset<E>(base: usize, index: usize) -> usize {
+    base + index * size_of::<E>()
+}
+
+/// A region in which non-blocking puts and gets may be issued; made by [`World::nbi`].
+///
+/// Every local buffer handed to the scope stays borrowed until the scope ends with a quiet, so
+/// touching a buffer while its transfer may still be in flight does not compile:
+///
+/// ```compile_fail
+/// use shmem_core::prelude::*;
+/// # let world = shmem_core::init().unwrap();
+/// let arr = world.alloc::<u32>(4);
+/// let mut buf = [1u32, 2, 3, 4];
+/// world.nbi(|s| {
+///     s.put(&arr, 0, .., &buf);
+///     buf[0] = 9; // error: `buf` is borrowed until the scope's quiet
+/// });
+/// ```
+///
+/// [`World::nbi`]: crate::World::nbi
+pub struct NbiScope<'buf> {
+    rt: &'static Runtime,
+    /// Invariant in `'buf`: the scope cannot be shortened to accept buffers that die inside it.
+    _buf: PhantomData<fn(&'buf ()) -> &'buf ()>,
+    /// Tied to the thread that quiets it.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<'buf> NbiScope<'buf> {
+    pub(crate) fn new(rt: &'static Runtime) -> NbiScope<'buf> {
+        NbiScope { rt, _buf: PhantomData, _not_send: PhantomData }
+    }
+
+    /// `shmem_put_nbi`: starts copying `src` into elements `range` of `target` on PE `pe`. `src`
+    /// stays borrowed until the scope's quiet.
+    #[track_caller]
+    pub fn put<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        src: &'buf [E],
+    ) {
+        let (start, count) = resolve(&range, target.len(), "put_nbi");
+        if count != src.len() {
+            len_mismatch("put_nbi", count, "source", src.len());
+        }
+        let peer = self.rt.peer(pe);
+        // SAFETY: range checked; `src` is borrowed for 'buf, which outlives the quiet at scope end.
+        unsafe {
+            self.rt.put_bytes_nbi(
+                peer,
+                elem_offset::<E>(target.__heap_offset(), start),
+                src.as_ptr().cast(),
+                size_of_val(src),
+            )
+        }
+    }
+
+    /// `shmem_get_nbi`: starts copying elements `range` of `target` on PE `pe` into `dst`. `dst`
+    /// holds the data after the scope ends.
+    #[track_caller]
+    pub fn get<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        dst: &'buf mut [E],
+    ) {
+        let (start, count) = resolve(&range, target.len(), "get_nbi");
+        if count != dst.len() {
+            len_mismatch("get_nbi", count, "destination", dst.len());
+        }
+        let peer = self.rt.peer(pe);
+        let len = size_of_val(dst);
+        // SAFETY: range checked; `dst` is uniquely borrowed for 'buf, past the quiet at scope end.
+        unsafe {
+            self.rt.get_bytes_nbi(
+                peer,
+                elem_offset::<E>(target.__heap_offset(), start),
+                dst.as_mut_ptr().cast(),
+                len,
+            )
+        }
+    }
+}
+
+/// Quiets when the scope ends, also when it ends by a panic.
+pub(crate) struct QuietOnDrop(pub(crate) &'static Runtime);
+
+impl Drop for QuietOnDrop {
+    fn drop(&mut self) {
+        self.0.quiet();
+    }
+}

@@ -1,0 +1,528 @@
+//! The process-wide runtime: UCX resources, the peer table and the symmetric heap.
+//!
+//! Where does a put to a peer on this node happen? In [`Runtime::put_bytes`]: when the peer's heap
+//! is mapped into this process (`ucp_rkey_ptr` succeeded at start-up) it is a `memcpy` into
+//! `Peer::direct`; otherwise it is a UCX `ucp_put_nbx` on the peer's endpoint.
+
+use crate::bootstrap::Bootstrap;
+use crate::error::{Error, Result};
+use crate::heap::Allocator;
+use crate::statics;
+use crate::sync::{self, SyncState};
+use shmem_ucx::{Context, ContextParams, Endpoint, MemHandle, RemoteKey, ThreadMode, Worker};
+use std::ptr;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
+
+/// The published runtime; null before `init` and after finalize.
+static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(ptr::null_mut());
+/// Life cycle of the process: one `init`, one finalize.
+static STATE: AtomicU8 = AtomicU8::new(UNINIT);
+const UNINIT: u8 = 0;
+const LIVE: u8 = 1;
+const FINALIZED: u8 = 2;
+
+/// Heap alignment of every symmetric object: a cache line, so that objects never share one.
+pub(crate) const OBJECT_ALIGN: usize = 64;
+const PAGE: usize = 4096;
+
+/// The runtime, or a panic that tells the user to call `init` first.
+#[inline]
+pub(crate) fn runtime() -> &'static Runtime {
+    let p = RUNTIME.load(Ordering::Acquire);
+    if p.is_null() {
+        not_initialized();
+    }
+    // SAFETY: a non-null pointer was published by `init` from a leaked Box and stays valid until the
+    // `World` is dropped, which unpublishes it before freeing; using symmetric objects concurrently
+    // with dropping the `World` is documented as a usage error, as in OpenSHMEM.
+    unsafe { &*p }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn not_initialized() -> ! {
+    let why = if STATE.load(Ordering::Acquire) == FINALIZED {
+        "the World was already dropped (finalized)"
+    } else {
+        "call shmem_core::init() first"
+    };
+    panic!("shmem: symmetric memory used before the runtime is initialized: {why}")
+}
+
+/// Where each part of the symmetric heap lives, as byte offsets from the heap base. Identical on
+/// every PE because every PE runs the same program.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HeapLayout {
+    /// Start of the `#[symmetric]` statics.
+    pub(crate) statics: usize,
+    /// Start of the user heap (`World::alloc`).
+    pub(crate) user: usize,
+    /// Size of the user heap.
+    pub(crate) user_len: usize,
+    /// Total mapped bytes.
+    pub(crate) total: usize,
+}
+
+/// UCX state for a peer reached through the network (or cma/tcp on this node).
+struct UcxPeer {
+    // Field order is drop order: the rkey goes before its endpoint.
+    rkey: RemoteKey,
+    ep: Endpoint,
+}
+
+/// One PE as seen from this process.
+pub(crate) struct Peer {
+    /// The peer's heap base mapped into this process, or null when it is not reachable by
+    /// load/store (another node, or shared-memory transports disabled).
+    direct: *mut u8,
+    /// The peer's heap base in its own address space, for UCX.
+    remote_base: u64,
+    ucx: Option<UcxPeer>,
+}
+
+/// Everything `init` sets up. Fields are dropped in declaration order: peers (endpoints, rkeys)
+/// before the worker, the heap mapping before the context.
+pub(crate) struct Runtime {
+    pub(crate) my_pe: usize,
+    pub(crate) n_pes: usize,
+    /// Local heap base.
+    pub(crate) base: *mut u8,
+    pub(crate) layout: HeapLayout,
+    peers: Box<[Peer]>,
+    /// Some peer is reached through UCX: waits must drive UCX progress and quiet must flush.
+    any_ucx: bool,
+    pub(crate) sync: SyncState,
+    pub(crate) allocator: Mutex<Allocator>,
+    bootstrap: Mutex<Bootstrap>,
+    worker: Worker,
+    mem: MemHandle,
+    _context: Context,
+}
+
+// SAFETY: the raw pointers in `Runtime` and `Peer` point into shared-memory mappings that live as
+// long as the runtime; all mutation through them is by explicit copies whose races are the
+// program's business exactly as in OpenSHMEM. The UCX worker is created in multi-threaded mode.
+unsafe impl Sync for Runtime {}
+// SAFETY: as above; nothing in `Runtime` is tied to the creating thread.
+unsafe impl Send for Runtime {}
+
+/// Start-up data each PE sends to every other PE.
+struct PeerInfo {
+    base: u64,
+    len: u64,
+    statics_sig: u64,
+    worker_addr: Vec<u8>,
+    rkey: Vec<u8>,
+}
+
+const BLOB_MAGIC: u32 = 0x5348_4d31; // "SHM1"
+
+impl PeerInfo {
+    fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(40 + self.worker_addr.len() + self.rkey.len());
+        v.extend_from_slice(&BLOB_MAGIC.to_le_bytes());
+        v.extend_from_slice(&self.base.to_le_bytes());
+        v.extend_from_slice(&self.len.to_le_bytes());
+        v.extend_from_slice(&self.statics_sig.to_le_bytes());
+        for part in [&self.worker_addr, &self.rkey] {
+            v.extend_from_slice(&(part.len() as u32).to_le_bytes());
+            v.extend_from_slice(part);
+        }
+        v
+    }
+
+    fn decode(pe: usize, mut b: &[u8]) -> Result<PeerInfo> {
+        let bad = || Error::Bootstrap(format!("malformed start-up record from PE {pe}"));
+        let mut take = |n: usize| -> Result<&[u8]> {
+            if b.len() < n {
+                return Err(bad());
+            }
+            let (head, tail) = b.split_at(n);
+            b = tail;
+            Ok(head)
+        };
+        let u32_of = |s: &[u8]| u32::from_le_bytes(s.try_into().unwrap_or_default());
+        let u64_of = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or_default());
+        if u32_of(take(4)?) != BLOB_MAGIC {
+            return Err(bad());
+        }
+        let base = u64_of(take(8)?);
+        let len = u64_of(take(8)?);
+        let statics_sig = u64_of(take(8)?);
+        let n = u32_of(take(4)?) as usize;
+        let worker_addr = take(n)?.to_vec();
+        let n = u32_of(take(4)?) as usize;
+        let rkey = take(n)?.to_vec();
+        Ok(PeerInfo { base, len, statics_sig, worker_addr, rkey })
+    }
+}
+
+fn align_up(x: usize, a: usize) -> usize {
+    x.div_ceil(a) * a
+}
+
+/// Claims the process-wide runtime, sets it up and publishes it.
+pub(crate) fn init() -> Result<&'static Runtime> {
+    if let Err(state) = STATE.compare_exchange(UNINIT, LIVE, Ordering::AcqRel, Ordering::Acquire) {
+        return Err(if state == LIVE { Error::AlreadyInitialized } else { Error::Finalized });
+    }
+    match Runtime::start() {
+        Ok(rt) => {
+            let p = Box::into_raw(Box::new(rt));
+            RUNTIME.store(p, Ordering::Release);
+            // SAFETY: just published from a live Box; see `runtime()`.
+            Ok(unsafe { &*p })
+        }
+        Err(e) => {
+            STATE.store(UNINIT, Ordering::Release);
+            Err(e)
+        }
+    }
+}
+
+/// Finalizes: quiet, barrier, close endpoints, release memory. Called once, by `World::drop`.
+pub(crate) fn finalize() {
+    let p = RUNTIME.load(Ordering::Acquire);
+    if p.is_null() {
+        return;
+    }
+    if std::thread::panicking() {
+        // This PE is going down; the launcher ends the job. Collective steps could hang and
+        // tearing UCX down is pointless: unpublish and leave the mappings to process exit.
+        RUNTIME.store(ptr::null_mut(), Ordering::Release);
+        STATE.store(FINALIZED, Ordering::Release);
+        return;
+    }
+    {
+        // SAFETY: published by `init` and not yet unpublished.
+        let rt = unsafe { &*p };
+        sync::barrier_all(rt);
+    }
+    RUNTIME.store(ptr::null_mut(), Ordering::Release);
+    STATE.store(FINALIZED, Ordering::Release);
+    // SAFETY: `p` came from `Box::into_raw` in `init`, and is unpublished, so this is the only owner.
+    let rt = unsafe { Box::from_raw(p) };
+    rt.shutdown();
+}
+
+impl Runtime {
+    fn start() -> Result<Runtime> {
+        let mut bootstrap = Bootstrap::from_env()?;
+        let my_pe = bootstrap.my_pe();
+        let n_pes = bootstrap.n_pes();
+
+        let (statics_len, statics_sig) = statics::layout();
+        let statics_at = sync::SYNC_BYTES;
+        let user = align_up(statics_at + statics_len, PAGE);
+        let user_len = align_up(crate::config::heap_size()?, PAGE);
+        let total = user + user_len;
+
+        let context = Context::new(&ContextParams { estimated_num_eps: Some(n_pes), ..ContextParams::default() })?;
+        let worker = context.create_worker(ThreadMode::Multi)?;
+        let mem = context.mem_map_alloc(total)?;
+        let base = mem.address();
+        let layout = HeapLayout { statics: statics_at, user, user_len, total };
+
+        // Prepare our own memory before any peer learns where it is.
+        // SAFETY: the mapping is `total` bytes long and exclusively ours until the rendezvous.
+        unsafe { ptr::write_bytes(base, 0, sync::SYNC_BYTES) };
+        // SAFETY: the statics region lies inside the mapping (layout computed above).
+        unsafe { statics::place_all(base.add(statics_at), statics_at) };
+
+        let me = PeerInfo {
+            base: base as u64,
+            len: total as u64,
+            statics_sig,
+            worker_addr: worker.address()?,
+            rkey: mem.pack_rkey()?,
+        };
+        let blobs = bootstrap.allgather(&me.encode(), &mut || {
+            worker.progress();
+        })?;
+        if blobs.len() != n_pes {
+            return Err(Error::Bootstrap(format!("rendezvous returned {} records for {n_pes} PEs", blobs.len())));
+        }
+
+        let mut peers = Vec::with_capacity(n_pes);
+        for (pe, blob) in blobs.iter().enumerate() {
+            let info = PeerInfo::decode(pe, blob)?;
+            if info.statics_sig != statics_sig {
+                return Err(Error::Bootstrap(format!(
+                    "PE {pe} has a different set of #[symmetric] statics than PE {my_pe} \
+                     (signature {:#x} vs {statics_sig:#x}): every PE must run the same program",
+                    info.statics_sig
+                )));
+            }
+            if info.len != total as u64 {
+                return Err(Error::Bootstrap(format!(
+                    "PE {pe} mapped a {}-byte symmetric heap but PE {my_pe} mapped {total}: \
+                     SHMEM_SYMMETRIC_SIZE must be the same on every PE",
+                    info.len
+                )));
+            }
+            if pe == my_pe {
+                peers.push(Peer { direct: base, remote_base: base as u64, ucx: None });
+                continue;
+            }
+            let ep = worker.connect(&info.worker_addr)?;
+            let rkey = ep.unpack_rkey(&info.rkey)?;
+            let direct = match rkey.ptr(info.base) {
+                Ok(p) => p,
+                Err(e) if e.is_unreachable() => ptr::null_mut(),
+                Err(e) => return Err(e.into()),
+            };
+            peers.push(Peer { direct, remote_base: info.base, ucx: Some(UcxPeer { rkey, ep }) });
+        }
+        let any_ucx = peers.iter().any(|p| p.direct.is_null());
+
+        // Wire up every endpoint while all PEs are here to progress, so that the first real
+        // operation does not wait for a peer that is busy computing.
+        let mut pending = Vec::new();
+        for peer in &peers {
+            if let Some(u) = &peer.ucx {
+                if let Some(req) = u.ep.flush_start()? {
+                    pending.push(req);
+                }
+            }
+        }
+        let mut spins = 0;
+        while !pending.is_empty() {
+            worker.progress();
+            let mut still = Vec::with_capacity(pending.len());
+            for req in pending {
+                if !req.is_done()? {
+                    still.push(req);
+                }
+            }
+            pending = still;
+            sync::backoff(&mut spins);
+        }
+        bootstrap.barrier(&mut || {
+            worker.progress();
+        })?;
+
+        Ok(Runtime {
+            my_pe,
+            n_pes,
+            base,
+            layout,
+            peers: peers.into_boxed_slice(),
+            any_ucx,
+            sync: SyncState::default(),
+            allocator: Mutex::new(Allocator::new(layout.user_len)),
+            bootstrap: Mutex::new(bootstrap),
+            worker,
+            mem,
+            _context: context,
+        })
+    }
+
+    /// Closes endpoints and leaves the job. The barrier has been passed: no PE touches another's
+    /// memory any more.
+    fn shutdown(mut self) {
+        for peer in self.peers.iter_mut() {
+            if let Some(u) = peer.ucx.take() {
+                drop(u.rkey);
+                // A failed close at exit changes nothing for the user; UCX already logged it.
+                let _ = u.ep.close();
+            }
+        }
+        let worker = &self.worker;
+        let mut bootstrap = match self.bootstrap.lock() {
+            Ok(b) => b,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        // Keep progressing until every PE has closed its endpoints, then say goodbye.
+        let _ = bootstrap.barrier(&mut || {
+            worker.progress();
+        });
+        let _ = bootstrap.finalize();
+        drop(bootstrap);
+        let _ = self.mem.len();
+    }
+
+    /// The peer `pe`, or a panic naming the PE and the job size.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn peer(&self, pe: usize) -> &Peer {
+        match self.peers.get(pe) {
+            Some(p) => p,
+            None => bad_pe(pe, self.n_pes),
+        }
+    }
+
+    /// Local address of a heap offset.
+    #[inline]
+    pub(crate) fn local(&self, offset: usize) -> *mut u8 {
+        debug_assert!(offset <= self.layout.total);
+        // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
+        unsafe { self.base.add(offset) }
+    }
+
+    /// Copies `len` bytes from `src` to `offset` in `peer`'s heap; the source may be reused on
+    /// return.
+    ///
+    /// # Safety
+    /// `offset + len` lies inside the symmetric heap and `src` is valid for `len` bytes.
+    #[inline]
+    pub(crate) unsafe fn put_bytes(&self, peer: &Peer, offset: usize, src: *const u8, len: usize) {
+        if !peer.direct.is_null() {
+            // SAFETY: the caller keeps the range inside the peer's mapped heap; the source is a
+            // local buffer that cannot overlap the peer's mapping of a different object.
+            unsafe { ptr::copy_nonoverlapping(src, peer.direct.add(offset), len) };
+        } else {
+            let u = ucx_of(peer);
+            // SAFETY: as above, for the peer's registered region described by `u.rkey`.
+            let r = unsafe { u.ep.put(src, len, peer.remote_base + offset as u64, &u.rkey) };
+            check(r, "put");
+        }
+    }
+
+    /// Like [`put_bytes`](Self::put_bytes) but completion is only guaranteed by the next quiet.
+    ///
+    /// # Safety
+    /// As `put_bytes`, and `src` stays valid and unchanged until the next quiet.
+    #[inline]
+    pub(crate) unsafe fn put_bytes_nbi(&self, peer: &Peer, offset: usize, src: *const u8, len: usize) {
+        if !peer.direct.is_null() {
+            // SAFETY: see `put_bytes`.
+            unsafe { ptr::copy_nonoverlapping(src, peer.direct.add(offset), len) };
+        } else {
+            let u = ucx_of(peer);
+            // SAFETY: see `put_bytes`; the caller keeps `src` alive until quiet.
+            let r = unsafe { u.ep.put_nbi(src, len, peer.remote_base + offset as u64, &u.rkey) };
+            check(r, "put_nbi");
+        }
+    }
+
+    /// Copies `len` bytes from `offset` in `peer`'s heap to `dst`; complete on return.
+    ///
+    /// # Safety
+    /// `offset + len` lies inside the symmetric heap and `dst` is valid for `len` bytes.
+    #[inline]
+    pub(crate) unsafe fn get_bytes(&self, peer: &Peer, offset: usize, dst: *mut u8, len: usize) {
+        if !peer.direct.is_null() {
+            // SAFETY: see `put_bytes`.
+            unsafe { ptr::copy_nonoverlapping(peer.direct.add(offset), dst, len) };
+        } else {
+            let u = ucx_of(peer);
+            // SAFETY: see `put_bytes`.
+            let r = unsafe { u.ep.get(dst, len, peer.remote_base + offset as u64, &u.rkey) };
+            check(r, "get");
+        }
+    }
+
+    /// Like [`get_bytes`](Self::get_bytes) but the data is only there after the next quiet.
+    ///
+    /// # Safety
+    /// As `get_bytes`, and `dst` stays valid and unused until the next quiet.
+    #[inline]
+    pub(crate) unsafe fn get_bytes_nbi(&self, peer: &Peer, offset: usize, dst: *mut u8, len: usize) {
+        if !peer.direct.is_null() {
+            // SAFETY: see `put_bytes`.
+            unsafe { ptr::copy_nonoverlapping(peer.direct.add(offset), dst, len) };
+        } else {
+            let u = ucx_of(peer);
+            // SAFETY: see `get_bytes`; the caller keeps `dst` alive until quiet.
+            let r = unsafe { u.ep.get_nbi(dst, len, peer.remote_base + offset as u64, &u.rkey) };
+            check(r, "get_nbi");
+        }
+    }
+
+    /// Completes outstanding UCX operations to `peer` (no-op for direct peers).
+    pub(crate) fn flush_peer(&self, peer: &Peer) {
+        if let Some(u) = &peer.ucx {
+            if peer.direct.is_null() {
+                check(u.ep.flush(), "flush");
+            }
+        }
+    }
+
+    /// Stores `value` into the 8-byte word at `offset` on `pe` so that a waiter sees it together
+    /// with everything this PE wrote to `pe` before (release ordering).
+    pub(crate) fn store_flag(&self, pe: usize, offset: usize, value: u64) {
+        let peer = self.peer(pe);
+        if !peer.direct.is_null() {
+            // SAFETY: flag offsets lie in the sync area, 8-byte aligned; peers only touch these
+            // words atomically.
+            let flag = unsafe { &*(peer.direct.add(offset) as *const AtomicU64) };
+            flag.store(value, Ordering::Release);
+        } else {
+            let bytes = value.to_ne_bytes();
+            // SAFETY: the sync area lies inside the heap; `bytes` lives across the blocking put.
+            unsafe { self.put_bytes(peer, offset, bytes.as_ptr(), 8) };
+        }
+    }
+
+    /// Waits until the local 8-byte word at `offset` is at least `value`, progressing UCX and
+    /// backing off so that oversubscribed PEs keep moving.
+    pub(crate) fn wait_flag_ge(&self, offset: usize, value: u64) {
+        // SAFETY: flag offsets lie in the sync area, 8-byte aligned, only accessed atomically.
+        let flag = unsafe { &*(self.local(offset) as *const AtomicU64) };
+        let mut spins = 0;
+        while flag.load(Ordering::Acquire) < value {
+            if self.any_ucx {
+                self.worker.progress();
+            }
+            sync::backoff(&mut spins);
+        }
+    }
+
+    /// Drives UCX once (needed while waiting on memory that UCX peers write).
+    #[inline]
+    pub(crate) fn progress(&self) {
+        if self.any_ucx {
+            self.worker.progress();
+        }
+    }
+
+    /// OpenSHMEM fence: puts to each PE are delivered in order across the fence.
+    pub(crate) fn fence(&self) {
+        std::sync::atomic::fence(Ordering::Release);
+        if self.any_ucx {
+            check(self.worker.fence(), "fence");
+        }
+    }
+
+    /// OpenSHMEM quiet: every put, get and non-blocking operation issued so far is complete.
+    pub(crate) fn quiet(&self) {
+        if self.any_ucx {
+            check(self.worker.flush(), "quiet");
+        }
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+}
+
+#[inline]
+fn ucx_of(peer: &Peer) -> &UcxPeer {
+    match &peer.ucx {
+        Some(u) => u,
+        None => unreachable!("a peer without a direct mapping always has a UCX endpoint"),
+    }
+}
+
+/// A UCX failure in the middle of a data transfer cannot be handed back to the caller in a
+/// meaningful state: it ends this PE (and so the job) with UCX's own message.
+#[inline]
+#[track_caller]
+fn check(r: shmem_ucx::Result<()>, what: &str) {
+    if let Err(e) = r {
+        ucx_failed(what, e)
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn ucx_failed(what: &str, e: shmem_ucx::Error) -> ! {
+    panic!("shmem: {what} failed in UCX: {e}")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn bad_pe(pe: usize, n: usize) -> ! {
+    panic!("shmem: PE {pe} is out of range: this job has {n} PEs (valid PEs are 0..{n})")
+}

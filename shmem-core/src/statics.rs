@@ -1,0 +1,196 @@
+//! `#[symmetric]` statics: storage with a fixed place in the symmetric heap.
+//!
+//! The attribute turns `static A: T = init;` into a [`Symmetric<T>`] and registers it in a
+//! link-time list ([`linkme`]). `init()` walks the list in link order (identical in every PE, which
+//! all run the same binary), gives each static an aligned offset in the statics region of the heap,
+//! copies the initial value there and records the offset in the static. From then on the static is
+//! exactly as fast as a heap array: `heap base + offset`.
+
+use crate::element::Element;
+use crate::rma::{SymmetricArray, sealed};
+use crate::runtime::{not_initialized, runtime};
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use zerocopy::{FromZeros, IntoBytes};
+
+/// Every `#[symmetric]` static of the program, collected at link time.
+#[linkme::distributed_slice]
+pub static SYMMETRIC_STATICS: [&'static dyn StaticObject];
+
+/// What `init` needs to know about a registered static. Implemented by [`Symmetric`] only.
+#[doc(hidden)]
+pub trait StaticObject: Sync {
+    /// Size and alignment of the value.
+    fn layout(&self) -> (usize, usize);
+    /// The initial value's bytes.
+    fn init_bytes(&self) -> &[u8];
+    /// Records the heap offset assigned by `init`.
+    fn set_offset(&self, offset: usize);
+}
+
+/// A value of type `T` in symmetric memory, made by `#[symmetric] static NAME: T = init;`.
+///
+/// Every PE has its own copy, set to `init` by [`shmem_core::init`](crate::init); any PE can read
+/// and write any PE's copy. A `Symmetric<[E; N]>` is a [`SymmetricArray<E>`] with `put`, `get`,
+/// `iput`, `iget`, `p`, `g` and the local accessors; any `Symmetric<T>` moves its whole value with
+/// [`put_value`](Self::put_value) and [`get_value`](Self::get_value).
+///
+/// ```
+/// use shmem_core::prelude::*;
+///
+/// #[symmetric]
+/// static COUNTER: u64 = 7;
+///
+/// let world = shmem_core::init()?;
+/// assert_eq!(COUNTER.local(), 7);
+/// let right = (world.my_pe() + 1) % world.n_pes();
+/// world.barrier_all();
+/// COUNTER.put_value(right, 42);
+/// world.barrier_all();
+/// assert_eq!(COUNTER.local(), 42);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+pub struct Symmetric<T: Element> {
+    init: T,
+    /// Heap offset + 1; 0 until `init` places the static (so all-zero statics stay in `.bss`).
+    slot: AtomicUsize,
+}
+
+impl<T: Element> Symmetric<T> {
+    /// A symmetric static with initial value `init`. Used by the `#[symmetric]` attribute; the
+    /// static must also be registered, which the attribute does.
+    #[doc(hidden)]
+    pub const fn new(init: T) -> Symmetric<T> {
+        Symmetric { init, slot: AtomicUsize::new(0) }
+    }
+
+    /// Byte offset in the symmetric heap; panics before `init`.
+    #[inline]
+    #[track_caller]
+    fn offset(&self) -> usize {
+        match self.slot.load(Ordering::Relaxed) {
+            0 => not_initialized(),
+            s => s - 1,
+        }
+    }
+
+    /// Writes the whole value into PE `pe`'s copy (`shmem_put` of one `T`).
+    #[inline]
+    #[track_caller]
+    pub fn put_value(&self, pe: usize, value: T) {
+        let rt = runtime();
+        let peer = rt.peer(pe);
+        // SAFETY: the static occupies size_of::<T>() bytes at its offset; `value` outlives the put.
+        unsafe { rt.put_bytes(peer, self.offset(), (&raw const value).cast(), size_of::<T>()) }
+    }
+
+    /// Reads the whole value from PE `pe`'s copy (`shmem_get` of one `T`).
+    #[inline]
+    #[track_caller]
+    pub fn get_value(&self, pe: usize) -> T {
+        let rt = runtime();
+        let peer = rt.peer(pe);
+        let mut value = T::new_zeroed();
+        // SAFETY: as in `put_value`; `value` is a local of the right size.
+        unsafe { rt.get_bytes(peer, self.offset(), (&raw mut value).cast(), size_of::<T>()) }
+        value
+    }
+
+    /// This PE's own value (a copy; a concurrent remote write may be observed torn).
+    #[inline]
+    #[track_caller]
+    pub fn local(&self) -> T {
+        let rt = runtime();
+        // SAFETY: the static's bytes lie in the heap at its offset, aligned for T.
+        unsafe { rt.local(self.offset()).cast::<T>().read_volatile() }
+    }
+
+    /// Sets this PE's own value.
+    #[inline]
+    #[track_caller]
+    pub fn set_local(&self, value: T) {
+        let rt = runtime();
+        // SAFETY: as in `local`.
+        unsafe { rt.local(self.offset()).cast::<T>().write_volatile(value) }
+    }
+
+    /// The initial value given in the declaration.
+    pub fn initial(&self) -> &T {
+        &self.init
+    }
+}
+
+impl<T: Element> fmt::Debug for Symmetric<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Symmetric")
+            .field("type", &std::any::type_name::<T>())
+            .field("heap_offset", &self.slot.load(Ordering::Relaxed).checked_sub(1))
+            .finish()
+    }
+}
+
+impl<T: Element> StaticObject for Symmetric<T> {
+    fn layout(&self) -> (usize, usize) {
+        (size_of::<T>(), align_of::<T>())
+    }
+
+    fn init_bytes(&self) -> &[u8] {
+        self.init.as_bytes()
+    }
+
+    fn set_offset(&self, offset: usize) {
+        self.slot.store(offset + 1, Ordering::Relaxed);
+    }
+}
+
+impl<E: Element, const N: usize> sealed::Sealed for Symmetric<[E; N]> {}
+
+// Contract of `SymmetricArray`: the static's N elements lie at its offset in the statics region.
+impl<E: Element, const N: usize> SymmetricArray<E> for Symmetric<[E; N]> {
+    #[inline]
+    fn __heap_offset(&self) -> usize {
+        self.offset()
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        N
+    }
+}
+
+/// Where a static of alignment `align` goes at or after `cursor`.
+fn place(cursor: usize, align: usize) -> usize {
+    cursor.next_multiple_of(align.max(8))
+}
+
+/// Size of the statics region and a signature of its layout (compared between PEs so that PEs
+/// running different programs are caught at start-up).
+pub(crate) fn layout() -> (usize, u64) {
+    let mut end = 0;
+    let mut sig: u64 = 0xcbf2_9ce4_8422_2325; // FNV-1a
+    for s in SYMMETRIC_STATICS.iter() {
+        let (size, align) = s.layout();
+        end = place(end, align) + size;
+        for v in [size as u64, align as u64] {
+            sig = (sig ^ v).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    (end, sig)
+}
+
+/// Copies every static's initial value into the statics region and records its offset.
+///
+/// # Safety
+/// `region` points to at least `layout().0` writable bytes; `region_offset` is its heap offset.
+pub(crate) unsafe fn place_all(region: *mut u8, region_offset: usize) {
+    let mut cursor = 0;
+    for s in SYMMETRIC_STATICS.iter() {
+        let (size, align) = s.layout();
+        let at = place(cursor, align);
+        let bytes = s.init_bytes();
+        // SAFETY: `at + size <= layout().0`, inside the region; the init value is a distinct static.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), region.add(at), size) };
+        s.set_offset(region_offset + at);
+        cursor = at + size;
+    }
+}

@@ -1,0 +1,323 @@
+//! `shmemrun` with plain shell scripts as PEs: environment, exit codes, failure handling,
+//! signals, output forwarding. Every test runs real processes.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
+/// No test may take longer than this; a hung launcher fails the test instead of hanging it.
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// What a finished launcher left behind.
+#[derive(Debug)]
+struct Run {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+}
+
+impl Run {
+    fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+fn shmemrun(args: &[&str]) -> Command {
+    let mut cmd = Command::new(SHMEMRUN);
+    cmd.args(args).env_remove("SHMEM_INIT_TIMEOUT");
+    cmd
+}
+
+/// Starts `cmd` with captured output.
+fn start(mut cmd: Command) -> Child {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.spawn().expect("start shmemrun")
+}
+
+/// Waits for `child` (killing it after [`LIMIT`]) and collects its output.
+fn finish(mut child: Child, started: Instant) -> Run {
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).unwrap();
+        s
+    });
+    let err = thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).unwrap();
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            child.kill().unwrap();
+            panic!("shmemrun still running after {LIMIT:?}");
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    let elapsed = started.elapsed();
+    Run { status, stdout: out.join().unwrap(), stderr: err.join().unwrap(), elapsed }
+}
+
+fn run(cmd: Command) -> Run {
+    let started = Instant::now();
+    finish(start(cmd), started)
+}
+
+/// A fresh directory for pid files.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("shmemrun-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Waits until `n` PEs have written their pid files into `dir`; returns the pids.
+fn wait_for_pids(dir: &Path, n: usize) -> Vec<libc::pid_t> {
+    let started = Instant::now();
+    loop {
+        let pids: Vec<libc::pid_t> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        if pids.len() == n {
+            return pids;
+        }
+        assert!(started.elapsed() < LIMIT, "only {} of {n} pid files", pids.len());
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Reads the pids the PEs wrote (after the launcher has finished).
+fn pids_in(dir: &Path) -> Vec<libc::pid_t> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}
+
+fn alive(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Asserts that none of `pids` exists any more (allowing a moment for the kernel).
+fn assert_all_gone(pids: &[libc::pid_t]) {
+    let started = Instant::now();
+    while pids.iter().any(|&p| alive(p)) {
+        assert!(
+            started.elapsed() < Duration::from_millis(500),
+            "PE processes still alive: {:?}",
+            pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn every_pe_gets_its_environment_and_zero_exits_give_zero() {
+    for n in [1usize, 3, 8] {
+        let r = run(shmemrun(&[
+            "-n",
+            &n.to_string(),
+            "sh",
+            "-c",
+            "echo \"$SHMEM_PE $SHMEM_NPES $SHMEM_RENDEZVOUS $SHMEM_JOB_ID $SHMEM_INIT_TIMEOUT\"",
+        ]));
+        assert_eq!(r.code(), Some(0), "{r:?}");
+        let lines: Vec<Vec<&str>> = r.stdout.lines().map(|l| l.split(' ').collect()).collect();
+        assert_eq!(lines.len(), n, "{r:?}");
+        let pes: BTreeSet<usize> = lines.iter().map(|l| l[0].parse().unwrap()).collect();
+        assert_eq!(pes, (0..n).collect(), "{r:?}");
+        for l in &lines {
+            assert_eq!(l[1], n.to_string());
+            assert!(l[2].starts_with("127.0.0.1:"), "{l:?}");
+            assert_eq!(l[3].len(), 16, "{l:?}");
+            assert_eq!(l[4], "60");
+            assert_eq!(&l[2..4], &lines[0][2..4], "one rendezvous and job id per job");
+        }
+        assert!(r.stderr.is_empty(), "{r:?}");
+    }
+}
+
+#[test]
+fn init_timeout_is_passed_on() {
+    let r = run(shmemrun(&["--init-timeout", "2.5", "sh", "-c", "echo $SHMEM_INIT_TIMEOUT"]));
+    assert_eq!((r.code(), r.stdout.trim()), (Some(0), "2.5"), "{r:?}");
+    let mut cmd = shmemrun(&["sh", "-c", "echo $SHMEM_INIT_TIMEOUT"]);
+    cmd.env("SHMEM_INIT_TIMEOUT", "7");
+    let r = run(cmd);
+    assert_eq!((r.code(), r.stdout.trim()), (Some(0), "7"), "{r:?}");
+    let r = run(shmemrun(&["--init-timeout", "soon", "true"]));
+    assert_eq!(r.code(), Some(2), "{r:?}");
+}
+
+#[test]
+fn program_arguments_pass_through() {
+    let r = run(shmemrun(&["-n", "2", "--", "sh", "-c", "echo \"$@\"", "sh", "--foo", "-n", "3"]));
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    assert_eq!(r.stdout, "--foo -n 3\n--foo -n 3\n");
+    // Without "--" too: everything after PROGRAM belongs to it.
+    let r = run(shmemrun(&["-n", "1", "echo", "-p", "--np", "5"]));
+    assert_eq!(r.stdout, "-p --np 5\n", "{r:?}");
+}
+
+#[test]
+fn only_pe_0_reads_stdin() {
+    let mut cmd = shmemrun(&["-n", "3", "-p", "sh", "-c", "read x; echo \"got:$x\""]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"hello\n").unwrap();
+    }
+    let r = finish(child, started);
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    let mut lines: Vec<&str> = r.stdout.lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["[PE 0] got:hello", "[PE 1] got:", "[PE 2] got:"], "{r:?}");
+}
+
+#[test]
+fn a_pe_that_exits_zero_early_is_fine() {
+    let r = run(shmemrun(&["-n", "3", "sh", "-c", "[ $SHMEM_PE = 0 ] || sleep 0.3"]));
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    assert!(r.elapsed >= Duration::from_millis(300));
+}
+
+#[test]
+fn failing_pe_ends_the_job_with_its_status() {
+    let dir = scratch_dir("fail");
+    let script = format!(
+        "echo $$ > {}/pe$SHMEM_PE; if [ $SHMEM_PE = 1 ]; then sleep 0.3; exit 3; fi; exec sleep 30",
+        dir.display()
+    );
+    let r = run(shmemrun(&["-n", "4", "sh", "-c", &script]));
+    assert_eq!(r.code(), Some(3), "{r:?}");
+    assert!(r.elapsed < Duration::from_millis(2300), "{r:?}");
+    assert!(r.stderr.contains("PE 1 (pid "), "{r:?}");
+    assert!(r.stderr.contains("exited with status 3; terminating 3 other PEs"), "{r:?}");
+    let pids = pids_in(&dir);
+    assert_eq!(pids.len(), 4);
+    assert_all_gone(&pids);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_pe_that_ignores_sigterm_is_killed() {
+    let dir = scratch_dir("stubborn");
+    let script = format!(
+        "echo $$ > {}/pe$SHMEM_PE; if [ $SHMEM_PE = 0 ]; then sleep 0.3; exit 1; fi; \
+         trap '' TERM; while :; do sleep 0.05; done",
+        dir.display()
+    );
+    let r = run(shmemrun(&["-n", "2", "sh", "-c", &script]));
+    assert_eq!(r.code(), Some(1), "{r:?}");
+    assert!(r.elapsed < Duration::from_secs(2), "{r:?}");
+    assert_all_gone(&pids_in(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn pe_killed_by_a_signal_gives_128_plus_signal() {
+    let r = run(shmemrun(&[
+        "-n",
+        "3",
+        "sh",
+        "-c",
+        "if [ $SHMEM_PE = 2 ]; then kill -SEGV $$; fi; exec sleep 30",
+    ]));
+    assert_eq!(r.code(), Some(139), "{r:?}");
+    assert!(r.stderr.contains("PE 2 (pid "), "{r:?}");
+    assert!(r.stderr.contains("killed by signal 11 (SIGSEGV"), "{r:?}");
+    assert!(r.elapsed < Duration::from_secs(2), "{r:?}");
+}
+
+#[test]
+fn sigint_to_the_launcher_stops_every_pe() {
+    let dir = scratch_dir("sigint");
+    let script = format!("echo $$ > {}/pe$SHMEM_PE; exec sleep 30", dir.display());
+    let started = Instant::now();
+    let child = start(shmemrun(&["-n", "3", "sh", "-c", &script]));
+    let pids = wait_for_pids(&dir, 3);
+    // SAFETY: plain kill(2) of the launcher we started.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let r = finish(child, started);
+    assert_eq!(r.code(), Some(130), "{r:?}");
+    assert!(r.stderr.contains("received SIGINT; terminating 3 PEs"), "{r:?}");
+    assert_all_gone(&pids);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn pes_die_with_a_killed_launcher() {
+    let dir = scratch_dir("sigkill");
+    let script = format!("echo $$ > {}/pe$SHMEM_PE; exec sleep 30", dir.display());
+    let started = Instant::now();
+    let child = start(shmemrun(&["-n", "3", "sh", "-c", &script]));
+    let pids = wait_for_pids(&dir, 3);
+    // SAFETY: plain kill(2) of the launcher we started.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) }, 0);
+    let r = finish(child, started);
+    assert_eq!(r.status.code(), None, "{r:?}");
+    // PR_SET_PDEATHSIG: the kernel kills the PEs (init reaps them).
+    assert_all_gone(&pids);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn prefix_labels_every_line_and_keeps_streams_apart() {
+    let r = run(shmemrun(&[
+        "-n",
+        "3",
+        "--prefix",
+        "sh",
+        "-c",
+        "echo out $SHMEM_PE; echo err $SHMEM_PE >&2; echo second; printf 'no newline'",
+    ]));
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    for pe in 0..3 {
+        for want in [format!("[PE {pe}] out {pe}"), format!("[PE {pe}] second"), format!("[PE {pe}] no newline")] {
+            assert!(r.stdout.lines().any(|l| l == want), "{want:?} missing: {r:?}");
+        }
+        assert!(r.stderr.lines().any(|l| l == format!("[PE {pe}] err {pe}")), "{r:?}");
+    }
+    assert_eq!(r.stdout.lines().count(), 9, "{r:?}");
+    assert!(r.stdout.lines().all(|l| l.starts_with("[PE ")), "{r:?}");
+}
+
+#[test]
+fn missing_program_is_127_with_a_message() {
+    let r = run(shmemrun(&["-n", "2", "./definitely-not-here"]));
+    assert_eq!(r.code(), Some(127), "{r:?}");
+    assert!(
+        r.stderr.contains("shmemrun: cannot start ./definitely-not-here: No such file or directory"),
+        "{r:?}"
+    );
+    let r = run(shmemrun(&["/etc/passwd"]));
+    assert_eq!(r.code(), Some(126), "{r:?}");
+}
+
+#[test]
+fn bad_command_lines_are_refused() {
+    for args in [&["-n", "0", "true"][..], &["-n", "x", "true"], &[]] {
+        let r = run(shmemrun(args));
+        assert_eq!(r.code(), Some(2), "{args:?}: {r:?}");
+    }
+    let r = run(shmemrun(&["--help"]));
+    assert_eq!(r.code(), Some(0));
+    assert!(r.stdout.contains("--np <N>") && r.stdout.contains("--prefix"), "{r:?}");
+}

@@ -1,0 +1,220 @@
+//! Put, get, p, g, iput, iget and the non-blocking forms on heap arrays and `#[symmetric]`
+//! statics, run as real jobs at 1, 2, 3, 4 and 8 PEs on the direct and the UCX path. Every test
+//! reads back on one PE what another PE wrote.
+
+mod common;
+
+use common::multi_pe;
+use shmem_core::prelude::*;
+use zerocopy::{FromBytes, Immutable, IntoBytes};
+
+#[symmetric]
+static STATIC_ARR: [i32; 100] = [7; 100];
+
+#[symmetric]
+static SCALAR: u64 = 0xdead_beef;
+
+#[derive(Clone, Copy, Debug, PartialEq, FromBytes, IntoBytes, Immutable)]
+#[repr(C)]
+struct Cell {
+    value: f64,
+    owner: u32,
+    step: u32,
+}
+
+#[symmetric]
+static CELLS: [Cell; 4] = [Cell { value: 0.5, owner: 99, step: 0 }; 4];
+
+fn pattern(pe: usize, i: usize) -> u64 {
+    (pe as u64) << 32 | i as u64
+}
+
+#[test]
+fn heap_put_then_get_round_trip() {
+    multi_pe("heap_put_then_get_round_trip", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let right = (me + 1) % n;
+        let left = (me + n - 1) % n;
+        let a = world.alloc::<u64>(1000);
+        let b = world.alloc::<u64>(3);
+        for i in 0..1000 {
+            assert_eq!(a.local_get(i), 0, "fresh heap arrays are zeroed");
+        }
+        let src: Vec<u64> = (0..500).map(|i| pattern(me, i)).collect();
+        a.put(right, 250..750, &src);
+        b.put(right, .., &[me as u64, 1, 2]);
+        world.barrier_all();
+        let mut mine = vec![0u64; 1000];
+        a.local_read(.., &mut mine);
+        for (i, v) in mine.iter().enumerate() {
+            let want = if (250..750).contains(&i) { pattern(left, i - 250) } else { 0 };
+            assert_eq!(*v, want, "element {i} on PE {me}");
+        }
+        assert_eq!(b.local_get(0), left as u64);
+        let mut back = vec![0u64; 500];
+        a.get(right, 250..750, &mut back);
+        assert_eq!(back, src, "get from PE {right} returns what PE {me} put there");
+        world.barrier_all();
+    });
+}
+
+#[test]
+fn static_initial_values_and_puts() {
+    multi_pe("static_initial_values_and_puts", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        assert_eq!(SCALAR.local(), 0xdead_beef);
+        for i in 0..100 {
+            assert_eq!(STATIC_ARR.local_get(i), 7);
+        }
+        assert_eq!(CELLS.local_get(3), Cell { value: 0.5, owner: 99, step: 0 });
+        world.barrier_all();
+        let right = (me + 1) % n;
+        let left = (me + n - 1) % n;
+        STATIC_ARR.put(right, 10..20, &[me as i32 * -3; 10]);
+        SCALAR.put_value(right, me as u64 + 1000);
+        CELLS.p(right, 2, Cell { value: me as f64 * 1.5, owner: me as u32, step: 7 });
+        world.barrier_all();
+        for i in 0..100 {
+            let want = if (10..20).contains(&i) { left as i32 * -3 } else { 7 };
+            assert_eq!(STATIC_ARR.local_get(i), want, "element {i}");
+        }
+        assert_eq!(SCALAR.local(), left as u64 + 1000);
+        assert_eq!(CELLS.local_get(2), Cell { value: left as f64 * 1.5, owner: left as u32, step: 7 });
+        assert_eq!(CELLS.local_get(1), Cell { value: 0.5, owner: 99, step: 0 });
+        // Read back remotely what we wrote.
+        assert_eq!(SCALAR.get_value(right), me as u64 + 1000);
+        assert_eq!(STATIC_ARR.g(right, 15), me as i32 * -3);
+        let mut got = [0i32; 10];
+        STATIC_ARR.get(right, 10..20, &mut got);
+        assert_eq!(got, [me as i32 * -3; 10]);
+        world.barrier_all();
+    });
+}
+
+#[test]
+fn p_and_g_to_every_pe() {
+    multi_pe("p_and_g_to_every_pe", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let a = world.alloc::<f32>(n);
+        for pe in 0..n {
+            a.p(pe, me, me as f32 + 0.25);
+        }
+        world.barrier_all();
+        for pe in 0..n {
+            assert_eq!(a.local_get(pe), pe as f32 + 0.25, "slot {pe} written by PE {pe}");
+            assert_eq!(a.g(pe, me), me as f32 + 0.25, "g of my slot on PE {pe}");
+        }
+        world.barrier_all();
+    });
+}
+
+#[test]
+fn strided_iput_iget_with_independent_strides() {
+    multi_pe("strided_iput_iget_with_independent_strides", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let right = (me + 1) % n;
+        let left = (me + n - 1) % n;
+        let a = world.alloc::<i64>(64);
+        // Target elements 1, 4, 7, ..., 28 (10 of them) from source elements 0, 2, ..., 18.
+        let src: Vec<i64> = (0..19).map(|i| (me * 100 + i) as i64).collect();
+        a.iput(right, 1..30, 3, &src, 2);
+        STATIC_ARR.iput(right, 50..60, 5, &[me as i32, -(me as i32)], 1);
+        world.barrier_all();
+        for i in 0..64 {
+            let want = if i >= 1 && i < 30 && (i - 1) % 3 == 0 { (left * 100 + (i - 1) / 3 * 2) as i64 } else { 0 };
+            assert_eq!(a.local_get(i), want, "element {i} on PE {me}");
+        }
+        assert_eq!(STATIC_ARR.local_get(50), left as i32);
+        assert_eq!(STATIC_ARR.local_get(55), -(left as i32));
+        assert_eq!(STATIC_ARR.local_get(51), 7);
+        // Strided get back into every fourth slot of a local buffer.
+        let mut dst = vec![-1i64; 37];
+        a.iget(right, 1..30, 3, &mut dst, 4);
+        for (k, v) in dst.iter().enumerate() {
+            let want = if k % 4 == 0 { (me * 100 + k / 4 * 2) as i64 } else { -1 };
+            assert_eq!(*v, want, "dst[{k}]");
+        }
+        world.barrier_all();
+    });
+}
+
+#[test]
+fn nonblocking_put_and_get() {
+    multi_pe("nonblocking_put_and_get", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let a = world.alloc::<u32>(256);
+        let src: Vec<u32> = (0..256).map(|i| (me * 1000 + i) as u32).collect();
+        let right = (me + 1) % n;
+        world.nbi(|s| {
+            s.put(&a, right, 0..128, &src[..128]);
+            s.put(&a, right, 128.., &src[128..]);
+        });
+        world.barrier_all();
+        let left = (me + n - 1) % n;
+        let mut back = vec![0u32; 256];
+        let mut tail = vec![0u32; 6];
+        world.nbi(|s| {
+            s.get(&a, me, .., &mut back);
+            s.get(&STATIC_ARR_U32, right, 4..10, &mut tail);
+        });
+        for (i, v) in back.iter().enumerate() {
+            assert_eq!(*v, (left * 1000 + i) as u32);
+        }
+        assert_eq!(tail, [3u32; 6]);
+        world.barrier_all();
+    });
+}
+
+#[symmetric]
+static STATIC_ARR_U32: [u32; 10] = [3; 10];
+
+#[test]
+fn fence_and_quiet_order_puts() {
+    multi_pe("fence_and_quiet_order_puts", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let right = (me + 1) % n;
+        let a = world.alloc::<u64>(1024);
+        for round in 1..=20u64 {
+            let data: Vec<u64> = (0..1023).map(|i| round * 10_000 + i).collect();
+            a.put(right, 0..1023, &data);
+            world.fence();
+            a.p(right, 1023, round);
+            world.quiet();
+            world.barrier_all();
+            assert_eq!(a.local_get(1023), round);
+            let left_data: Vec<u64> = (0..1023).map(|i| round * 10_000 + i).collect();
+            let mut got = vec![0; 1023];
+            a.local_read(0..1023, &mut got);
+            assert_eq!(got, left_data, "round {round}");
+            world.barrier_all();
+        }
+    });
+}
+
+#[test]
+fn many_allocations_reuse_the_heap() {
+    multi_pe("many_allocations_reuse_the_heap", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        for round in 0..50usize {
+            let len = 1 + (round * 37) % 4000;
+            let a = world.alloc::<u16>(len);
+            let b = world.alloc::<u8>(round);
+            a.p((me + 1) % n, len - 1, round as u16);
+            world.barrier_all();
+            assert_eq!(a.local_get(len - 1), round as u16);
+            assert_eq!(a.local_get(0), if len == 1 { round as u16 } else { 0 });
+            drop(b);
+            drop(a);
+        }
+    });
+}
+
+#[test]
+fn init_twice_is_an_error_and_finalize_is_clean() {
+    common::multi_pe_at("init_twice_is_an_error_and_finalize_is_clean", &[1, 3], |world| {
+        let err = shmem_core::init().expect_err("second init while a World lives");
+        assert!(matches!(err, shmem_core::Error::AlreadyInitialized), "{err}");
+        assert!(err.to_string().contains("while a World is alive"), "{err}");
+        world.barrier_all();
+    });
+}

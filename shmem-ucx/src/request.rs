@@ -1,0 +1,201 @@
+//! In-flight UCX requests and the status-pointer convention of the `*_nbx` calls.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::sys;
+use crate::worker::{Worker, WorkerInner};
+
+/// `(uintptr_t)UCS_ERR_LAST`: status pointers at or above this value are error codes.
+const ERR_LAST: usize = sys::UCS_ERR_LAST as isize as usize;
+
+/// `UCS_PTR_IS_ERR`: the status pointer carries an error code.
+#[inline]
+pub(crate) fn ptr_is_err(ptr: sys::ucs_status_ptr_t) -> bool {
+    ptr as usize >= ERR_LAST
+}
+
+/// `UCS_PTR_IS_PTR`: the status pointer is a request handle (neither NULL nor an error).
+#[inline]
+pub(crate) fn ptr_is_ptr(ptr: sys::ucs_status_ptr_t) -> bool {
+    (ptr as usize).wrapping_sub(1) < ERR_LAST - 1
+}
+
+/// `UCS_PTR_STATUS`: `UCS_INPROGRESS` for a request, else the status the pointer encodes
+/// (`UCS_OK` for NULL).
+#[inline]
+pub(crate) fn ptr_status(ptr: sys::ucs_status_ptr_t) -> sys::ucs_status_t {
+    if ptr_is_ptr(ptr) {
+        sys::UCS_INPROGRESS
+    } else {
+        // Truncation is the C macro's `(ucs_status_t)(intptr_t)ptr`.
+        ptr as isize as sys::ucs_status_t
+    }
+}
+
+/// Waits for the result `ptr` of a `*_nbx` call on `worker` and frees its request.
+///
+/// # Safety
+/// `worker` must be a live worker and `ptr` the untouched return value of a `*_nbx` call
+/// on it (or on one of its endpoints); buffers the operation uses must stay valid until
+/// this returns.
+#[inline]
+pub(crate) unsafe fn complete(
+    worker: sys::ucp_worker_h,
+    ptr: sys::ucs_status_ptr_t,
+    op: &'static str,
+) -> Result<()> {
+    if ptr.is_null() {
+        return Ok(());
+    }
+    // SAFETY: the caller's contract is the one `complete_slow` needs.
+    unsafe { complete_slow(worker, ptr, op) }
+}
+
+/// The non-immediate part of [`complete`], kept out of line.
+///
+/// # Safety
+/// As for [`complete`].
+#[inline(never)]
+unsafe fn complete_slow(
+    worker: sys::ucp_worker_h,
+    ptr: sys::ucs_status_ptr_t,
+    op: &'static str,
+) -> Result<()> {
+    if !ptr_is_ptr(ptr) {
+        return Err(Error::from_status(op, ptr_status(ptr)));
+    }
+    // SAFETY: `ptr` is a request of `worker` (caller's contract) that nobody else owns;
+    // it stays valid until the ucp_request_free below, and progressing the live worker is
+    // what completes it.
+    let status = unsafe { wait_raw(worker, ptr) };
+    // SAFETY: the request is complete and owned here; it is freed exactly once.
+    unsafe { sys::ucp_request_free(ptr) };
+    crate::error::check(op, status)
+}
+
+/// Progresses `worker` until `request` is complete; returns its final status.
+///
+/// # Safety
+/// `request` must be a live, not yet freed request of the live `worker`.
+#[inline]
+unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_status_t {
+    loop {
+        // SAFETY: both handles are live (caller's contract).
+        let status = unsafe { sys::ucp_request_check_status(request) };
+        if status != sys::UCS_INPROGRESS {
+            return status;
+        }
+        // SAFETY: as above.
+        unsafe { sys::ucp_worker_progress(worker) };
+    }
+}
+
+/// An in-flight UCX operation, returned where the caller wants to start several operations
+/// before waiting for them (e.g. [`Endpoint::flush_start`](crate::Endpoint::flush_start)).
+///
+/// It keeps its worker alive. Dropping a `Request` gives it back to UCX with
+/// `ucp_request_free`; an operation that is still in flight then goes on and completes
+/// unobserved (its buffers must stay valid until then; a later
+/// [`Worker::flush`] observes it).
+#[derive(Debug)]
+pub struct Request {
+    raw: *mut c_void,
+    worker: Arc<WorkerInner>,
+}
+
+// SAFETY: a request handle is a plain pointer into its worker's request pool, which UCX
+// does not tie to a thread; moving it to another thread is fine (using it there is subject
+// to the worker's thread mode, as for every other object of the worker).
+unsafe impl Send for Request {}
+
+impl Request {
+    /// Wraps the result of a `*_nbx` call: `None` if it completed at once, an error, or a
+    /// `Request` that owns the returned request.
+    ///
+    /// # Safety
+    /// `ptr` must be the untouched return value of a `*_nbx` call on `worker`.
+    pub(crate) unsafe fn from_status_ptr(
+        worker: &Arc<WorkerInner>,
+        ptr: sys::ucs_status_ptr_t,
+        op: &'static str,
+    ) -> Result<Option<Request>> {
+        if ptr.is_null() {
+            Ok(None)
+        } else if ptr_is_err(ptr) {
+            Err(Error::from_status(op, ptr_status(ptr)))
+        } else {
+            Ok(Some(Request {
+                raw: ptr,
+                worker: Arc::clone(worker),
+            }))
+        }
+    }
+
+    /// Whether the operation has completed (`ucp_request_check_status`); `Err` if it
+    /// completed with an error. Does not progress the worker: call
+    /// [`Worker::progress`] between checks.
+    pub fn is_done(&self) -> Result<bool> {
+        // SAFETY: `raw` is a live request (freed only in Drop) of a worker kept alive by
+        // `self.worker`.
+        let status = unsafe { sys::ucp_request_check_status(self.raw) };
+        match status {
+            sys::UCS_INPROGRESS => Ok(false),
+            sys::UCS_OK => Ok(true),
+            _ => Err(Error::from_status("ucp_request_check_status", status)),
+        }
+    }
+
+    /// Progresses the worker until the operation completes, then frees the request.
+    ///
+    /// `worker` must be the worker the request was started on (it is progressed through
+    /// the request's own handle to it; passing another is a logic error caught by a debug
+    /// assertion).
+    pub fn wait(self, worker: &Worker) -> Result<()> {
+        debug_assert_eq!(
+            worker.raw(),
+            self.worker.raw,
+            "Request::wait called with a worker other than the request's"
+        );
+        // SAFETY: `raw` is live until Drop, and its worker is kept alive by `self.worker`.
+        let status = unsafe { wait_raw(self.worker.raw, self.raw) };
+        crate::error::check("ucp_request_check_status", status)
+        // `self` drops here and frees the request.
+    }
+}
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        // SAFETY: `raw` is owned by this Request and freed only here; its worker is alive
+        // (`self.worker` is dropped after this body). UCX accepts freeing an in-flight
+        // request: it is then released when the operation completes.
+        unsafe { sys::ucp_request_free(self.raw) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_pointer_macros() {
+        let null: sys::ucs_status_ptr_t = std::ptr::null_mut();
+        assert!(!ptr_is_err(null) && !ptr_is_ptr(null));
+        assert_eq!(ptr_status(null), sys::UCS_OK);
+
+        let err = sys::UCS_ERR_UNREACHABLE as isize as sys::ucs_status_ptr_t;
+        assert!(ptr_is_err(err) && !ptr_is_ptr(err));
+        assert_eq!(ptr_status(err), sys::UCS_ERR_UNREACHABLE);
+
+        let last = sys::UCS_ERR_LAST as isize as sys::ucs_status_ptr_t;
+        assert!(ptr_is_err(last) && !ptr_is_ptr(last));
+
+        let req = 0x1000usize as sys::ucs_status_ptr_t;
+        assert!(!ptr_is_err(req) && ptr_is_ptr(req));
+        assert_eq!(ptr_status(req), sys::UCS_INPROGRESS);
+
+        let just_below = (ERR_LAST - 1) as sys::ucs_status_ptr_t;
+        assert!(!ptr_is_err(just_below) && ptr_is_ptr(just_below));
+    }
+}

@@ -1,0 +1,178 @@
+//! `ucp_worker_h`: the progress engine and its communication resources.
+
+use std::ptr;
+use std::slice;
+use std::sync::Arc;
+
+use crate::context::{ContextInner, thread_mode_error};
+use crate::endpoint::Endpoint;
+use crate::error::{Error, Result, check};
+use crate::request::complete;
+use crate::sys;
+
+/// Owner of the raw worker; endpoints and requests hold an `Arc` of it.
+#[derive(Debug)]
+pub(crate) struct WorkerInner {
+    pub(crate) raw: sys::ucp_worker_h,
+    _context: Arc<ContextInner>,
+}
+
+// SAFETY: see the "Thread safety" section of `Worker`: the handle is not tied to a thread,
+// and concurrent use is serialized by UCX for workers created with ThreadMode::Multi.
+unsafe impl Send for WorkerInner {}
+// SAFETY: as for Send.
+unsafe impl Sync for WorkerInner {}
+
+impl Drop for WorkerInner {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from ucp_worker_create and is destroyed once, after every
+        // endpoint and request of it (they hold an Arc of this); the context outlives it
+        // (`_context` is dropped after this body).
+        unsafe { sys::ucp_worker_destroy(self.raw) };
+    }
+}
+
+/// A UCP worker (`ucp_worker_h`): the progress engine that endpoints and requests use.
+///
+/// `ucp_worker_destroy` runs when the `Worker` and all endpoints and requests made from it
+/// are dropped.
+///
+/// # Thread safety
+/// `Worker` (and [`Endpoint`], [`RemoteKey`](crate::RemoteKey)) are `Send + Sync`. The
+/// worker is created with the [`ThreadMode`](crate::ThreadMode) given to
+/// [`Context::create_worker`](crate::Context::create_worker): with `Multi`, UCX locks
+/// internally and concurrent use from any threads is sound. With `Single` or `Serialized`
+/// UCX does no locking, and the caller must make sure that no two threads use the worker
+/// or its endpoints at the same time (`Single`: only one thread ever does).
+#[derive(Debug, Clone)]
+pub struct Worker {
+    raw: sys::ucp_worker_h,
+    inner: Arc<WorkerInner>,
+}
+
+// SAFETY: `raw` is a copy of `inner.raw` (kept for the hot path), so Worker is exactly as
+// thread-safe as WorkerInner; see the "Thread safety" section above.
+unsafe impl Send for Worker {}
+// SAFETY: as for Send.
+unsafe impl Sync for Worker {}
+
+impl Worker {
+    pub(crate) fn create(context: &Arc<ContextInner>, mode: sys::ucs_thread_mode_t) -> Result<Worker> {
+        let params = sys::ucp_worker_params_t {
+            field_mask: u64::from(sys::UCP_WORKER_PARAM_FIELD_THREAD_MODE),
+            thread_mode: mode,
+            ..Default::default()
+        };
+        let mut raw: sys::ucp_worker_h = ptr::null_mut();
+        // SAFETY: the context is alive (we hold an Arc), `params` is initialized with only
+        // the thread mode selected, `raw` is a valid out-pointer.
+        let status = unsafe { sys::ucp_worker_create(context.raw, &params, &mut raw) };
+        check("ucp_worker_create", status)?;
+        let worker = Worker {
+            raw,
+            inner: Arc::new(WorkerInner {
+                raw,
+                _context: Arc::clone(context),
+            }),
+        };
+
+        let mut attr = sys::ucp_worker_attr_t {
+            field_mask: u64::from(sys::UCP_WORKER_ATTR_FIELD_THREAD_MODE),
+            ..Default::default()
+        };
+        // SAFETY: `raw` is the live worker just created; `attr` asks only for the mode.
+        let status = unsafe { sys::ucp_worker_query(raw, &mut attr) };
+        check("ucp_worker_query", status)?;
+        // The modes are ordered SINGLE < SERIALIZED < MULTI.
+        if attr.thread_mode < mode {
+            return Err(thread_mode_error(mode, attr.thread_mode));
+        }
+        Ok(worker)
+    }
+
+    /// This worker's address (`ucp_worker_get_address`), to send to peers so that they can
+    /// [`connect`](Worker::connect) to it.
+    pub fn address(&self) -> Result<Vec<u8>> {
+        let mut addr: *mut sys::ucp_address_t = ptr::null_mut();
+        let mut len = 0usize;
+        // SAFETY: the worker is alive; `addr` and `len` are valid out-pointers.
+        let status = unsafe { sys::ucp_worker_get_address(self.raw, &mut addr, &mut len) };
+        check("ucp_worker_get_address", status)?;
+        // SAFETY: on success UCX returns a buffer of `len` bytes at `addr`, which stays
+        // valid until ucp_worker_release_address; we copy it first and release it once.
+        let bytes = unsafe {
+            let v = slice::from_raw_parts(addr.cast::<u8>(), len).to_vec();
+            sys::ucp_worker_release_address(self.raw, addr);
+            v
+        };
+        Ok(bytes)
+    }
+
+    /// Creates an endpoint to the worker whose [`address`](Worker::address) is given
+    /// (`ucp_ep_create`, error handling mode none). A worker may connect to itself.
+    ///
+    /// The first operation on a new endpoint may need the peer to progress; see
+    /// [`Endpoint::flush_start`].
+    ///
+    /// `remote_worker_address` must be the unmodified bytes of some worker's
+    /// [`address`](Worker::address): UCX parses it without a length and does not validate
+    /// it. An empty slice is rejected.
+    pub fn connect(&self, remote_worker_address: &[u8]) -> Result<Endpoint> {
+        if remote_worker_address.is_empty() {
+            return Err(Error::with_detail(
+                "ucp_ep_create",
+                sys::UCS_ERR_INVALID_PARAM,
+                "empty worker address",
+            ));
+        }
+        let params = sys::ucp_ep_params_t {
+            field_mask: u64::from(
+                sys::UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | sys::UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
+            ),
+            address: remote_worker_address.as_ptr().cast(),
+            err_mode: sys::UCP_ERR_HANDLING_MODE_NONE,
+            ..Default::default()
+        };
+        let mut ep: sys::ucp_ep_h = ptr::null_mut();
+        // SAFETY: the worker is alive; `params.address` points to the caller's address
+        // bytes, which UCX reads only during this call; `ep` is a valid out-pointer.
+        let status = unsafe { sys::ucp_ep_create(self.raw, &params, &mut ep) };
+        check("ucp_ep_create", status)?;
+        Ok(Endpoint::new(ep, &self.inner))
+    }
+
+    /// Makes one round of progress on all transports (`ucp_worker_progress`); returns
+    /// whether anything happened (non-zero).
+    #[inline]
+    pub fn progress(&self) -> u32 {
+        // SAFETY: the worker is alive for the lifetime of `self`.
+        unsafe { sys::ucp_worker_progress(self.raw) }
+    }
+
+    /// Waits until every operation started on this worker's endpoints is complete, remote
+    /// completion included (`ucp_worker_flush_nbx`, then progress until done). This is
+    /// what completes [`Endpoint::put_nbi`] and [`Endpoint::get_nbi`].
+    pub fn flush(&self) -> Result<()> {
+        let param = sys::ucp_request_param_t::default();
+        // SAFETY: the worker is alive; `param` selects no optional field (op_attr_mask 0)
+        // and lives across the call; the result is handed to `complete` untouched.
+        unsafe {
+            let ptr = sys::ucp_worker_flush_nbx(self.raw, &param);
+            complete(self.raw, ptr, "ucp_worker_flush_nbx")
+        }
+    }
+
+    /// Orders the operations issued before it on this worker before those issued after it
+    /// (`ucp_worker_fence`); does not wait for completion.
+    pub fn fence(&self) -> Result<()> {
+        // SAFETY: the worker is alive.
+        let status = unsafe { sys::ucp_worker_fence(self.raw) };
+        check("ucp_worker_fence", status)
+    }
+
+    /// The raw `ucp_worker_h`, valid while this `Worker` (or an endpoint of it) lives.
+    #[inline]
+    pub fn raw(&self) -> sys::ucp_worker_h {
+        self.raw
+    }
+}
