@@ -5,7 +5,6 @@
 
 use crate::element::Element;
 use crate::runtime::{Runtime, runtime};
-use zerocopy::FromZeros;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 

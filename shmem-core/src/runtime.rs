@@ -55,8 +55,6 @@ pub(crate) fn not_initialized() -> ! {
 /// every PE because every PE runs the same program.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HeapLayout {
-    /// Start of the `#[symmetric]` statics.
-    pub(crate) statics: usize,
     /// Start of the user heap (`World::alloc`).
     pub(crate) user: usize,
     /// Size of the user heap.
@@ -97,7 +95,7 @@ pub(crate) struct Runtime {
     pub(crate) allocator: Mutex<Allocator>,
     bootstrap: Mutex<Bootstrap>,
     worker: Worker,
-    mem: MemHandle,
+    _mem: MemHandle,
     _context: Context,
 }
 
@@ -223,7 +221,7 @@ impl Runtime {
         let worker = context.create_worker(ThreadMode::Multi)?;
         let mem = context.mem_map_alloc(total)?;
         let base = mem.address();
-        let layout = HeapLayout { statics: statics_at, user, user_len, total };
+        let layout = HeapLayout { user, user_len, total };
 
         // Prepare our own memory before any peer learns where it is.
         // SAFETY: the mapping is `total` bytes long and exclusively ours until the rendezvous.
@@ -266,8 +264,12 @@ impl Runtime {
                 peers.push(Peer { direct: base, remote_base: base as u64, ucx: None });
                 continue;
             }
-            let ep = worker.connect(&info.worker_addr)?;
-            let rkey = ep.unpack_rkey(&info.rkey)?;
+            // SAFETY: both byte strings are the peer's own `Worker::address` and `pack_rkey`
+            // output, carried unchanged by the launcher (framed, length-checked) from a PE of the
+            // same job, which checked the job id; the same binary means the same UCX.
+            let ep = unsafe { worker.connect(&info.worker_addr)? };
+            // SAFETY: as above.
+            let rkey = unsafe { ep.unpack_rkey(&info.rkey)? };
             let direct = match rkey.ptr(info.base) {
                 Ok(p) => p,
                 Err(e) if e.is_unreachable() => ptr::null_mut(),
@@ -314,7 +316,7 @@ impl Runtime {
             allocator: Mutex::new(Allocator::new(layout.user_len)),
             bootstrap: Mutex::new(bootstrap),
             worker,
-            mem,
+            _mem: mem,
             _context: context,
         })
     }
@@ -330,7 +332,7 @@ impl Runtime {
             }
         }
         let worker = &self.worker;
-        let mut bootstrap = match self.bootstrap.lock() {
+        let bootstrap = match self.bootstrap.get_mut() {
             Ok(b) => b,
             Err(poisoned) => poisoned.into_inner(),
         };
@@ -339,8 +341,6 @@ impl Runtime {
             worker.progress();
         });
         let _ = bootstrap.finalize();
-        drop(bootstrap);
-        let _ = self.mem.len();
     }
 
     /// The peer `pe`, or a panic naming the PE and the job size.
@@ -467,14 +467,6 @@ impl Runtime {
                 self.worker.progress();
             }
             sync::backoff(&mut spins);
-        }
-    }
-
-    /// Drives UCX once (needed while waiting on memory that UCX peers write).
-    #[inline]
-    pub(crate) fn progress(&self) {
-        if self.any_ucx {
-            self.worker.progress();
         }
     }
 

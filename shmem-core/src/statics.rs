@@ -11,7 +11,6 @@ use crate::rma::{SymmetricArray, sealed};
 use crate::runtime::{not_initialized, runtime};
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use zerocopy::{FromZeros, IntoBytes};
 
 /// Every `#[symmetric]` static of the program, collected at link time.
 #[linkme::distributed_slice]

@@ -118,7 +118,9 @@ impl Context {
             features |= u64::from(sys::UCP_FEATURE_AMO64);
         }
         let mut p = sys::ucp_params_t {
-            field_mask: u64::from(sys::UCP_PARAM_FIELD_FEATURES | sys::UCP_PARAM_FIELD_MT_WORKERS_SHARED),
+            field_mask: u64::from(
+                sys::UCP_PARAM_FIELD_FEATURES | sys::UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+            ),
             features,
             mt_workers_shared: i32::from(params.multi_threaded),
             ..Default::default()
@@ -177,10 +179,15 @@ impl Context {
 }
 
 /// `Error` with this crate's detail for a thread mode UCX did not grant.
-pub(crate) fn thread_mode_error(asked: sys::ucs_thread_mode_t, got: sys::ucs_thread_mode_t) -> Error {
+pub(crate) fn thread_mode_error(
+    asked: sys::ucs_thread_mode_t,
+    got: sys::ucs_thread_mode_t,
+) -> Error {
     Error::with_detail(
         "ucp_worker_create",
         sys::UCS_ERR_UNSUPPORTED,
-        &format!("asked for thread mode {asked}, UCX granted {got} (UCX built without --enable-mt?)"),
+        &format!(
+            "asked for thread mode {asked}, UCX granted {got} (UCX built without --enable-mt?)"
+        ),
     )
 }

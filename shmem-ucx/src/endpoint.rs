@@ -54,7 +54,8 @@ pub enum AtomicSize {
 /// `ucp_dt_make_contig(size)`: a contiguous datatype of `size`-byte elements.
 #[inline]
 const fn dt_make_contig(size: usize) -> sys::ucp_datatype_t {
-    ((size as sys::ucp_datatype_t) << sys::UCP_DATATYPE_SHIFT) | sys::UCP_DATATYPE_CONTIG as sys::ucp_datatype_t
+    ((size as sys::ucp_datatype_t) << sys::UCP_DATATYPE_SHIFT)
+        | sys::UCP_DATATYPE_CONTIG as sys::ucp_datatype_t
 }
 
 /// Owner of the raw endpoint. The [`Endpoint`] and every [`RemoteKey`] unpacked through it
@@ -149,10 +150,14 @@ impl Endpoint {
     /// Unpacks a peer's packed remote key (`ucp_ep_rkey_unpack`), from
     /// [`MemHandle::pack_rkey`](crate::MemHandle::pack_rkey) on the memory's owner.
     ///
-    /// The key keeps this endpoint open until it is dropped. `packed` must be the
-    /// unmodified bytes of a packed key: UCX parses it without a length and does not
-    /// validate it. An empty slice is rejected.
-    pub fn unpack_rkey(&self, packed: &[u8]) -> Result<RemoteKey> {
+    /// The key keeps this endpoint open until it is dropped. An empty slice is rejected.
+    ///
+    /// # Safety
+    /// `packed` must be the unmodified bytes of a key packed by `pack_rkey` (in this or
+    /// another process using the same UCX version). UCX parses the buffer without knowing
+    /// its length and trusts its content: other bytes make it read out of bounds (seen
+    /// here: a 64 KiB buffer of `0xff` crashes UCX 1.13.1 with SIGSEGV).
+    pub unsafe fn unpack_rkey(&self, packed: &[u8]) -> Result<RemoteKey> {
         if packed.is_empty() {
             return Err(Error::with_detail(
                 "ucp_ep_rkey_unpack",
@@ -161,8 +166,8 @@ impl Endpoint {
             ));
         }
         let mut rkey: sys::ucp_rkey_h = ptr::null_mut();
-        // SAFETY: the endpoint is alive; `packed` is read only during the call; `rkey` is
-        // a valid out-pointer.
+        // SAFETY: the endpoint is alive; `packed` is a genuine packed key (caller's
+        // contract), read only during the call; `rkey` is a valid out-pointer.
         let status = unsafe { sys::ucp_ep_rkey_unpack(self.ep, packed.as_ptr().cast(), &mut rkey) };
         crate::error::check("ucp_ep_rkey_unpack", status)?;
         Ok(RemoteKey::new(rkey, &self.inner))
@@ -244,7 +249,13 @@ impl Endpoint {
     /// See "RMA safety" on [`Endpoint`]: `local` readable for `len` bytes,
     /// `[remote_addr, remote_addr + len)` inside the region of `rkey`.
     #[inline]
-    pub unsafe fn put(&self, local: *const u8, len: usize, remote_addr: u64, rkey: &RemoteKey) -> Result<()> {
+    pub unsafe fn put(
+        &self,
+        local: *const u8,
+        len: usize,
+        remote_addr: u64,
+        rkey: &RemoteKey,
+    ) -> Result<()> {
         self.check_rkey(rkey, "ucp_put_nbx")?;
         let param = sys::ucp_request_param_t::default();
         // SAFETY: endpoint, worker and key are alive; the buffers are valid (caller's
@@ -263,11 +274,19 @@ impl Endpoint {
     /// As for [`put`](Endpoint::put), and `local` must stay valid and unmodified until the
     /// flush that completes the operation has returned.
     #[inline]
-    pub unsafe fn put_nbi(&self, local: *const u8, len: usize, remote_addr: u64, rkey: &RemoteKey) -> Result<()> {
+    pub unsafe fn put_nbi(
+        &self,
+        local: *const u8,
+        len: usize,
+        remote_addr: u64,
+        rkey: &RemoteKey,
+    ) -> Result<()> {
         self.check_rkey(rkey, "ucp_put_nbx")?;
         let param = sys::ucp_request_param_t::default();
         // SAFETY: as for `put`; the caller keeps `local` alive until a flush.
-        let ptr = unsafe { sys::ucp_put_nbx(self.ep, local.cast(), len, remote_addr, rkey.raw(), &param) };
+        let ptr = unsafe {
+            sys::ucp_put_nbx(self.ep, local.cast(), len, remote_addr, rkey.raw(), &param)
+        };
         // SAFETY: `ptr` is the untouched result of the call above.
         unsafe { release(ptr, "ucp_put_nbx") }
     }
@@ -280,7 +299,13 @@ impl Endpoint {
     /// accessed by others meanwhile), `[remote_addr, remote_addr + len)` inside the region
     /// of `rkey`.
     #[inline]
-    pub unsafe fn get(&self, local: *mut u8, len: usize, remote_addr: u64, rkey: &RemoteKey) -> Result<()> {
+    pub unsafe fn get(
+        &self,
+        local: *mut u8,
+        len: usize,
+        remote_addr: u64,
+        rkey: &RemoteKey,
+    ) -> Result<()> {
         self.check_rkey(rkey, "ucp_get_nbx")?;
         let param = sys::ucp_request_param_t::default();
         // SAFETY: as for `put`, with `local` writable; it is filled before `complete`
@@ -299,11 +324,19 @@ impl Endpoint {
     /// As for [`get`](Endpoint::get), and `local` must stay valid, and not be accessed,
     /// until the flush that completes the operation has returned.
     #[inline]
-    pub unsafe fn get_nbi(&self, local: *mut u8, len: usize, remote_addr: u64, rkey: &RemoteKey) -> Result<()> {
+    pub unsafe fn get_nbi(
+        &self,
+        local: *mut u8,
+        len: usize,
+        remote_addr: u64,
+        rkey: &RemoteKey,
+    ) -> Result<()> {
         self.check_rkey(rkey, "ucp_get_nbx")?;
         let param = sys::ucp_request_param_t::default();
         // SAFETY: as for `get`; the caller keeps `local` alive until a flush.
-        let ptr = unsafe { sys::ucp_get_nbx(self.ep, local.cast(), len, remote_addr, rkey.raw(), &param) };
+        let ptr = unsafe {
+            sys::ucp_get_nbx(self.ep, local.cast(), len, remote_addr, rkey.raw(), &param)
+        };
         // SAFETY: `ptr` is the untouched result of the call above.
         unsafe { release(ptr, "ucp_get_nbx") }
     }
@@ -365,15 +398,24 @@ impl Endpoint {
         rkey: &RemoteKey,
     ) -> Result<u64> {
         self.check_rkey(rkey, "ucp_atomic_op_nbx")?;
-        // SAFETY (all calls below): forwarded contract.
+        // SAFETY: forwarded contract (the caller's, for every arm).
         unsafe {
             match op {
                 // ucp_atomic_op_nbx's CSWAP reads the compare value from `buffer` and the
                 // new value from the reply buffer, which then receives the old value
                 // (ucp.h, "Atomic Operations Semantic": Result=Y; if (X==Y) then Y=Z,
                 // with X=buffer, Z=reply_buffer).
-                AtomicOp::Cswap => self.fetch_sized(sys::UCP_ATOMIC_OP_CSWAP, compare, value, size, remote_addr, rkey),
-                AtomicOp::Add | AtomicOp::Swap => self.fetch_sized(op.to_sys(), value, 0, size, remote_addr, rkey),
+                AtomicOp::Cswap => self.fetch_sized(
+                    sys::UCP_ATOMIC_OP_CSWAP,
+                    compare,
+                    value,
+                    size,
+                    remote_addr,
+                    rkey,
+                ),
+                AtomicOp::Add | AtomicOp::Swap => {
+                    self.fetch_sized(op.to_sys(), value, 0, size, remote_addr, rkey)
+                }
                 AtomicOp::And => self.fetch_by_cswap(|old| old & value, size, remote_addr, rkey),
                 AtomicOp::Or => self.fetch_by_cswap(|old| old | value, size, remote_addr, rkey),
                 AtomicOp::Xor => self.fetch_by_cswap(|old| old ^ value, size, remote_addr, rkey),
@@ -428,7 +470,16 @@ impl Endpoint {
         loop {
             let new = update(guess) & mask;
             // SAFETY: forwarded contract.
-            let seen = unsafe { self.fetch_sized(sys::UCP_ATOMIC_OP_CSWAP, guess, new, size, remote_addr, rkey)? };
+            let seen = unsafe {
+                self.fetch_sized(
+                    sys::UCP_ATOMIC_OP_CSWAP,
+                    guess,
+                    new,
+                    size,
+                    remote_addr,
+                    rkey,
+                )?
+            };
             if seen == guess {
                 return Ok(seen);
             }

@@ -10,7 +10,9 @@
     missing_docs,
     unsafe_op_in_unsafe_fn,
     rustdoc::all,
-    clippy::all
+    clippy::all,
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block
 )]
 
 include!(concat!(env!("OUT_DIR"), "/ucp.rs"));

@@ -57,7 +57,10 @@ unsafe impl Send for Worker {}
 unsafe impl Sync for Worker {}
 
 impl Worker {
-    pub(crate) fn create(context: &Arc<ContextInner>, mode: sys::ucs_thread_mode_t) -> Result<Worker> {
+    pub(crate) fn create(
+        context: &Arc<ContextInner>,
+        mode: sys::ucs_thread_mode_t,
+    ) -> Result<Worker> {
         let params = sys::ucp_worker_params_t {
             field_mask: u64::from(sys::UCP_WORKER_PARAM_FIELD_THREAD_MODE),
             thread_mode: mode,
@@ -114,10 +117,14 @@ impl Worker {
     /// The first operation on a new endpoint may need the peer to progress; see
     /// [`Endpoint::flush_start`].
     ///
+    /// An empty slice is rejected.
+    ///
+    /// # Safety
     /// `remote_worker_address` must be the unmodified bytes of some worker's
-    /// [`address`](Worker::address): UCX parses it without a length and does not validate
-    /// it. An empty slice is rejected.
-    pub fn connect(&self, remote_worker_address: &[u8]) -> Result<Endpoint> {
+    /// [`address`](Worker::address) (in this or another process using the same UCX
+    /// version): UCX parses it without knowing its length and trusts its content, so
+    /// other bytes can make it read out of bounds.
+    pub unsafe fn connect(&self, remote_worker_address: &[u8]) -> Result<Endpoint> {
         if remote_worker_address.is_empty() {
             return Err(Error::with_detail(
                 "ucp_ep_create",
@@ -134,8 +141,9 @@ impl Worker {
             ..Default::default()
         };
         let mut ep: sys::ucp_ep_h = ptr::null_mut();
-        // SAFETY: the worker is alive; `params.address` points to the caller's address
-        // bytes, which UCX reads only during this call; `ep` is a valid out-pointer.
+        // SAFETY: the worker is alive; `params.address` points to a genuine worker address
+        // (caller's contract), which UCX reads only during this call; `ep` is a valid
+        // out-pointer.
         let status = unsafe { sys::ucp_ep_create(self.raw, &params, &mut ep) };
         check("ucp_ep_create", status)?;
         Ok(Endpoint::new(ep, &self.inner))

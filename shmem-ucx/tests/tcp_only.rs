@@ -14,13 +14,20 @@ fn tcp_only_has_no_rkey_ptr_but_rma_works() {
     let ctx = Context::new(&ContextParams::default()).expect("context");
     let worker = ctx.create_worker(ThreadMode::Multi).expect("worker");
     let mem = ctx.mem_map_alloc(1 << 20).expect("mem_map_alloc");
-    let ep = worker.connect(&worker.address().unwrap()).expect("connect");
-    let rkey = ep.unpack_rkey(&mem.pack_rkey().unwrap()).expect("unpack");
+    // SAFETY: genuine worker address and packed key from this process.
+    let ep = unsafe { worker.connect(&worker.address().unwrap()) }.expect("connect");
+    // SAFETY: as above.
+    let rkey = unsafe { ep.unpack_rkey(&mem.pack_rkey().unwrap()) }.expect("unpack");
     let base = mem.address() as u64;
 
-    let err = rkey.ptr(base).expect_err("rkey_ptr must fail without shared memory");
+    let err = rkey
+        .ptr(base)
+        .expect_err("rkey_ptr must fail without shared memory");
     assert!(err.is_unreachable(), "{err}");
-    assert!(err.to_string().contains("unreachable"), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "ucp_rkey_ptr: Destination is unreachable (UCX status -6)"
+    );
 
     let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
     // SAFETY: buffers valid for their lengths, remote range inside the region.
@@ -31,10 +38,12 @@ fn tcp_only_has_no_rkey_ptr_but_rma_works() {
     unsafe { ep.get(back.as_mut_ptr(), back.len(), base + 64, &rkey) }.expect("get");
     assert_eq!(back, data);
     // SAFETY: aligned word inside the region.
-    let old = unsafe { ep.atomic_fetch(AtomicOp::Add, 5, 0, AtomicSize::U64, base, &rkey) }.unwrap();
+    let old =
+        unsafe { ep.atomic_fetch(AtomicOp::Add, 5, 0, AtomicSize::U64, base, &rkey) }.unwrap();
     assert_eq!(old, 0);
     // SAFETY: as above.
-    let now = unsafe { ep.atomic_fetch(AtomicOp::Cswap, 9, 5, AtomicSize::U64, base, &rkey) }.unwrap();
+    let now =
+        unsafe { ep.atomic_fetch(AtomicOp::Cswap, 9, 5, AtomicSize::U64, base, &rkey) }.unwrap();
     assert_eq!(now, 5);
     worker.flush().unwrap();
     // SAFETY: our own live mapping, no RMA in flight.

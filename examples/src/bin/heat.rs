@@ -5,7 +5,7 @@
 //! strided puts (`iput`: one element per row, row length apart), waits at a barrier, and updates its
 //! block. At the end PE 0 gathers the grid, recomputes it on one PE and compares.
 //!
-//! Run: `target/release/shmemrun -n 4 target/release/heat -- --nx 512 --ny 512 --iters 500`
+//! Run: `target/release/shmemrun -n 4 target/release/heat --nx 512 --ny 512 --iters 500`
 
 use clap::Parser;
 use shmem_core::prelude::*;
