@@ -1,7 +1,6 @@
 //! Run-time configuration from environment variables.
 
 use crate::error::{Error, Result};
-use std::time::Duration;
 
 /// Default size of the user part of the symmetric heap: 256 MiB per PE. Pages are only backed when
 /// touched, so 16 PEs on a 24 GiB machine fit comfortably.
@@ -24,34 +23,44 @@ pub(crate) fn parse_size(text: &str) -> Option<usize> {
 }
 
 /// The user heap size: `SHMEM_SYMMETRIC_SIZE`, or [`DEFAULT_HEAP_SIZE`].
+///
+/// Sizes above the machine's physical memory are refused: the heap is shared memory that UCX
+/// backs with a file in `/dev/shm`, and an absurd size would fill it (and the machine's memory)
+/// instead of failing.
 pub(crate) fn heap_size() -> Result<usize> {
-    match std::env::var("SHMEM_SYMMETRIC_SIZE") {
-        Err(_) => Ok(DEFAULT_HEAP_SIZE),
-        Ok(v) => parse_size(&v).ok_or_else(|| Error::BadEnv {
-            name: "SHMEM_SYMMETRIC_SIZE",
-            value: v.clone(),
-            reason: "expected a byte count with an optional K, M, G or T suffix, such as 512M".into(),
-        }),
+    let Ok(v) = std::env::var("SHMEM_SYMMETRIC_SIZE") else {
+        return Ok(DEFAULT_HEAP_SIZE);
+    };
+    let bad = |reason: String| Error::BadEnv {
+        name: "SHMEM_SYMMETRIC_SIZE",
+        value: v.clone(),
+        reason,
+    };
+    let size = parse_size(&v).ok_or_else(|| {
+        bad("expected a byte count with an optional K, M, G or T suffix, such as 512M".into())
+    })?;
+    let phys = physical_memory();
+    if size == 0 || size > phys {
+        return Err(bad(format!(
+            "must be between 1 byte and this machine's physical memory ({phys} bytes)"
+        )));
     }
+    Ok(size)
 }
 
-/// How long `init` waits for every PE at the rendezvous (`SHMEM_INIT_TIMEOUT`, seconds).
-#[allow(dead_code)]
-pub(crate) fn init_timeout() -> Result<Duration> {
-    match std::env::var("SHMEM_INIT_TIMEOUT") {
-        Err(_) => Ok(Duration::from_secs(60)),
-        Ok(v) => v
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map(Duration::from_secs_f64)
-            .ok_or_else(|| Error::BadEnv {
-                name: "SHMEM_INIT_TIMEOUT",
-                value: v.clone(),
-                reason: "expected a positive number of seconds".into(),
-            }),
+/// Physical memory in bytes (`usize::MAX` if it cannot be determined).
+fn physical_memory() -> usize {
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages <= 0 || page <= 0 {
+        return usize::MAX;
     }
+    (pages as usize).saturating_mul(page as usize)
 }
 
 #[cfg(test)]

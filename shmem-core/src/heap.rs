@@ -25,7 +25,10 @@ pub(crate) struct Allocator {
 
 impl Allocator {
     pub(crate) fn new(total: usize) -> Allocator {
-        Allocator { free: vec![(0, total)], total }
+        Allocator {
+            free: vec![(0, total)],
+            total,
+        }
     }
 
     fn free_bytes(&self) -> usize {
@@ -123,8 +126,11 @@ impl<'w, E: Element> SymArray<'w, E> {
         };
         let mm = sync::allreduce_minmax(rt, bytes as u64);
         if mm.min != mm.max {
-            let (other_pe, other_bytes) =
-                if bytes as u64 == mm.min { (mm.max_pe, mm.max) } else { (mm.min_pe, mm.min) };
+            let (other_pe, other_bytes) = if bytes as u64 == mm.min {
+                (mm.max_pe, mm.max)
+            } else {
+                (mm.min_pe, mm.min)
+            };
             return Err(Error::AllocMismatch {
                 my_pe: rt.my_pe,
                 my_bytes: bytes,
@@ -143,7 +149,13 @@ impl<'w, E: Element> SymArray<'w, E> {
         unsafe { std::ptr::write_bytes(rt.local(offset), 0, bytes) };
         // Nobody may write into the new array before its owner has zeroed it.
         sync::barrier_all(rt);
-        Ok(SymArray { offset, len, bytes: rounded, _world: PhantomData, _e: PhantomData })
+        Ok(SymArray {
+            offset,
+            len,
+            bytes: rounded,
+            _world: PhantomData,
+            _e: PhantomData,
+        })
     }
 }
 
@@ -210,6 +222,9 @@ mod tests {
         a.free(z, 256);
         assert_eq!(a.free, vec![(0, 1024)]);
         let err = a.alloc(2048).unwrap_err().to_string();
-        assert!(err.contains("requested 2048 bytes, 1024 bytes free"), "{err}");
+        assert!(
+            err.contains("requested 2048 bytes, 1024 bytes free"),
+            "{err}"
+        );
     }
 }

@@ -24,7 +24,9 @@ pub(crate) fn resolve<R: RangeBounds<usize>>(range: &R, len: usize, op: &str) ->
         Bound::Unbounded => 0,
     };
     let end = match range.end_bound() {
-        Bound::Included(&e) => e.checked_add(1).unwrap_or_else(|| bad_range(op, start, usize::MAX, len)),
+        Bound::Included(&e) => e
+            .checked_add(1)
+            .unwrap_or_else(|| bad_range(op, start, usize::MAX, len)),
         Bound::Excluded(&e) => e,
         Bound::Unbounded => len,
     };
@@ -126,7 +128,14 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         }
         let peer = rt.peer(pe);
         // SAFETY: the range was checked against the object, which lies in the heap.
-        unsafe { rt.put_bytes(peer, elem_offset::<E>(self.__heap_offset(), start), src.as_ptr().cast(), size_of_val(src)) }
+        unsafe {
+            rt.put_bytes(
+                peer,
+                elem_offset::<E>(self.__heap_offset(), start),
+                src.as_ptr().cast(),
+                size_of_val(src),
+            )
+        }
     }
 
     /// `shmem_get`: copies elements `range` of this array on PE `pe` into `dst`.
@@ -141,7 +150,14 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         let peer = rt.peer(pe);
         let len = size_of_val(dst);
         // SAFETY: the range was checked against the object; `dst` is a unique borrow of `len` bytes.
-        unsafe { rt.get_bytes(peer, elem_offset::<E>(self.__heap_offset(), start), dst.as_mut_ptr().cast(), len) }
+        unsafe {
+            rt.get_bytes(
+                peer,
+                elem_offset::<E>(self.__heap_offset(), start),
+                dst.as_mut_ptr().cast(),
+                len,
+            )
+        }
     }
 
     /// `shmem_p`: writes one element on PE `pe`.
@@ -155,7 +171,12 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         let peer = rt.peer(pe);
         // SAFETY: index checked; `value` lives across the blocking put.
         unsafe {
-            rt.put_bytes(peer, elem_offset::<E>(self.__heap_offset(), index), (&raw const value).cast(), size_of::<E>())
+            rt.put_bytes(
+                peer,
+                elem_offset::<E>(self.__heap_offset(), index),
+                (&raw const value).cast(),
+                size_of::<E>(),
+            )
         }
     }
 
@@ -171,7 +192,12 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         let mut value = E::new_zeroed();
         // SAFETY: index checked; `value` is a local of the element's size.
         unsafe {
-            rt.get_bytes(peer, elem_offset::<E>(self.__heap_offset(), index), (&raw mut value).cast(), size_of::<E>())
+            rt.get_bytes(
+                peer,
+                elem_offset::<E>(self.__heap_offset(), index),
+                (&raw mut value).cast(),
+                size_of::<E>(),
+            )
         }
         value
     }
@@ -180,7 +206,14 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     /// (below the range's end) on PE `pe` from `src[0], src[src_stride], ...`. Both sides must
     /// select the same number of elements; strides must be positive.
     #[track_caller]
-    fn iput<R: RangeBounds<usize>>(&self, pe: usize, range: R, stride: usize, src: &[E], src_stride: usize) {
+    fn iput<R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        stride: usize,
+        src: &[E],
+        src_stride: usize,
+    ) {
         let rt = runtime();
         let (start, span) = resolve(&range, self.len(), "iput");
         let count = strided_count(span, stride, "iput", "target");
@@ -207,7 +240,14 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     /// PE `pe` into `dst[0], dst[dst_stride], ...`. Both sides must select the same number of
     /// elements; strides must be positive.
     #[track_caller]
-    fn iget<R: RangeBounds<usize>>(&self, pe: usize, range: R, stride: usize, dst: &mut [E], dst_stride: usize) {
+    fn iget<R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        stride: usize,
+        dst: &mut [E],
+        dst_stride: usize,
+    ) {
         let rt = runtime();
         let (start, span) = resolve(&range, self.len(), "iget");
         let count = strided_count(span, stride, "iget", "source");
@@ -241,7 +281,11 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         }
         // SAFETY: index checked; the element is plain data, read by value (a concurrent remote
         // write may be observed torn, as in OpenSHMEM).
-        unsafe { rt.local(elem_offset::<E>(self.__heap_offset(), index)).cast::<E>().read_volatile() }
+        unsafe {
+            rt.local(elem_offset::<E>(self.__heap_offset(), index))
+                .cast::<E>()
+                .read_volatile()
+        }
     }
 
     /// Writes element `index` of this PE's own copy.
@@ -253,7 +297,11 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
             bad_index("local_set", index, self.len());
         }
         // SAFETY: index checked; plain data written by value.
-        unsafe { rt.local(elem_offset::<E>(self.__heap_offset(), index)).cast::<E>().write_volatile(value) }
+        unsafe {
+            rt.local(elem_offset::<E>(self.__heap_offset(), index))
+                .cast::<E>()
+                .write_volatile(value)
+        }
     }
 
     /// Copies elements `range` of this PE's own copy into `dst`.
@@ -343,7 +391,11 @@ pub struct NbiScope<'buf> {
 
 impl<'buf> NbiScope<'buf> {
     pub(crate) fn new(rt: &'static Runtime) -> NbiScope<'buf> {
-        NbiScope { rt, _buf: PhantomData, _not_send: PhantomData }
+        NbiScope {
+            rt,
+            _buf: PhantomData,
+            _not_send: PhantomData,
+        }
     }
 
     /// `shmem_put_nbi`: starts copying `src` into elements `range` of `target` on PE `pe`. `src`

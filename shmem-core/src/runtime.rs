@@ -153,7 +153,13 @@ impl PeerInfo {
         let worker_addr = take(n)?.to_vec();
         let n = u32_of(take(4)?) as usize;
         let rkey = take(n)?.to_vec();
-        Ok(PeerInfo { base, len, statics_sig, worker_addr, rkey })
+        Ok(PeerInfo {
+            base,
+            len,
+            statics_sig,
+            worker_addr,
+            rkey,
+        })
     }
 }
 
@@ -164,7 +170,11 @@ fn align_up(x: usize, a: usize) -> usize {
 /// Claims the process-wide runtime, sets it up and publishes it.
 pub(crate) fn init() -> Result<&'static Runtime> {
     if let Err(state) = STATE.compare_exchange(UNINIT, LIVE, Ordering::AcqRel, Ordering::Acquire) {
-        return Err(if state == LIVE { Error::AlreadyInitialized } else { Error::Finalized });
+        return Err(if state == LIVE {
+            Error::AlreadyInitialized
+        } else {
+            Error::Finalized
+        });
     }
     match Runtime::start() {
         Ok(rt) => {
@@ -217,11 +227,18 @@ impl Runtime {
         let user_len = align_up(crate::config::heap_size()?, PAGE);
         let total = user + user_len;
 
-        let context = Context::new(&ContextParams { estimated_num_eps: Some(n_pes), ..ContextParams::default() })?;
+        let context = Context::new(&ContextParams {
+            estimated_num_eps: Some(n_pes),
+            ..ContextParams::default()
+        })?;
         let worker = context.create_worker(ThreadMode::Multi)?;
         let mem = context.mem_map_alloc(total)?;
         let base = mem.address();
-        let layout = HeapLayout { user, user_len, total };
+        let layout = HeapLayout {
+            user,
+            user_len,
+            total,
+        };
 
         // Prepare our own memory before any peer learns where it is.
         // SAFETY: the mapping is `total` bytes long and exclusively ours until the rendezvous.
@@ -240,7 +257,10 @@ impl Runtime {
             worker.progress();
         })?;
         if blobs.len() != n_pes {
-            return Err(Error::Bootstrap(format!("rendezvous returned {} records for {n_pes} PEs", blobs.len())));
+            return Err(Error::Bootstrap(format!(
+                "rendezvous returned {} records for {n_pes} PEs",
+                blobs.len()
+            )));
         }
 
         let mut peers = Vec::with_capacity(n_pes);
@@ -261,7 +281,11 @@ impl Runtime {
                 )));
             }
             if pe == my_pe {
-                peers.push(Peer { direct: base, remote_base: base as u64, ucx: None });
+                peers.push(Peer {
+                    direct: base,
+                    remote_base: base as u64,
+                    ucx: None,
+                });
                 continue;
             }
             // SAFETY: both byte strings are the peer's own `Worker::address` and `pack_rkey`
@@ -275,7 +299,11 @@ impl Runtime {
                 Err(e) if e.is_unreachable() => ptr::null_mut(),
                 Err(e) => return Err(e.into()),
             };
-            peers.push(Peer { direct, remote_base: info.base, ucx: Some(UcxPeer { rkey, ep }) });
+            peers.push(Peer {
+                direct,
+                remote_base: info.base,
+                ucx: Some(UcxPeer { rkey, ep }),
+            });
         }
         let any_ucx = peers.iter().any(|p| p.direct.is_null());
 
@@ -375,7 +403,9 @@ impl Runtime {
         } else {
             let u = ucx_of(peer);
             // SAFETY: as above, for the peer's registered region described by `u.rkey`.
-            let r = unsafe { u.ep.put(src, len, peer.remote_base + offset as u64, &u.rkey) };
+            let r = unsafe {
+                u.ep.put(src, len, peer.remote_base + offset as u64, &u.rkey)
+            };
             check(r, "put");
         }
     }
@@ -385,14 +415,22 @@ impl Runtime {
     /// # Safety
     /// As `put_bytes`, and `src` stays valid and unchanged until the next quiet.
     #[inline]
-    pub(crate) unsafe fn put_bytes_nbi(&self, peer: &Peer, offset: usize, src: *const u8, len: usize) {
+    pub(crate) unsafe fn put_bytes_nbi(
+        &self,
+        peer: &Peer,
+        offset: usize,
+        src: *const u8,
+        len: usize,
+    ) {
         if !peer.direct.is_null() {
             // SAFETY: see `put_bytes`.
             unsafe { ptr::copy_nonoverlapping(src, peer.direct.add(offset), len) };
         } else {
             let u = ucx_of(peer);
             // SAFETY: see `put_bytes`; the caller keeps `src` alive until quiet.
-            let r = unsafe { u.ep.put_nbi(src, len, peer.remote_base + offset as u64, &u.rkey) };
+            let r = unsafe {
+                u.ep.put_nbi(src, len, peer.remote_base + offset as u64, &u.rkey)
+            };
             check(r, "put_nbi");
         }
     }
@@ -409,7 +447,9 @@ impl Runtime {
         } else {
             let u = ucx_of(peer);
             // SAFETY: see `put_bytes`.
-            let r = unsafe { u.ep.get(dst, len, peer.remote_base + offset as u64, &u.rkey) };
+            let r = unsafe {
+                u.ep.get(dst, len, peer.remote_base + offset as u64, &u.rkey)
+            };
             check(r, "get");
         }
     }
@@ -419,14 +459,22 @@ impl Runtime {
     /// # Safety
     /// As `get_bytes`, and `dst` stays valid and unused until the next quiet.
     #[inline]
-    pub(crate) unsafe fn get_bytes_nbi(&self, peer: &Peer, offset: usize, dst: *mut u8, len: usize) {
+    pub(crate) unsafe fn get_bytes_nbi(
+        &self,
+        peer: &Peer,
+        offset: usize,
+        dst: *mut u8,
+        len: usize,
+    ) {
         if !peer.direct.is_null() {
             // SAFETY: see `put_bytes`.
             unsafe { ptr::copy_nonoverlapping(peer.direct.add(offset), dst, len) };
         } else {
             let u = ucx_of(peer);
             // SAFETY: see `get_bytes`; the caller keeps `dst` alive until quiet.
-            let r = unsafe { u.ep.get_nbi(dst, len, peer.remote_base + offset as u64, &u.rkey) };
+            let r = unsafe {
+                u.ep.get_nbi(dst, len, peer.remote_base + offset as u64, &u.rkey)
+            };
             check(r, "get_nbi");
         }
     }

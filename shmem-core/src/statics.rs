@@ -60,7 +60,10 @@ impl<T: Element> Symmetric<T> {
     /// static must also be registered, which the attribute does.
     #[doc(hidden)]
     pub const fn new(init: T) -> Symmetric<T> {
-        Symmetric { init, slot: AtomicUsize::new(0) }
+        Symmetric {
+            init,
+            slot: AtomicUsize::new(0),
+        }
     }
 
     /// Byte offset in the symmetric heap; panics before `init`.
@@ -80,7 +83,14 @@ impl<T: Element> Symmetric<T> {
         let rt = runtime();
         let peer = rt.peer(pe);
         // SAFETY: the static occupies size_of::<T>() bytes at its offset; `value` outlives the put.
-        unsafe { rt.put_bytes(peer, self.offset(), (&raw const value).cast(), size_of::<T>()) }
+        unsafe {
+            rt.put_bytes(
+                peer,
+                self.offset(),
+                (&raw const value).cast(),
+                size_of::<T>(),
+            )
+        }
     }
 
     /// Reads the whole value from PE `pe`'s copy (`shmem_get` of one `T`).
@@ -123,7 +133,10 @@ impl<T: Element> fmt::Debug for Symmetric<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Symmetric")
             .field("type", &std::any::type_name::<T>())
-            .field("heap_offset", &self.slot.load(Ordering::Relaxed).checked_sub(1))
+            .field(
+                "heap_offset",
+                &self.slot.load(Ordering::Relaxed).checked_sub(1),
+            )
             .finish()
     }
 }

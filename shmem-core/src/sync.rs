@@ -79,7 +79,12 @@ impl MinMax {
         } else {
             (self.max, self.max_pe)
         };
-        MinMax { min, min_pe, max, max_pe }
+        MinMax {
+            min,
+            min_pe,
+            max,
+            max_pe,
+        }
     }
 }
 
@@ -87,7 +92,12 @@ impl MinMax {
 /// dissemination pattern's overlapping contributions for non-power-of-two counts do no harm.
 pub(crate) fn allreduce_minmax(rt: &Runtime, value: u64) -> MinMax {
     let me = rt.my_pe as u64;
-    let mut acc = MinMax { min: value, min_pe: me, max: value, max_pe: me };
+    let mut acc = MinMax {
+        min: value,
+        min_pe: me,
+        max: value,
+        max_pe: me,
+    };
     let n = rt.n_pes;
     if n == 1 {
         return acc;
@@ -117,7 +127,12 @@ pub(crate) fn allreduce_minmax(rt: &Runtime, value: u64) -> MinMax {
             let word = unsafe { &*(rt.local(payload + i * 8) as *const AtomicU64) };
             *w = word.load(Ordering::Relaxed);
         }
-        acc = acc.combine(MinMax { min: got[0], min_pe: got[1], max: got[2], max_pe: got[3] });
+        acc = acc.combine(MinMax {
+            min: got[0],
+            min_pe: got[1],
+            max: got[2],
+            max_pe: got[3],
+        });
         dist <<= 1;
         round += 1;
     }

@@ -28,7 +28,10 @@ pub struct World {
 
 impl fmt::Debug for World {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("World").field("my_pe", &self.my_pe()).field("n_pes", &self.n_pes()).finish()
+        f.debug_struct("World")
+            .field("my_pe", &self.my_pe())
+            .field("n_pes", &self.n_pes())
+            .finish()
     }
 }
 
@@ -46,7 +49,10 @@ impl fmt::Debug for World {
 /// [`Error::RendezvousTimeout`]: crate::Error::RendezvousTimeout
 pub fn init() -> Result<World> {
     let rt = runtime::init()?;
-    Ok(World { rt, _not_send: PhantomData })
+    Ok(World {
+        rt,
+        _not_send: PhantomData,
+    })
 }
 
 impl World {
@@ -100,7 +106,10 @@ impl World {
     pub fn alloc<E: Element>(&self, len: usize) -> SymArray<'_, E> {
         match self.try_alloc(len) {
             Ok(a) => a,
-            Err(e) => panic!("shmem: alloc of {len} x {}: {e}", std::any::type_name::<E>()),
+            Err(e) => panic!(
+                "shmem: alloc of {len} x {}: {e}",
+                std::any::type_name::<E>()
+            ),
         }
     }
 

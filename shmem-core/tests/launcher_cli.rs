@@ -35,7 +35,9 @@ fn shmemrun(args: &[&str]) -> Command {
 
 /// Starts `cmd` with captured output.
 fn start(mut cmd: Command) -> Child {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     cmd.spawn().expect("start shmemrun")
 }
 
@@ -64,7 +66,12 @@ fn finish(mut child: Child, started: Instant) -> Run {
         thread::sleep(Duration::from_millis(5));
     };
     let elapsed = started.elapsed();
-    Run { status, stdout: out.join().unwrap(), stderr: err.join().unwrap(), elapsed }
+    Run {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        elapsed,
+    }
 }
 
 fn run(cmd: Command) -> Run {
@@ -92,7 +99,11 @@ fn wait_for_pids(dir: &Path, n: usize) -> Vec<libc::pid_t> {
         if pids.len() == n {
             return pids;
         }
-        assert!(started.elapsed() < LIMIT, "only {} of {n} pid files", pids.len());
+        assert!(
+            started.elapsed() < LIMIT,
+            "only {} of {n} pid files",
+            pids.len()
+        );
         thread::sleep(Duration::from_millis(10));
     }
 }
@@ -107,6 +118,17 @@ fn pids_in(dir: &Path) -> Vec<libc::pid_t> {
 }
 
 fn alive(pid: libc::pid_t) -> bool {
+    // A zombie has ended; whether it is reaped depends on who adopted it (in a container, PID 1
+    // may never reap), so it does not count as a process left behind.
+    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next());
+        if state == Some("Z") {
+            return false;
+        }
+    }
     // SAFETY: signal 0 only checks that the process exists.
     let rc = unsafe { libc::kill(pid, 0) };
     rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
@@ -145,7 +167,11 @@ fn every_pe_gets_its_environment_and_zero_exits_give_zero() {
             assert!(l[2].starts_with("127.0.0.1:"), "{l:?}");
             assert_eq!(l[3].len(), 16, "{l:?}");
             assert_eq!(l[4], "60");
-            assert_eq!(&l[2..4], &lines[0][2..4], "one rendezvous and job id per job");
+            assert_eq!(
+                &l[2..4],
+                &lines[0][2..4],
+                "one rendezvous and job id per job"
+            );
         }
         assert!(r.stderr.is_empty(), "{r:?}");
     }
@@ -153,7 +179,13 @@ fn every_pe_gets_its_environment_and_zero_exits_give_zero() {
 
 #[test]
 fn init_timeout_is_passed_on() {
-    let r = run(shmemrun(&["--init-timeout", "2.5", "sh", "-c", "echo $SHMEM_INIT_TIMEOUT"]));
+    let r = run(shmemrun(&[
+        "--init-timeout",
+        "2.5",
+        "sh",
+        "-c",
+        "echo $SHMEM_INIT_TIMEOUT",
+    ]));
     assert_eq!((r.code(), r.stdout.trim()), (Some(0), "2.5"), "{r:?}");
     let mut cmd = shmemrun(&["sh", "-c", "echo $SHMEM_INIT_TIMEOUT"]);
     cmd.env("SHMEM_INIT_TIMEOUT", "7");
@@ -165,7 +197,18 @@ fn init_timeout_is_passed_on() {
 
 #[test]
 fn program_arguments_pass_through() {
-    let r = run(shmemrun(&["-n", "2", "--", "sh", "-c", "echo \"$@\"", "sh", "--foo", "-n", "3"]));
+    let r = run(shmemrun(&[
+        "-n",
+        "2",
+        "--",
+        "sh",
+        "-c",
+        "echo \"$@\"",
+        "sh",
+        "--foo",
+        "-n",
+        "3",
+    ]));
     assert_eq!(r.code(), Some(0), "{r:?}");
     assert_eq!(r.stdout, "--foo -n 3\n--foo -n 3\n");
     // Without "--" too: everything after PROGRAM belongs to it.
@@ -176,7 +219,9 @@ fn program_arguments_pass_through() {
 #[test]
 fn only_pe_0_reads_stdin() {
     let mut cmd = shmemrun(&["-n", "3", "-p", "sh", "-c", "read x; echo \"got:$x\""]);
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let started = Instant::now();
     let mut child = cmd.spawn().unwrap();
     {
@@ -188,12 +233,22 @@ fn only_pe_0_reads_stdin() {
     assert_eq!(r.code(), Some(0), "{r:?}");
     let mut lines: Vec<&str> = r.stdout.lines().collect();
     lines.sort();
-    assert_eq!(lines, ["[PE 0] got:hello", "[PE 1] got:", "[PE 2] got:"], "{r:?}");
+    assert_eq!(
+        lines,
+        ["[PE 0] got:hello", "[PE 1] got:", "[PE 2] got:"],
+        "{r:?}"
+    );
 }
 
 #[test]
 fn a_pe_that_exits_zero_early_is_fine() {
-    let r = run(shmemrun(&["-n", "3", "sh", "-c", "[ $SHMEM_PE = 0 ] || sleep 0.3"]));
+    let r = run(shmemrun(&[
+        "-n",
+        "3",
+        "sh",
+        "-c",
+        "[ $SHMEM_PE = 0 ] || sleep 0.3",
+    ]));
     assert_eq!(r.code(), Some(0), "{r:?}");
     assert!(r.elapsed >= Duration::from_millis(300));
 }
@@ -209,7 +264,11 @@ fn failing_pe_ends_the_job_with_its_status() {
     assert_eq!(r.code(), Some(3), "{r:?}");
     assert!(r.elapsed < Duration::from_millis(2300), "{r:?}");
     assert!(r.stderr.contains("PE 1 (pid "), "{r:?}");
-    assert!(r.stderr.contains("exited with status 3; terminating 3 other PEs"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("exited with status 3; terminating 3 other PEs"),
+        "{r:?}"
+    );
     let pids = pids_in(&dir);
     assert_eq!(pids.len(), 4);
     assert_all_gone(&pids);
@@ -254,10 +313,16 @@ fn sigint_to_the_launcher_stops_every_pe() {
     let child = start(shmemrun(&["-n", "3", "sh", "-c", &script]));
     let pids = wait_for_pids(&dir, 3);
     // SAFETY: plain kill(2) of the launcher we started.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
     let r = finish(child, started);
     assert_eq!(r.code(), Some(130), "{r:?}");
-    assert!(r.stderr.contains("received SIGINT; terminating 3 PEs"), "{r:?}");
+    assert!(
+        r.stderr.contains("received SIGINT; terminating 3 PEs"),
+        "{r:?}"
+    );
     assert_all_gone(&pids);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -270,7 +335,10 @@ fn pes_die_with_a_killed_launcher() {
     let child = start(shmemrun(&["-n", "3", "sh", "-c", &script]));
     let pids = wait_for_pids(&dir, 3);
     // SAFETY: plain kill(2) of the launcher we started.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) },
+        0
+    );
     let r = finish(child, started);
     assert_eq!(r.status.code(), None, "{r:?}");
     // PR_SET_PDEATHSIG: the kernel kills the PEs (init reaps them).
@@ -290,10 +358,20 @@ fn prefix_labels_every_line_and_keeps_streams_apart() {
     ]));
     assert_eq!(r.code(), Some(0), "{r:?}");
     for pe in 0..3 {
-        for want in [format!("[PE {pe}] out {pe}"), format!("[PE {pe}] second"), format!("[PE {pe}] no newline")] {
-            assert!(r.stdout.lines().any(|l| l == want), "{want:?} missing: {r:?}");
+        for want in [
+            format!("[PE {pe}] out {pe}"),
+            format!("[PE {pe}] second"),
+            format!("[PE {pe}] no newline"),
+        ] {
+            assert!(
+                r.stdout.lines().any(|l| l == want),
+                "{want:?} missing: {r:?}"
+            );
         }
-        assert!(r.stderr.lines().any(|l| l == format!("[PE {pe}] err {pe}")), "{r:?}");
+        assert!(
+            r.stderr.lines().any(|l| l == format!("[PE {pe}] err {pe}")),
+            "{r:?}"
+        );
     }
     assert_eq!(r.stdout.lines().count(), 9, "{r:?}");
     assert!(r.stdout.lines().all(|l| l.starts_with("[PE ")), "{r:?}");
@@ -304,7 +382,8 @@ fn missing_program_is_127_with_a_message() {
     let r = run(shmemrun(&["-n", "2", "./definitely-not-here"]));
     assert_eq!(r.code(), Some(127), "{r:?}");
     assert!(
-        r.stderr.contains("shmemrun: cannot start ./definitely-not-here: No such file or directory"),
+        r.stderr
+            .contains("shmemrun: cannot start ./definitely-not-here: No such file or directory"),
         "{r:?}"
     );
     let r = run(shmemrun(&["/etc/passwd"]));
@@ -319,5 +398,8 @@ fn bad_command_lines_are_refused() {
     }
     let r = run(shmemrun(&["--help"]));
     assert_eq!(r.code(), Some(0));
-    assert!(r.stdout.contains("--np <N>") && r.stdout.contains("--prefix"), "{r:?}");
+    assert!(
+        r.stdout.contains("--np <N>") && r.stdout.contains("--prefix"),
+        "{r:?}"
+    );
 }

@@ -6,11 +6,11 @@
 
 // The library's bootstrap client is crate-private; compile its std-only files directly.
 #[allow(dead_code)]
-#[path = "../src/bootstrap/wire.rs"]
-mod wire;
-#[allow(dead_code)]
 #[path = "../src/bootstrap/client.rs"]
 mod client;
+#[allow(dead_code)]
+#[path = "../src/bootstrap/wire.rs"]
+mod wire;
 
 use std::io::Read;
 use std::process::{Command, ExitStatus, Stdio};
@@ -52,18 +52,24 @@ fn report(e: ClientError, code: i32) -> ! {
 /// The PE program. As a normal test (no role) it does nothing.
 #[test]
 fn pe_role() {
-    let Ok(role) = std::env::var(ROLE) else { return };
+    let Ok(role) = std::env::var(ROLE) else {
+        return;
+    };
     let mut progress_calls = 0u64;
     let mut progress = || progress_calls += 1;
     match role.as_str() {
         "gather" => {
             let (mut c, me, n) = connect();
-            let table = c.allgather(format!("pe{me}").as_bytes(), &mut progress).unwrap();
+            let table = c
+                .allgather(format!("pe{me}").as_bytes(), &mut progress)
+                .unwrap();
             let want: Vec<Vec<u8>> = (0..n).map(|p| format!("pe{p}").into_bytes()).collect();
             assert_eq!(table, want);
             for round in 0..10u32 {
                 c.barrier(&mut progress).unwrap();
-                let t = c.allgather(&(round * 100 + me as u32).to_le_bytes(), &mut progress).unwrap();
+                let t = c
+                    .allgather(&(round * 100 + me as u32).to_le_bytes(), &mut progress)
+                    .unwrap();
                 assert_eq!(t[n - 1], (round * 100 + n as u32 - 1).to_le_bytes());
             }
             c.barrier(&mut progress).unwrap();
@@ -155,7 +161,12 @@ fn launch(n: usize, role: &str, options: &[&str]) -> Run {
         thread::sleep(Duration::from_millis(5));
     };
     let elapsed = started.elapsed();
-    Run { status, stdout: out.join().unwrap(), stderr: err.join().unwrap(), elapsed }
+    Run {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        elapsed,
+    }
 }
 
 #[test]
@@ -174,7 +185,10 @@ fn a_panicking_pe_ends_the_job_while_others_wait() {
     let r = launch(3, "panic", &[]);
     assert_eq!(r.status.code(), Some(101), "{r:?}");
     assert!(r.stderr.contains("PE 1 (pid "), "{r:?}");
-    assert!(r.stderr.contains("exited with status 101 (Rust panic)"), "{r:?}");
+    assert!(
+        r.stderr.contains("exited with status 101 (Rust panic)"),
+        "{r:?}"
+    );
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
 }
 
@@ -183,7 +197,8 @@ fn a_pe_exiting_before_finalize_ends_the_job() {
     let r = launch(3, "leave", &[]);
     assert_eq!(r.status.code(), Some(1), "{r:?}");
     assert!(
-        r.stderr.contains("PE 2 exited before finalizing while PEs 0, 1 wait in a barrier"),
+        r.stderr
+            .contains("PE 2 exited before finalizing while PEs 0, 1 wait in a barrier"),
         "{r:?}"
     );
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
@@ -195,7 +210,11 @@ fn rendezvous_timeout_names_the_missing_pe() {
     let r = launch(3, "timeout", &["--init-timeout", "1"]);
     // PEs 0 and 1 report the timeout and exit with 42; the launcher stops PE 2 and passes 42 on.
     assert_eq!(r.status.code(), Some(42), "{r:?}");
-    let reports: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("PE-ERROR")).collect();
+    let reports: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("PE-ERROR"))
+        .collect();
     assert!(!reports.is_empty(), "{r:?}");
     for line in reports {
         assert!(
@@ -203,7 +222,14 @@ fn rendezvous_timeout_names_the_missing_pe() {
             "{r:?}"
         );
     }
-    assert!(r.stderr.contains("shmemrun: PE 2 of 3 did not reach the rendezvous within 1 s"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("shmemrun: PE 2 of 3 did not reach the rendezvous within 1 s"),
+        "{r:?}"
+    );
     // Start-up of three test processes plus the timeout, with slack for a loaded machine.
-    assert!(r.elapsed >= timeout && r.elapsed < timeout + Duration::from_secs(4), "{r:?}");
+    assert!(
+        r.elapsed >= timeout && r.elapsed < timeout + Duration::from_secs(4),
+        "{r:?}"
+    );
 }

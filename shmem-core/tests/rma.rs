@@ -23,7 +23,11 @@ struct Cell {
 }
 
 #[symmetric]
-static CELLS: [Cell; 4] = [Cell { value: 0.5, owner: 99, step: 0 }; 4];
+static CELLS: [Cell; 4] = [Cell {
+    value: 0.5,
+    owner: 99,
+    step: 0,
+}; 4];
 
 fn pattern(pe: usize, i: usize) -> u64 {
     (pe as u64) << 32 | i as u64
@@ -40,6 +44,8 @@ fn heap_put_then_get_round_trip() {
         for i in 0..1000 {
             assert_eq!(a.local_get(i), 0, "fresh heap arrays are zeroed");
         }
+        // Nobody writes into `a` before every PE has checked it.
+        world.barrier_all();
         let src: Vec<u64> = (0..500).map(|i| pattern(me, i)).collect();
         a.put(right, 250..750, &src);
         b.put(right, .., &[me as u64, 1, 2]);
@@ -47,13 +53,20 @@ fn heap_put_then_get_round_trip() {
         let mut mine = vec![0u64; 1000];
         a.local_read(.., &mut mine);
         for (i, v) in mine.iter().enumerate() {
-            let want = if (250..750).contains(&i) { pattern(left, i - 250) } else { 0 };
+            let want = if (250..750).contains(&i) {
+                pattern(left, i - 250)
+            } else {
+                0
+            };
             assert_eq!(*v, want, "element {i} on PE {me}");
         }
         assert_eq!(b.local_get(0), left as u64);
         let mut back = vec![0u64; 500];
         a.get(right, 250..750, &mut back);
-        assert_eq!(back, src, "get from PE {right} returns what PE {me} put there");
+        assert_eq!(
+            back, src,
+            "get from PE {right} returns what PE {me} put there"
+        );
         world.barrier_all();
     });
 }
@@ -66,21 +79,54 @@ fn static_initial_values_and_puts() {
         for i in 0..100 {
             assert_eq!(STATIC_ARR.local_get(i), 7);
         }
-        assert_eq!(CELLS.local_get(3), Cell { value: 0.5, owner: 99, step: 0 });
+        assert_eq!(
+            CELLS.local_get(3),
+            Cell {
+                value: 0.5,
+                owner: 99,
+                step: 0
+            }
+        );
         world.barrier_all();
         let right = (me + 1) % n;
         let left = (me + n - 1) % n;
         STATIC_ARR.put(right, 10..20, &[me as i32 * -3; 10]);
         SCALAR.put_value(right, me as u64 + 1000);
-        CELLS.p(right, 2, Cell { value: me as f64 * 1.5, owner: me as u32, step: 7 });
+        CELLS.p(
+            right,
+            2,
+            Cell {
+                value: me as f64 * 1.5,
+                owner: me as u32,
+                step: 7,
+            },
+        );
         world.barrier_all();
         for i in 0..100 {
-            let want = if (10..20).contains(&i) { left as i32 * -3 } else { 7 };
+            let want = if (10..20).contains(&i) {
+                left as i32 * -3
+            } else {
+                7
+            };
             assert_eq!(STATIC_ARR.local_get(i), want, "element {i}");
         }
         assert_eq!(SCALAR.local(), left as u64 + 1000);
-        assert_eq!(CELLS.local_get(2), Cell { value: left as f64 * 1.5, owner: left as u32, step: 7 });
-        assert_eq!(CELLS.local_get(1), Cell { value: 0.5, owner: 99, step: 0 });
+        assert_eq!(
+            CELLS.local_get(2),
+            Cell {
+                value: left as f64 * 1.5,
+                owner: left as u32,
+                step: 7
+            }
+        );
+        assert_eq!(
+            CELLS.local_get(1),
+            Cell {
+                value: 0.5,
+                owner: 99,
+                step: 0
+            }
+        );
         // Read back remotely what we wrote.
         assert_eq!(SCALAR.get_value(right), me as u64 + 1000);
         assert_eq!(STATIC_ARR.g(right, 15), me as i32 * -3);
@@ -101,7 +147,11 @@ fn p_and_g_to_every_pe() {
         }
         world.barrier_all();
         for pe in 0..n {
-            assert_eq!(a.local_get(pe), pe as f32 + 0.25, "slot {pe} written by PE {pe}");
+            assert_eq!(
+                a.local_get(pe),
+                pe as f32 + 0.25,
+                "slot {pe} written by PE {pe}"
+            );
             assert_eq!(a.g(pe, me), me as f32 + 0.25, "g of my slot on PE {pe}");
         }
         world.barrier_all();
@@ -121,7 +171,11 @@ fn strided_iput_iget_with_independent_strides() {
         STATIC_ARR.iput(right, 50..60, 5, &[me as i32, -(me as i32)], 1);
         world.barrier_all();
         for i in 0..64 {
-            let want = if i >= 1 && i < 30 && (i - 1) % 3 == 0 { (left * 100 + (i - 1) / 3 * 2) as i64 } else { 0 };
+            let want = if (1..30).contains(&i) && (i - 1) % 3 == 0 {
+                (left * 100 + (i - 1) / 3 * 2) as i64
+            } else {
+                0
+            };
             assert_eq!(a.local_get(i), want, "element {i} on PE {me}");
         }
         assert_eq!(STATIC_ARR.local_get(50), left as i32);
@@ -131,7 +185,11 @@ fn strided_iput_iget_with_independent_strides() {
         let mut dst = vec![-1i64; 37];
         a.iget(right, 1..30, 3, &mut dst, 4);
         for (k, v) in dst.iter().enumerate() {
-            let want = if k % 4 == 0 { (me * 100 + k / 4 * 2) as i64 } else { -1 };
+            let want = if k % 4 == 0 {
+                (me * 100 + k / 4 * 2) as i64
+            } else {
+                -1
+            };
             assert_eq!(*v, want, "dst[{k}]");
         }
         world.barrier_all();
@@ -211,10 +269,17 @@ fn many_allocations_reuse_the_heap() {
 
 #[test]
 fn init_twice_is_an_error_and_finalize_is_clean() {
-    common::multi_pe_at("init_twice_is_an_error_and_finalize_is_clean", &[1, 3], |world| {
-        let err = shmem_core::init().expect_err("second init while a World lives");
-        assert!(matches!(err, shmem_core::Error::AlreadyInitialized), "{err}");
-        assert!(err.to_string().contains("while a World is alive"), "{err}");
-        world.barrier_all();
-    });
+    common::multi_pe_at(
+        "init_twice_is_an_error_and_finalize_is_clean",
+        &[1, 3],
+        |world| {
+            let err = shmem_core::init().expect_err("second init while a World lives");
+            assert!(
+                matches!(err, shmem_core::Error::AlreadyInitialized),
+                "{err}"
+            );
+            assert!(err.to_string().contains("while a World is alive"), "{err}");
+            world.barrier_all();
+        },
+    );
 }

@@ -31,7 +31,10 @@ pub fn symmetric(args: TokenStream, input: TokenStream) -> TokenStream {
     let item = parse_macro_input!(input as Item);
     let mut errors = Vec::new();
     if !args.is_empty() {
-        errors.push(syn::Error::new(args.span(), "#[symmetric] takes no arguments"));
+        errors.push(syn::Error::new(
+            args.span(),
+            "#[symmetric] takes no arguments",
+        ));
     }
     let expanded = match item {
         Item::Static(s) => expand_static(s, &mut errors),
@@ -67,7 +70,16 @@ fn expand_static(s: ItemStatic, errors: &mut Vec<syn::Error>) -> TokenStream2 {
         // Emit the item unchanged so that this is the only error.
         return quote!(#s);
     }
-    let ItemStatic { attrs, vis, static_token, ident, ty, expr, semi_token, .. } = s;
+    let ItemStatic {
+        attrs,
+        vis,
+        static_token,
+        ident,
+        ty,
+        expr,
+        semi_token,
+        ..
+    } = s;
     let reg = format_ident!("__SHMEM_SYMMETRIC_{}", ident);
     let ty_span = ty.span();
     let wrapped = quote_spanned!(ty_span=> ::shmem_core::Symmetric<#ty>);

@@ -56,15 +56,15 @@ fn sweep(cur: &[f64], next: &mut [f64], ny: usize, row: usize, w: usize, c0: usi
 fn serial(nx: usize, ny: usize, iters: usize) -> Vec<f64> {
     let row = nx + 2;
     let mut cur = vec![0.0; ny * row];
-    for j in 1..=nx {
-        cur[j] = HOT;
-    }
+    cur[1..=nx].fill(HOT);
     let mut next = cur.clone();
     for _ in 0..iters {
         sweep(&cur, &mut next, ny, row, nx, 0, nx);
         std::mem::swap(&mut cur, &mut next);
     }
-    (0..ny).flat_map(|i| cur[i * row + 1..i * row + 1 + nx].to_vec()).collect()
+    (0..ny)
+        .flat_map(|i| cur[i * row + 1..i * row + 1 + nx].to_vec())
+        .collect()
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -73,7 +73,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (me, n) = (world.my_pe(), world.n_pes());
     let (nx, ny, iters) = (args.nx, args.ny, args.iters);
     if nx < n || ny < 3 {
-        return Err(format!("grid {nx}x{ny} is too small for {n} PEs (need nx >= PEs, ny >= 3)").into());
+        return Err(
+            format!("grid {nx}x{ny} is too small for {n} PEs (need nx >= PEs, ny >= 3)").into(),
+        );
     }
     let (c0, w) = block(nx, n, me);
     let wmax = block(nx, n, 0).1;
@@ -84,9 +86,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gathered = world.alloc::<f64>(nx * ny);
 
     let mut cur = vec![0.0; ny * row];
-    for j in 1..=w {
-        cur[j] = HOT;
-    }
+    cur[1..=w].fill(HOT);
     let mut next = cur.clone();
     let left = (me > 0).then(|| me - 1);
     let right = (me + 1 < n).then_some(me + 1);
@@ -123,14 +123,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Gather every block into PE 0, one contiguous put per row.
     for i in 0..ny {
-        gathered.put(0, i * nx + c0..i * nx + c0 + w, &cur[i * row + 1..i * row + 1 + w]);
+        gathered.put(
+            0,
+            i * nx + c0..i * nx + c0 + w,
+            &cur[i * row + 1..i * row + 1 + w],
+        );
     }
     world.barrier_all();
     if me == 0 {
         let mut got = vec![0.0; nx * ny];
         gathered.local_read(.., &mut got);
         let want = serial(nx, ny, iters);
-        let max_err = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let max_err = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
         let ok = max_err <= 1e-12;
         println!(
             "heat: {nx}x{ny} grid, {iters} iterations on {n} PEs: {:.3} s; check against 1 PE: {} (max error {max_err:.3e})",

@@ -31,7 +31,10 @@ fn main() -> Result<(), shmem_core::Error> {
     let sum: u64 = (0..n as u64).sum();
     // n hops bring the token home; it was marked at the start and after each hop.
     let ok = t[0] == me as u64 && t[1] == n as u64 + 1 && t[2] == sum + me as u64;
-    println!("ring: PE {me} of {n}: token {t:?} {}", if ok { "OK" } else { "FAILED" });
+    println!(
+        "ring: PE {me} of {n}: token {t:?} {}",
+        if ok { "OK" } else { "FAILED" }
+    );
     if !ok {
         std::process::exit(1);
     }

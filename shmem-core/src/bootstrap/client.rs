@@ -87,7 +87,9 @@ impl Client {
     ) -> Result<Client, ClientError> {
         let start = Instant::now();
         let fail = |what: &str, e: io::Error| {
-            ClientError::Failed(format!("PE {pe}: cannot {what} the launcher at {addr}: {e}"))
+            ClientError::Failed(format!(
+                "PE {pe}: cannot {what} the launcher at {addr}: {e}"
+            ))
         };
         let sock = addr
             .to_socket_addrs()
@@ -96,15 +98,21 @@ impl Client {
             .ok_or_else(|| fail("resolve", io::ErrorKind::NotFound.into()))?;
         let mut stream =
             TcpStream::connect_timeout(&sock, timeout).map_err(|e| fail("connect to", e))?;
-        stream.set_nodelay(true).map_err(|e| fail("configure the connection to", e))?;
+        stream
+            .set_nodelay(true)
+            .map_err(|e| fail("configure the connection to", e))?;
         let hello = Msg::Hello {
             version: PROTOCOL_VERSION,
             job_id,
             pe: pe as u32,
             npes: npes as u32,
         };
-        stream.write_all(&hello.encode()).map_err(|e| fail("say hello to", e))?;
-        stream.set_nonblocking(true).map_err(|e| fail("configure the connection to", e))?;
+        stream
+            .write_all(&hello.encode())
+            .map_err(|e| fail("say hello to", e))?;
+        stream
+            .set_nonblocking(true)
+            .map_err(|e| fail("configure the connection to", e))?;
         Ok(Client {
             stream,
             addr: addr.to_string(),
@@ -130,7 +138,8 @@ impl Client {
 
     /// Waits until every PE has entered the barrier.
     pub fn barrier(&mut self, progress: &mut dyn FnMut()) -> Result<(), ClientError> {
-        self.collective(CollectiveKind::Barrier, &[], progress).map(drop)
+        self.collective(CollectiveKind::Barrier, &[], progress)
+            .map(drop)
     }
 
     /// Tells the launcher this PE finalized cleanly. Later collectives fail.
@@ -179,9 +188,20 @@ impl Client {
         progress: &mut dyn FnMut(),
     ) -> Result<Vec<Vec<u8>>, ClientError> {
         let epoch = self.epoch;
-        self.send(&Msg::Collective { epoch, kind, blob: blob.to_vec() }, progress)?;
+        self.send(
+            &Msg::Collective {
+                epoch,
+                kind,
+                blob: blob.to_vec(),
+            },
+            progress,
+        )?;
         let blobs = self.await_table(epoch, progress)?;
-        let want = if kind == CollectiveKind::Barrier { 0 } else { self.npes };
+        let want = if kind == CollectiveKind::Barrier {
+            0
+        } else {
+            self.npes
+        };
         if blobs.len() != want {
             return Err(self.protocol(format!(
                 "table for epoch {epoch} has {} entries, expected {want}",
@@ -273,7 +293,10 @@ impl Client {
             if !open {
                 return Err(self.lost("end of stream"));
             }
-            if self.rendezvous_deadline.is_some_and(|d| Instant::now() >= d) {
+            if self
+                .rendezvous_deadline
+                .is_some_and(|d| Instant::now() >= d)
+            {
                 return Err(ClientError::Timeout(format!(
                     "PE {} of {}: no answer from the launcher at {} within {:?} \
                      (rendezvous timeout {:?} + {:?})",

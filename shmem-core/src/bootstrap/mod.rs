@@ -51,13 +51,23 @@ impl Bootstrap {
     }
 
     fn singleton() -> Bootstrap {
-        Bootstrap { my_pe: 0, n_pes: 1, timeout: default_timeout(), client: None }
+        Bootstrap {
+            my_pe: 0,
+            n_pes: 1,
+            timeout: default_timeout(),
+            client: None,
+        }
     }
 
     fn connect(c: &Config) -> Result<Bootstrap> {
         let client = Client::connect(&c.rendezvous, c.job_id, c.pe, c.npes, c.timeout)
             .map_err(|e| map_err(e, c.timeout))?;
-        Ok(Bootstrap { my_pe: c.pe, n_pes: c.npes, timeout: c.timeout, client: Some(client) })
+        Ok(Bootstrap {
+            my_pe: c.pe,
+            n_pes: c.npes,
+            timeout: c.timeout,
+            client: Some(client),
+        })
     }
 
     /// This PE's number, in `0..n_pes()`.
@@ -158,9 +168,15 @@ impl Config {
             value: value.to_string(),
             reason,
         };
-        let Some(rendezvous) = text(ENV_RENDEZVOUS)? else { return Ok(None) };
+        let Some(rendezvous) = text(ENV_RENDEZVOUS)? else {
+            return Ok(None);
+        };
         if rendezvous.trim().is_empty() {
-            return Err(bad(ENV_RENDEZVOUS, &rendezvous, "expected host:port".into()));
+            return Err(bad(
+                ENV_RENDEZVOUS,
+                &rendezvous,
+                "expected host:port".into(),
+            ));
         }
         let number = |name: &'static str| -> Result<usize> {
             let v = required(name)?;
@@ -170,20 +186,41 @@ impl Config {
         };
         let npes = number(ENV_NPES)?;
         if npes == 0 || npes > u32::MAX as usize {
-            return Err(bad(ENV_NPES, &npes.to_string(), "must be at least 1".into()));
+            return Err(bad(
+                ENV_NPES,
+                &npes.to_string(),
+                "must be at least 1".into(),
+            ));
         }
         let pe = number(ENV_PE)?;
         if pe >= npes {
-            return Err(bad(ENV_PE, &pe.to_string(), format!("must be below {ENV_NPES}={npes}")));
+            return Err(bad(
+                ENV_PE,
+                &pe.to_string(),
+                format!("must be below {ENV_NPES}={npes}"),
+            ));
         }
         let id = required(ENV_JOB_ID)?;
-        let job_id = u64::from_str_radix(id.trim(), 16)
-            .map_err(|_| bad(ENV_JOB_ID, &id, "expected a hexadecimal 64-bit number".into()))?;
+        let job_id = u64::from_str_radix(id.trim(), 16).map_err(|_| {
+            bad(
+                ENV_JOB_ID,
+                &id,
+                "expected a hexadecimal 64-bit number".into(),
+            )
+        })?;
         let timeout = match text(ENV_INIT_TIMEOUT)? {
             None => default_timeout(),
-            Some(v) => wire::parse_timeout_secs(&v).map_err(|reason| bad(ENV_INIT_TIMEOUT, &v, reason))?,
+            Some(v) => {
+                wire::parse_timeout_secs(&v).map_err(|reason| bad(ENV_INIT_TIMEOUT, &v, reason))?
+            }
         };
-        Ok(Some(Config { rendezvous, pe, npes, job_id, timeout }))
+        Ok(Some(Config {
+            rendezvous,
+            pe,
+            npes,
+            job_id,
+            timeout,
+        }))
     }
 }
 

@@ -4,7 +4,7 @@
 //! It is a single-threaded state machine driven by [`Server::poll`]; the caller owns the loop,
 //! so `shmemrun` can wait on the sockets and on its own wake-up descriptor at once. It is
 //! compiled into `shmemrun` (through `#[path]`) and into the library's unit tests, which run a
-//! real server in-process against real [`client`](super::client) connections.
+//! real server in-process against real `client` connections.
 //!
 //! The server only reports ([`Notice`]) and answers PEs; killing processes is the caller's job.
 
@@ -47,7 +47,12 @@ impl Conn {
     fn new(stream: TcpStream) -> io::Result<Conn> {
         stream.set_nonblocking(true)?;
         stream.set_nodelay(true)?;
-        Ok(Conn { stream, frames: FrameBuf::default(), out: Vec::new(), opened: Instant::now() })
+        Ok(Conn {
+            stream,
+            frames: FrameBuf::default(),
+            out: Vec::new(),
+            opened: Instant::now(),
+        })
     }
 
     /// Reads what is available. `Ok(false)`: end of stream.
@@ -164,7 +169,11 @@ impl Server {
         let mut fds = Vec::with_capacity(2 + self.pending.len() + self.slots.len());
         let mut watch = |fd: RawFd, out: bool| {
             let events = libc::POLLIN | if out { libc::POLLOUT } else { 0 };
-            fds.push(libc::pollfd { fd, events, revents: 0 });
+            fds.push(libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            });
         };
         watch(self.listener.as_raw_fd(), false);
         if let Some(fd) = wake {
@@ -209,8 +218,13 @@ impl Server {
     /// Describes the PEs that left while others wait, if any: "PE 2 exited before finalizing
     /// while PEs 0, 1 wait in a barrier".
     pub fn stranded(&self) -> Option<String> {
-        let waiting: Vec<usize> = (0..self.npes()).filter(|&p| self.slots[p].arrived.is_some()).collect();
-        let kind = self.slots.iter().find_map(|s| s.arrived.as_ref().map(|a| a.0))?;
+        let waiting: Vec<usize> = (0..self.npes())
+            .filter(|&p| self.slots[p].arrived.is_some())
+            .collect();
+        let kind = self
+            .slots
+            .iter()
+            .find_map(|s| s.arrived.as_ref().map(|a| a.0))?;
         let left: Vec<String> = self
             .slots
             .iter()
@@ -232,7 +246,11 @@ impl Server {
         if left.is_empty() {
             return None;
         }
-        let what = if self.epoch == 0 { "the rendezvous" } else { kind.name() };
+        let what = if self.epoch == 0 {
+            "the rendezvous"
+        } else {
+            kind.name()
+        };
         let who = if waiting.len() == 1 { "PE" } else { "PEs" };
         Some(format!(
             "{} while {who} {} wait{} in {what}",
@@ -245,7 +263,11 @@ impl Server {
     /// Sends `detail` as an error to every connected PE (best effort, without waiting), e.g.
     /// before the launcher ends the job.
     pub fn abort(&mut self, detail: &str) {
-        let frame = Msg::Error { code: ERR_OTHER, detail: detail.to_string() }.encode();
+        let frame = Msg::Error {
+            code: ERR_OTHER,
+            detail: detail.to_string(),
+        }
+        .encode();
         for slot in &mut self.slots {
             if let Some(c) = slot.conn.as_mut() {
                 let _ = c.send(&frame);
@@ -296,7 +318,12 @@ impl Server {
         for mut c in pending {
             let open = c.fill();
             match c.frames.next_msg() {
-                Ok(Some(Msg::Hello { version, job_id, pe, npes })) => {
+                Ok(Some(Msg::Hello {
+                    version,
+                    job_id,
+                    pe,
+                    npes,
+                })) => {
                     self.hello(c, version, job_id, pe as usize, npes as usize);
                 }
                 Ok(Some(other)) => self.reject(c, format!("expected a hello, got {other:?}")),
@@ -312,8 +339,15 @@ impl Server {
     }
 
     fn reject(&mut self, mut c: Conn, why: String) {
-        let peer = c.stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
-        let frame = Msg::Error { code: ERR_OTHER, detail: format!("connection rejected: {why}") };
+        let peer = c
+            .stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| "?".into());
+        let frame = Msg::Error {
+            code: ERR_OTHER,
+            detail: format!("connection rejected: {why}"),
+        };
         let _ = c.send(&frame.encode());
         self.warn(format!("rejected a connection from {peer}: {why}"));
     }
@@ -332,7 +366,10 @@ impl Server {
             format!("PE {pe} connected twice")
         } else {
             if let Some(detail) = &self.timeout_detail {
-                let frame = Msg::Error { code: ERR_TIMEOUT, detail: detail.clone() };
+                let frame = Msg::Error {
+                    code: ERR_TIMEOUT,
+                    detail: detail.clone(),
+                };
                 let _ = c.send(&frame.encode());
             }
             let slot = &mut self.slots[pe];
@@ -352,10 +389,14 @@ impl Server {
 
     /// Reads and handles everything PE `pe` sent.
     fn read_pe(&mut self, pe: usize) {
-        let Some(c) = self.slots[pe].conn.as_mut() else { return };
+        let Some(c) = self.slots[pe].conn.as_mut() else {
+            return;
+        };
         let open = c.fill();
         loop {
-            let Some(c) = self.slots[pe].conn.as_mut() else { return };
+            let Some(c) = self.slots[pe].conn.as_mut() else {
+                return;
+            };
             match c.frames.next_msg() {
                 Ok(Some(msg)) => self.handle(pe, msg),
                 Ok(None) => break,
@@ -382,7 +423,10 @@ impl Server {
     /// Answers PE `pe` with an error, closes its connection and counts it as gone.
     fn fail_pe(&mut self, pe: usize, why: String) {
         if let Some(mut c) = self.slots[pe].conn.take() {
-            let frame = Msg::Error { code: ERR_OTHER, detail: format!("PE {pe}: {why}") };
+            let frame = Msg::Error {
+                code: ERR_OTHER,
+                detail: format!("PE {pe}: {why}"),
+            };
             let _ = c.send(&frame.encode());
         }
         self.slots[pe].gone = true;
@@ -412,8 +456,11 @@ impl Server {
         if self.slots.iter().any(|s| s.arrived.is_none()) {
             return;
         }
-        let arrived: Vec<(CollectiveKind, Vec<u8>)> =
-            self.slots.iter_mut().filter_map(|s| s.arrived.take()).collect();
+        let arrived: Vec<(CollectiveKind, Vec<u8>)> = self
+            .slots
+            .iter_mut()
+            .filter_map(|s| s.arrived.take())
+            .collect();
         let epoch = self.epoch;
         self.epoch += 1;
         self.stranded_reported = false;
@@ -428,11 +475,20 @@ impl Server {
                 pe_list(&bar)
             );
             self.warn(detail.clone());
-            Msg::Error { code: ERR_OTHER, detail }
+            Msg::Error {
+                code: ERR_OTHER,
+                detail,
+            }
         } else if bar.is_empty() {
-            Msg::Table { epoch, blobs: arrived.into_iter().map(|a| a.1).collect() }
+            Msg::Table {
+                epoch,
+                blobs: arrived.into_iter().map(|a| a.1).collect(),
+            }
         } else {
-            Msg::Table { epoch, blobs: Vec::new() }
+            Msg::Table {
+                epoch,
+                blobs: Vec::new(),
+            }
         }
         .encode();
         for pe in 0..self.npes() {
@@ -458,7 +514,11 @@ impl Server {
             self.npes(),
             secs(self.timeout)
         );
-        let frame = Msg::Error { code: ERR_TIMEOUT, detail: detail.clone() }.encode();
+        let frame = Msg::Error {
+            code: ERR_TIMEOUT,
+            detail: detail.clone(),
+        }
+        .encode();
         let mut told = 0;
         for slot in &mut self.slots {
             if let Some(c) = slot.conn.as_mut() {
@@ -467,7 +527,9 @@ impl Server {
             }
         }
         if self.slots.iter().any(|s| s.hello) || told > 0 {
-            self.notices.push(Notice::RendezvousTimeout { detail: detail.clone() });
+            self.notices.push(Notice::RendezvousTimeout {
+                detail: detail.clone(),
+            });
         }
         self.timeout_detail = Some(detail);
     }

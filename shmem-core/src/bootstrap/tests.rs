@@ -1,8 +1,8 @@
 //! Unit tests: the real rendezvous server in a thread, real TCP connections, one thread per PE.
 
 use std::sync::Arc;
-use std::sync::mpsc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -44,11 +44,23 @@ impl TestServer {
             }
             seen
         });
-        TestServer { addr, job_id, stop, exits, thread: Some(thread) }
+        TestServer {
+            addr,
+            job_id,
+            stop,
+            exits,
+            thread: Some(thread),
+        }
     }
 
     fn config(&self, pe: usize, npes: usize, timeout: Duration) -> Config {
-        Config { rendezvous: self.addr.clone(), pe, npes, job_id: self.job_id, timeout }
+        Config {
+            rendezvous: self.addr.clone(),
+            pe,
+            npes,
+            job_id: self.job_id,
+            timeout,
+        }
     }
 
     /// Tells the server PE `pe`'s process exited, as `shmemrun` does.
@@ -91,14 +103,21 @@ fn singleton_without_launcher() {
     let mut b = Bootstrap::singleton();
     assert_eq!((b.my_pe(), b.n_pes()), (0, 1));
     let mut calls = 0;
-    assert_eq!(b.allgather(b"x", &mut || calls += 1).unwrap(), vec![b"x".to_vec()]);
+    assert_eq!(
+        b.allgather(b"x", &mut || calls += 1).unwrap(),
+        vec![b"x".to_vec()]
+    );
     b.barrier(&mut || calls += 1).unwrap();
     b.finalize().unwrap();
 }
 
 fn vars(list: &[(&'static str, &str)]) -> impl Fn(&'static str) -> Option<OsString> {
     let list: Vec<(&'static str, String)> = list.iter().map(|(k, v)| (*k, v.to_string())).collect();
-    move |name| list.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
+    move |name| {
+        list.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| OsString::from(v))
+    }
 }
 
 #[test]
@@ -134,7 +153,10 @@ fn environment_is_parsed_and_checked() {
         }
     }
     let missing = Config::from_vars(vars(&good[..2])).unwrap_err();
-    assert!(matches!(&missing, Error::Bootstrap(m) if m.contains(ENV_NPES)), "{missing}");
+    assert!(
+        matches!(&missing, Error::Bootstrap(m) if m.contains(ENV_NPES)),
+        "{missing}"
+    );
 }
 
 #[test]
@@ -151,7 +173,9 @@ fn allgather_barrier_and_finalize_across_pes() {
             assert_eq!(blob, &vec![pe as u8; 100 * pe]);
         }
         b.barrier(&mut || calls += 1).unwrap();
-        let again = b.allgather(format!("pe{me}").as_bytes(), &mut || calls += 1).unwrap();
+        let again = b
+            .allgather(format!("pe{me}").as_bytes(), &mut || calls += 1)
+            .unwrap();
         let expect: Vec<Vec<u8>> = (0..npes).map(|p| format!("pe{p}").into_bytes()).collect();
         assert_eq!(again, expect);
         b.barrier(&mut || calls += 1).unwrap();
@@ -161,7 +185,10 @@ fn allgather_barrier_and_finalize_across_pes() {
         calls
     });
     assert_eq!(results.len(), npes);
-    assert!(results.iter().all(|(_, calls)| *calls > 0), "progress was called");
+    assert!(
+        results.iter().all(|(_, calls)| *calls > 0),
+        "progress was called"
+    );
     let notices = server.finish();
     assert!(notices.is_empty(), "{notices:?}");
 }
@@ -179,7 +206,11 @@ fn many_pes_on_few_cores() {
         }
         b.finalize().unwrap();
     });
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
     server.finish();
 }
 
@@ -188,22 +219,32 @@ fn rendezvous_timeout_names_the_missing_pe() {
     let timeout = Duration::from_millis(1500);
     let server = TestServer::start(3, timeout);
     let start = Instant::now();
-    let results = run_pes(&server, 3, timeout, &[2], |mut b| b.allgather(b"hi", &mut || {}));
+    let results = run_pes(&server, 3, timeout, &[2], |mut b| {
+        b.allgather(b"hi", &mut || {})
+    });
     let elapsed = start.elapsed();
     assert_eq!(results.len(), 2);
     for (pe, r) in results {
         match r {
             Err(Error::RendezvousTimeout { timeout: t, detail }) => {
                 assert_eq!(t, timeout);
-                assert!(detail.contains("PE 2 of 3 did not reach the rendezvous"), "PE {pe}: {detail}");
+                assert!(
+                    detail.contains("PE 2 of 3 did not reach the rendezvous"),
+                    "PE {pe}: {detail}"
+                );
             }
             other => panic!("PE {pe}: {other:?}"),
         }
     }
-    assert!(elapsed >= timeout && elapsed < timeout + Duration::from_secs(1), "{elapsed:?}");
+    assert!(
+        elapsed >= timeout && elapsed < timeout + Duration::from_secs(1),
+        "{elapsed:?}"
+    );
     let notices = server.finish();
     assert!(
-        notices.iter().any(|n| matches!(n, Notice::RendezvousTimeout { detail } if detail.contains("PE 2 of 3"))),
+        notices.iter().any(
+            |n| matches!(n, Notice::RendezvousTimeout { detail } if detail.contains("PE 2 of 3"))
+        ),
         "{notices:?}"
     );
 }
@@ -213,8 +254,13 @@ fn late_pe_gets_the_timeout_too() {
     let timeout = Duration::from_millis(300);
     let server = TestServer::start(2, timeout);
     thread::sleep(timeout + Duration::from_millis(200));
-    let r = run_pes(&server, 2, timeout, &[0], |mut b| b.allgather(b"", &mut || {}));
-    assert!(matches!(&r[0].1, Err(Error::RendezvousTimeout { .. })), "{r:?}");
+    let r = run_pes(&server, 2, timeout, &[0], |mut b| {
+        b.allgather(b"", &mut || {})
+    });
+    assert!(
+        matches!(&r[0].1, Err(Error::RendezvousTimeout { .. })),
+        "{r:?}"
+    );
     server.finish();
 }
 
@@ -232,9 +278,15 @@ fn client_backstop_when_the_launcher_is_silent() {
     let mut b = Bootstrap::connect(&config).unwrap();
     let start = Instant::now();
     let r = b.allgather(b"", &mut || {});
-    assert!(matches!(&r, Err(Error::RendezvousTimeout { detail, .. }) if detail.contains("no answer")), "{r:?}");
+    assert!(
+        matches!(&r, Err(Error::RendezvousTimeout { detail, .. }) if detail.contains("no answer")),
+        "{r:?}"
+    );
     let elapsed = start.elapsed();
-    assert!(elapsed < client::BACKSTOP_SLACK + Duration::from_secs(2), "{elapsed:?}");
+    assert!(
+        elapsed < client::BACKSTOP_SLACK + Duration::from_secs(2),
+        "{elapsed:?}"
+    );
     // Broken for good.
     assert!(b.barrier(&mut || {}).is_err());
 }
@@ -256,7 +308,10 @@ fn pe_leaving_without_finalize_releases_the_waiters() {
         }
         match r {
             Err(Error::Bootstrap(m)) => {
-                assert!(m.contains("PE 2 closed its launcher connection before finalizing"), "{m}");
+                assert!(
+                    m.contains("PE 2 closed its launcher connection before finalizing"),
+                    "{m}"
+                );
                 assert!(m.contains("wait in a barrier"), "{m}");
             }
             other => panic!("PE {pe}: {other:?}"),
@@ -274,9 +329,16 @@ fn pe_exiting_without_connecting_releases_the_rendezvous() {
         thread::spawn(move || {
             let handles: Vec<_> = configs
                 .into_iter()
-                .map(|c| thread::spawn(move || Bootstrap::connect(&c).unwrap().allgather(b"", &mut || {})))
+                .map(|c| {
+                    thread::spawn(move || {
+                        Bootstrap::connect(&c).unwrap().allgather(b"", &mut || {})
+                    })
+                })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
         })
     };
     thread::sleep(Duration::from_millis(200));
@@ -334,7 +396,10 @@ fn bad_hellos_are_rejected() {
     check(server.config(0, 2, LONG), "connected twice");
     drop(first);
     let notices = server.finish();
-    let warnings = notices.iter().filter(|n| matches!(n, Notice::Warning(_))).count();
+    let warnings = notices
+        .iter()
+        .filter(|n| matches!(n, Notice::Warning(_)))
+        .count();
     assert_eq!(warnings, 4, "{notices:?}");
 }
 
@@ -343,10 +408,17 @@ fn collective_mismatch_is_an_error_for_everyone() {
     let server = TestServer::start(2, LONG);
     let results = run_pes(&server, 2, LONG, &[], |mut b| {
         b.allgather(b"", &mut || {}).unwrap();
-        if b.my_pe() == 0 { b.barrier(&mut || {}) } else { b.allgather(b"x", &mut || {}).map(drop) }
+        if b.my_pe() == 0 {
+            b.barrier(&mut || {})
+        } else {
+            b.allgather(b"x", &mut || {}).map(drop)
+        }
     });
     for (_, r) in results {
-        assert!(matches!(&r, Err(Error::Bootstrap(m)) if m.contains("mismatch")), "{r:?}");
+        assert!(
+            matches!(&r, Err(Error::Bootstrap(m)) if m.contains("mismatch")),
+            "{r:?}"
+        );
     }
     server.finish();
 }
@@ -359,5 +431,8 @@ fn lost_launcher_is_an_error_not_a_hang() {
     thread::sleep(Duration::from_millis(50));
     server.finish(); // drops the server and every connection
     let r = b.allgather(b"", &mut || {});
-    assert!(matches!(&r, Err(Error::Bootstrap(m)) if m.contains("lost the connection")), "{r:?}");
+    assert!(
+        matches!(&r, Err(Error::Bootstrap(m)) if m.contains("lost the connection")),
+        "{r:?}"
+    );
 }

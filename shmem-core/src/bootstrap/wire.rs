@@ -125,7 +125,12 @@ impl Msg {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = vec![0u8; 4];
         match self {
-            Msg::Hello { version, job_id, pe, npes } => {
+            Msg::Hello {
+                version,
+                job_id,
+                pe,
+                npes,
+            } => {
                 out.push(TAG_HELLO);
                 out.extend_from_slice(&version.to_le_bytes());
                 out.extend_from_slice(&job_id.to_le_bytes());
@@ -178,7 +183,11 @@ impl Msg {
                     1 => CollectiveKind::Barrier,
                     k => return Err(format!("unknown collective kind {k}")),
                 };
-                Msg::Collective { epoch, kind, blob: r.bytes()?.to_vec() }
+                Msg::Collective {
+                    epoch,
+                    kind,
+                    blob: r.bytes()?.to_vec(),
+                }
             }
             TAG_TABLE => {
                 let epoch = r.u64()?;
@@ -199,7 +208,10 @@ impl Msg {
             t => return Err(format!("unknown message tag {t}")),
         };
         if r.pos != body.len() {
-            return Err(format!("{} trailing bytes after a message", body.len() - r.pos));
+            return Err(format!(
+                "{} trailing bytes after a message",
+                body.len() - r.pos
+            ));
         }
         Ok(msg)
     }
@@ -287,7 +299,10 @@ pub fn parse_timeout_secs(s: &str) -> Result<std::time::Duration, String> {
 
 /// Formats a list of PE numbers as `"2, 5"`.
 pub fn pe_list(pes: &[usize]) -> String {
-    pes.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+    pes.iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Formats a duration in seconds for messages (`"10 s"`, `"0.5 s"`).
@@ -302,12 +317,31 @@ mod tests {
     #[test]
     fn roundtrip_every_message() {
         let msgs = [
-            Msg::Hello { version: 1, job_id: u64::MAX - 3, pe: 7, npes: 8 },
-            Msg::Collective { epoch: 3, kind: CollectiveKind::Allgather, blob: vec![1, 2, 3] },
-            Msg::Collective { epoch: 4, kind: CollectiveKind::Barrier, blob: vec![] },
-            Msg::Table { epoch: 9, blobs: vec![vec![], vec![5; 300], vec![1]] },
+            Msg::Hello {
+                version: 1,
+                job_id: u64::MAX - 3,
+                pe: 7,
+                npes: 8,
+            },
+            Msg::Collective {
+                epoch: 3,
+                kind: CollectiveKind::Allgather,
+                blob: vec![1, 2, 3],
+            },
+            Msg::Collective {
+                epoch: 4,
+                kind: CollectiveKind::Barrier,
+                blob: vec![],
+            },
+            Msg::Table {
+                epoch: 9,
+                blobs: vec![vec![], vec![5; 300], vec![1]],
+            },
             Msg::Finalize,
-            Msg::Error { code: ERR_TIMEOUT, detail: "PEs 2 of 3 late".into() },
+            Msg::Error {
+                code: ERR_TIMEOUT,
+                detail: "PEs 2 of 3 late".into(),
+            },
         ];
         let stream: Vec<u8> = msgs.iter().flat_map(Msg::encode).collect();
         // Byte-by-byte frame buffer.

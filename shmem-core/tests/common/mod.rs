@@ -63,11 +63,20 @@ pub fn run_with_limit(mut cmd: Command, limit: Duration) -> (Output, Duration) {
         Ok(out) => (out.expect("wait for job"), t0.elapsed()),
         Err(_) => {
             // SIGINT makes shmemrun end every PE of the job.
-            let _ = Command::new("kill").arg("-INT").arg(pid.to_string()).status();
-            let out = rx.recv_timeout(Duration::from_secs(10)).ok().and_then(Result::ok);
+            let _ = Command::new("kill")
+                .arg("-INT")
+                .arg(pid.to_string())
+                .status();
+            let out = rx
+                .recv_timeout(Duration::from_secs(10))
+                .ok()
+                .and_then(Result::ok);
             panic!(
                 "job {cmd:?} did not finish within {limit:?}; output: {:?}",
-                out.map(|o| (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned()))
+                out.map(|o| (
+                    String::from_utf8_lossy(&o.stdout).into_owned(),
+                    String::from_utf8_lossy(&o.stderr).into_owned()
+                ))
             );
         }
     }
@@ -77,8 +86,14 @@ pub fn run_with_limit(mut cmd: Command, limit: Duration) -> (Output, Duration) {
 pub fn launch(name: &str, n: usize, path: Path, extra_env: &[(&str, &str)]) -> (Output, Duration) {
     let exe = std::env::current_exe().expect("current test executable");
     let mut cmd = Command::new(shmemrun());
-    cmd.arg("-n").arg(n.to_string()).arg("--").arg(exe).args([name, "--exact", "--nocapture", "--test-threads=1"]);
-    cmd.env("SHMEM_TEST_AS_PE", "1").env("SHMEM_INIT_TIMEOUT", "60");
+    cmd.arg("-n").arg(n.to_string()).arg("--").arg(exe).args([
+        name,
+        "--exact",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    cmd.env("SHMEM_TEST_AS_PE", "1")
+        .env("SHMEM_INIT_TIMEOUT", "60");
     path.apply(&mut cmd);
     for (k, v) in extra_env {
         cmd.env(k, v);
@@ -92,7 +107,14 @@ pub fn launch(name: &str, n: usize, path: Path, extra_env: &[(&str, &str)]) -> (
 pub fn multi_pe_at(name: &str, counts: &[usize], body: impl FnOnce(&shmem_core::World)) {
     if is_pe() {
         let world = shmem_core::init().expect("shmem_core::init in a test PE");
+        let me = world.my_pe();
         body(&world);
+        drop(world);
+        // One write, so that lines of other PEs cannot split it.
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(format!("<pe-done {name} {me}>\n").as_bytes());
+        let _ = out.flush();
         return;
     }
     for &n in counts {
@@ -105,9 +127,13 @@ pub fn multi_pe_at(name: &str, counts: &[usize], body: impl FnOnce(&shmem_core::
                 "{name} failed on {n} PEs, {path:?} path ({took:?}): {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
                 out.status
             );
-            // Every PE must actually have run the body (libtest prints one "ok" line per PE).
-            let oks = stdout.matches(&format!("test {name} ... ok")).count();
-            assert_eq!(oks, n, "{name} on {n} PEs ({path:?}): {oks} PEs reported ok\n{stdout}\n{stderr}");
+            // Every PE must actually have run the body and finalized.
+            for pe in 0..n {
+                assert!(
+                    stdout.contains(&format!("<pe-done {name} {pe}>")),
+                    "{name} on {n} PEs ({path:?}): PE {pe} did not report completion\n{stdout}\n{stderr}"
+                );
+            }
         }
     }
 }

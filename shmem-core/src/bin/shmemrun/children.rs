@@ -34,7 +34,11 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
     cmd.args(spec.args);
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
     // Only PE 0 reads the launcher's stdin.
-    cmd.stdin(if spec.pe == 0 { Stdio::inherit() } else { Stdio::null() });
+    cmd.stdin(if spec.pe == 0 {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    });
     if spec.prefix {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     }
@@ -52,7 +56,14 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
             }
             // Die with the launcher (the launcher's main thread, which forks every PE and lives
             // until the launcher exits).
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
                 return Err(io::Error::last_os_error());
             }
             // The launcher may have died before prctl took effect.
@@ -81,20 +92,27 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
 
 /// Starts the thread that reports when `pid` exits, without reaping it.
 fn watch(pe: usize, pid: libc::pid_t, notifier: Notifier) -> io::Result<()> {
-    std::thread::Builder::new().name(format!("wait-pe{pe}")).spawn(move || {
-        loop {
-            // SAFETY: siginfo_t is plain data for which all-zero bytes are a valid value.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: `info` is a valid, writable siginfo_t for the duration of the call.
-            let rc = unsafe {
-                libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT)
-            };
-            if rc == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                break;
+    std::thread::Builder::new()
+        .name(format!("wait-pe{pe}"))
+        .spawn(move || {
+            loop {
+                // SAFETY: siginfo_t is plain data for which all-zero bytes are a valid value.
+                let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+                // SAFETY: `info` is a valid, writable siginfo_t for the duration of the call.
+                let rc = unsafe {
+                    libc::waitid(
+                        libc::P_PID,
+                        pid as libc::id_t,
+                        &mut info,
+                        libc::WEXITED | libc::WNOWAIT,
+                    )
+                };
+                if rc == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                    break;
+                }
             }
-        }
-        notifier.send(Event::Exited(pe));
-    })?;
+            notifier.send(Event::Exited(pe));
+        })?;
     Ok(())
 }
 
@@ -148,7 +166,10 @@ pub fn reap(pid: libc::pid_t) -> io::Result<Status> {
         let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
         if rc == pid {
             return Ok(if libc::WIFSIGNALED(status) {
-                Status::Signaled { sig: libc::WTERMSIG(status), core: libc::WCOREDUMP(status) }
+                Status::Signaled {
+                    sig: libc::WTERMSIG(status),
+                    core: libc::WCOREDUMP(status),
+                }
             } else {
                 Status::Exited(libc::WEXITSTATUS(status))
             });

@@ -3,8 +3,8 @@
 
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
 
 /// What a helper thread saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,5 +57,11 @@ pub fn channel() -> io::Result<(Notifier, Inbox)> {
     let (wake_rx, wake_tx) = UnixStream::pair()?;
     wake_rx.set_nonblocking(true)?;
     wake_tx.set_nonblocking(true)?;
-    Ok((Notifier { tx, wake: Arc::new(wake_tx) }, Inbox { rx, wake: wake_rx }))
+    Ok((
+        Notifier {
+            tx,
+            wake: Arc::new(wake_tx),
+        },
+        Inbox { rx, wake: wake_rx },
+    ))
 }

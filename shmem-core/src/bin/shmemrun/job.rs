@@ -110,7 +110,9 @@ impl Job {
                 .into_iter()
                 .flatten()
                 .min()
-                .map_or(Duration::from_secs(1), |t| t.saturating_duration_since(Instant::now()))
+                .map_or(Duration::from_secs(1), |t| {
+                    t.saturating_duration_since(Instant::now())
+                })
                 .min(Duration::from_secs(1));
             self.wait(wait);
             self.check_deadlines();
@@ -129,7 +131,10 @@ impl Job {
             match self.server.poll(Some(self.inbox.wake.as_raw_fd()), wait) {
                 Ok(notices) => self.notices(notices),
                 Err(e) => {
-                    eprintln!("shmemrun: the rendezvous server failed: {e}{}", self.terminating(false));
+                    eprintln!(
+                        "shmemrun: the rendezvous server failed: {e}{}",
+                        self.terminating(false)
+                    );
                     self.server_broken = true;
                     self.fail(1);
                 }
@@ -179,7 +184,9 @@ impl Job {
     }
 
     fn exited(&mut self, pe: usize) {
-        let Some(p) = self.pes.get_mut(pe) else { return };
+        let Some(p) = self.pes.get_mut(pe) else {
+            return;
+        };
         if p.reaped {
             return;
         }
@@ -194,7 +201,10 @@ impl Job {
             Err(e) => (1, format!("could not be waited for ({e})")),
         };
         if self.failure.is_none() {
-            eprintln!("shmemrun: PE {pe} (pid {pid}) {how}{}", self.terminating(true));
+            eprintln!(
+                "shmemrun: PE {pe} (pid {pid}) {how}{}",
+                self.terminating(true)
+            );
             self.fail(code);
         }
     }

@@ -7,11 +7,11 @@
 
 // The protocol and the server are shared with the library (which the binary does not depend
 // on for them); the binary uses only part of the protocol module.
+#[path = "../../bootstrap/server.rs"]
+mod server;
 #[allow(dead_code)]
 #[path = "../../bootstrap/wire.rs"]
 mod wire;
-#[path = "../../bootstrap/server.rs"]
-mod server;
 
 mod children;
 mod events;
@@ -88,20 +88,23 @@ fn main() {
 fn init_timeout(cli: &Cli) -> Result<(Duration, String), String> {
     let text = match (&cli.init_timeout, std::env::var_os(wire::ENV_INIT_TIMEOUT)) {
         (Some(t), _) => t.clone(),
-        (None, Some(v)) => v.into_string().map_err(|v| {
-            format!("{}={v:?} is not valid UTF-8", wire::ENV_INIT_TIMEOUT)
-        })?,
+        (None, Some(v)) => v
+            .into_string()
+            .map_err(|v| format!("{}={v:?} is not valid UTF-8", wire::ENV_INIT_TIMEOUT))?,
         (None, None) => wire::DEFAULT_INIT_TIMEOUT_SECS.to_string(),
     };
-    let d = wire::parse_timeout_secs(&text)
-        .map_err(|e| format!("{}: {e}", wire::ENV_INIT_TIMEOUT))?;
+    let d =
+        wire::parse_timeout_secs(&text).map_err(|e| format!("{}: {e}", wire::ENV_INIT_TIMEOUT))?;
     Ok((d, text))
 }
 
 /// A job id that is different for every run.
 fn random_id() -> u64 {
     let mut b = [0u8; 8];
-    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)).is_ok() {
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok()
+    {
         return u64::from_le_bytes(b);
     }
     let nanos = std::time::SystemTime::now()
@@ -187,7 +190,11 @@ fn run(cli: &Cli) -> i32 {
                     _ if e.raw_os_error() == Some(libc::ENOEXEC) => 126,
                     _ => 1,
                 };
-                let which = if pe == 0 { String::new() } else { format!(" as PE {pe}") };
+                let which = if pe == 0 {
+                    String::new()
+                } else {
+                    format!(" as PE {pe}")
+                };
                 eprintln!(
                     "shmemrun: cannot start {}{which}: {}",
                     program.to_string_lossy(),

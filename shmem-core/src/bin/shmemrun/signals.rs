@@ -32,17 +32,19 @@ pub fn block() -> io::Result<libc::sigset_t> {
 
 /// Starts the thread that receives the signals in `set` and reports them.
 pub fn spawn_waiter(set: libc::sigset_t, notifier: Notifier) -> io::Result<()> {
-    std::thread::Builder::new().name("signals".into()).spawn(move || {
-        loop {
-            let mut sig: libc::c_int = 0;
-            // SAFETY: `set` is an initialized signal set and `sig` a valid place for the result;
-            // both outlive the call.
-            let rc = unsafe { libc::sigwait(&set, &mut sig) };
-            if rc == 0 {
-                notifier.send(Event::Signal(sig));
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            loop {
+                let mut sig: libc::c_int = 0;
+                // SAFETY: `set` is an initialized signal set and `sig` a valid place for the result;
+                // both outlive the call.
+                let rc = unsafe { libc::sigwait(&set, &mut sig) };
+                if rc == 0 {
+                    notifier.send(Event::Signal(sig));
+                }
             }
-        }
-    })?;
+        })?;
     Ok(())
 }
 
