@@ -6,14 +6,14 @@ use zerocopy::{FromBytes, Immutable, IntoBytes};
 ///
 /// An element is plain data: every bit pattern is a valid value ([`FromBytes`]), it has no padding
 /// and no interior pointers ([`IntoBytes`], [`Immutable`]). The primitive integers and floats and
-/// arrays of them are elements. A struct of your own becomes one by deriving zerocopy's traits
-/// (`zerocopy` rejects structs with padding and says how many bytes):
+/// arrays of elements are elements. A struct of your own becomes one with `#[derive(Element)]`
+/// next to zerocopy's derives (zerocopy rejects structs with padding and says how many bytes):
 ///
 /// ```
 /// use shmem_core::prelude::*;
 /// use zerocopy::{FromBytes, Immutable, IntoBytes};
 ///
-/// #[derive(Clone, Copy, FromBytes, IntoBytes, Immutable)]
+/// #[derive(Clone, Copy, FromBytes, IntoBytes, Immutable, Element)]
 /// #[repr(C)]
 /// struct Particle {
 ///     pos: [f64; 3],
@@ -27,9 +27,14 @@ use zerocopy::{FromBytes, Immutable, IntoBytes};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a symmetric element type",
     label = "not plain data that can live in symmetric memory",
-    note = "element types are primitive integers and floats, arrays of them, and `#[repr(C)]` structs \
-            without padding that derive zerocopy's `FromBytes`, `IntoBytes` and `Immutable` (plus `Clone, Copy`)"
+    note = "element types are primitive integers and floats, arrays of elements, and `#[repr(C)]` \
+            structs without padding that derive `Clone, Copy, FromBytes, IntoBytes, Immutable, Element`"
 )]
 pub trait Element: FromBytes + IntoBytes + Immutable + Copy + Send + Sync + 'static {}
 
-impl<T> Element for T where T: FromBytes + IntoBytes + Immutable + Copy + Send + Sync + 'static {}
+macro_rules! primitive_elements {
+    ($($t:ty)*) => { $(impl Element for $t {})* };
+}
+primitive_elements!(u8 u16 u32 u64 u128 usize i8 i16 i32 i64 i128 isize f32 f64);
+
+impl<E: Element, const N: usize> Element for [E; N] {}

@@ -56,7 +56,7 @@ pub use element::Element;
 pub use error::{Error, Result};
 pub use heap::SymArray;
 pub use rma::{NbiScope, SymmetricArray};
-pub use shmem_macros::symmetric;
+pub use shmem_macros::{Element, symmetric};
 pub use statics::Symmetric;
 pub use world::{World, init};
 
@@ -67,12 +67,12 @@ pub mod prelude {
     pub use crate::rma::{NbiScope, SymmetricArray};
     pub use crate::statics::Symmetric;
     pub use crate::world::World;
-    pub use shmem_macros::symmetric;
+    pub use shmem_macros::{Element, symmetric};
 }
 
 /// Items used by the macros' expansions; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::statics::{SYMMETRIC_STATICS, StaticObject};
+    pub use crate::statics::{SYMMETRIC_STATICS, StaticObject, register};
     pub use linkme;
 }

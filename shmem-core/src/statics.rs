@@ -49,15 +49,16 @@ pub trait StaticObject: Sync {
 /// assert_eq!(COUNTER.local(), 42);
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
-pub struct Symmetric<T: Element> {
+pub struct Symmetric<T> {
     init: T,
     /// Heap offset + 1; 0 until `init` places the static (so all-zero statics stay in `.bss`).
     slot: AtomicUsize,
 }
 
-impl<T: Element> Symmetric<T> {
+impl<T> Symmetric<T> {
     /// A symmetric static with initial value `init`. Used by the `#[symmetric]` attribute; the
-    /// static must also be registered, which the attribute does.
+    /// static must also be registered, which the attribute does. (No `Element` bound here, so a
+    /// wrong type is reported once, by [`register`].)
     #[doc(hidden)]
     pub const fn new(init: T) -> Symmetric<T> {
         Symmetric {
@@ -65,7 +66,15 @@ impl<T: Element> Symmetric<T> {
             slot: AtomicUsize::new(0),
         }
     }
+}
 
+/// The registration entry of a `#[symmetric]` static; the one place its type is checked.
+#[doc(hidden)]
+pub const fn register<T: Element>(s: &'static Symmetric<T>) -> &'static dyn StaticObject {
+    s
+}
+
+impl<T: Element> Symmetric<T> {
     /// Byte offset in the symmetric heap; panics before `init`.
     #[inline]
     #[track_caller]
@@ -129,7 +138,7 @@ impl<T: Element> Symmetric<T> {
     }
 }
 
-impl<T: Element> fmt::Debug for Symmetric<T> {
+impl<T> fmt::Debug for Symmetric<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Symmetric")
             .field("type", &std::any::type_name::<T>())

@@ -14,7 +14,7 @@ static STATIC_ARR: [i32; 100] = [7; 100];
 #[symmetric]
 static SCALAR: u64 = 0xdead_beef;
 
-#[derive(Clone, Copy, Debug, PartialEq, FromBytes, IntoBytes, Immutable)]
+#[derive(Clone, Copy, Debug, PartialEq, FromBytes, IntoBytes, Immutable, Element)]
 #[repr(C)]
 struct Cell {
     value: f64,

@@ -5,7 +5,7 @@ use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Item, ItemStatic, StaticMutability, parse_macro_input};
+use syn::{DeriveInput, Item, ItemStatic, StaticMutability, parse_macro_input};
 
 /// Places a static in symmetric memory: it exists on every PE, set to its initializer by
 /// `shmem_core::init()`, and any PE can read and write any PE's copy.
@@ -83,6 +83,8 @@ fn expand_static(s: ItemStatic, errors: &mut Vec<syn::Error>) -> TokenStream2 {
     let reg = format_ident!("__SHMEM_SYMMETRIC_{}", ident);
     let ty_span = ty.span();
     let wrapped = quote_spanned!(ty_span=> ::shmem_core::Symmetric<#ty>);
+    // The element check happens here, once, reported on the user's type.
+    let entry = quote_spanned!(ty_span=> ::shmem_core::__private::register::<#ty>(&#ident));
     quote! {
         #(#attrs)*
         #vis #static_token #ident: #wrapped = ::shmem_core::Symmetric::new(#expr) #semi_token
@@ -91,7 +93,38 @@ fn expand_static(s: ItemStatic, errors: &mut Vec<syn::Error>) -> TokenStream2 {
             #[::shmem_core::__private::linkme::distributed_slice(::shmem_core::__private::SYMMETRIC_STATICS)]
             #[linkme(crate = ::shmem_core::__private::linkme)]
             #[allow(non_upper_case_globals)]
-            static #reg: &'static dyn ::shmem_core::__private::StaticObject = &#ident;
+            static #reg: &'static dyn ::shmem_core::__private::StaticObject = #entry;
         };
     }
+}
+
+/// Makes a plain-data struct a `shmem_core::Element`, so it can live in symmetric memory.
+///
+/// The struct must also derive zerocopy's `FromBytes`, `IntoBytes` and `Immutable` (which check
+/// that every bit pattern is valid and that there is no padding) and `Clone, Copy`:
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// use zerocopy::{FromBytes, Immutable, IntoBytes};
+///
+/// #[derive(Clone, Copy, FromBytes, IntoBytes, Immutable, Element)]
+/// #[repr(C)]
+/// struct Sample {
+///     time: f64,
+///     value: f32,
+///     sensor: u32,
+/// }
+///
+/// #[symmetric]
+/// static LAST: [Sample; 4] = [Sample { time: 0.0, value: 0.0, sensor: 0 }; 4];
+/// ```
+#[proc_macro_derive(Element)]
+pub fn derive_element(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        impl #impl_generics ::shmem_core::Element for #name #ty_generics #where_clause {}
+    }
+    .into()
 }

@@ -1,0 +1,6 @@
+use shmem_core::prelude::*;
+
+#[symmetric]
+fn not_a_static() {}
+
+fn main() {}

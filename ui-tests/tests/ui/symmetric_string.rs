@@ -1,0 +1,6 @@
+use shmem_core::prelude::*;
+
+#[symmetric]
+static NAME: String = String::new();
+
+fn main() {}
