@@ -26,6 +26,7 @@
 
 #define LEN 8
 #define TARGET 1
+#define CHECK 0x5eedcafeL /* written at the end to check that puts land on the target */
 
 static long glob[LEN];
 
@@ -174,10 +175,23 @@ int main(int argc, char **argv)
     }
     /* PE 1 waits here (progressing the library) for the whole measurement. */
     shmem_barrier_all();
+
+    /* Sanity check that the puts really reach PE 1's copies. */
+    if (me == 0) {
+        shmem_long_p(&heap[1], CHECK, TARGET);
+        shmem_long_p(&glob[1], CHECK, TARGET);
+    }
+    shmem_barrier_all();
+    int status = 0;
+    if (me == TARGET && (heap[1] != CHECK || glob[1] != CHECK)) {
+        fprintf(stderr, "latency: check failed: PE %d holds %#lx (heap) and %#lx (static), expected %#lx\n",
+                TARGET, heap[1], glob[1], CHECK);
+        status = 1;
+    }
     fflush(stdout);
     fflush(stderr);
     free(per_op);
     shmem_free(heap);
     shmem_finalize(); /* segfaults in oshmem 4.1.4 here; results are already out */
-    return 0;
+    return status;
 }

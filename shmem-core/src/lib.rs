@@ -76,3 +76,8 @@ pub mod __private {
     pub use crate::statics::{SYMMETRIC_STATICS, StaticObject, register};
     pub use linkme;
 }
+
+/// The README's example, compiled and run as a doctest so that it stays correct.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

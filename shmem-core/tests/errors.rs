@@ -221,12 +221,20 @@ fn bad_heap_size_is_a_clear_error() {
     assert!(err.to_string().contains(&want), "{err}");
 }
 
+fn unix_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
 #[test]
 fn a_panicking_pe_ends_the_job_promptly() {
     if common::is_pe() {
         let world = shmem_core::init().expect("init");
         if world.my_pe() == 1 {
             std::thread::sleep(std::time::Duration::from_millis(200));
+            eprintln!("<panic-at {}>", unix_nanos());
             panic!("PE 1 gives up on purpose");
         }
         // The others wait in a barrier that PE 1 never reaches.
@@ -235,14 +243,34 @@ fn a_panicking_pe_ends_the_job_promptly() {
     }
     for path in common::Path::ALL {
         for n in [2, 3, 8] {
-            let (out, took) = common::launch("a_panicking_pe_ends_the_job_promptly", n, path, &[]);
+            let (out, _) = common::launch("a_panicking_pe_ends_the_job_promptly", n, path, &[]);
+            let ended = unix_nanos();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(!out.status.success(), "job must fail: {stderr}");
+            assert_eq!(
+                out.status.code(),
+                Some(101),
+                "the job exits with the panicking PE's status: {stderr}"
+            );
             assert!(stderr.contains("PE 1 gives up on purpose"), "{stderr}");
-            assert!(stderr.contains("PE 1"), "launcher names the PE: {stderr}");
             assert!(
-                took.as_secs_f64() < 8.0,
-                "job of {n} PEs took {took:?} to end"
+                stderr.contains("shmemrun: PE 1 "),
+                "the launcher names the PE: {stderr}"
+            );
+            let at: u128 = stderr
+                .split("<panic-at ")
+                .nth(1)
+                .and_then(|rest| rest.split('>').next())
+                .and_then(|t| t.parse().ok())
+                .expect("PE 1 printed its panic time");
+            let secs = (ended - at) as f64 / 1e9;
+            assert!(
+                secs < 2.0,
+                "{n} PEs ({path:?}): the job ended {secs:.2} s after the panic"
+            );
+            eprintln!(
+                "{n} PEs ({path:?}): job ended {:.0} ms after the panic",
+                secs * 1e3
             );
         }
     }

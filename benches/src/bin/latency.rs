@@ -43,6 +43,8 @@ struct Args {
 const LEN: usize = 8;
 /// The PE that is written to and read from.
 const TARGET: usize = 1;
+/// Value written at the end to check that puts land on the target.
+const CHECK: u64 = 0x5eed_cafe;
 
 #[symmetric]
 static STATIC_BUF: [u64; LEN] = [0; LEN];
@@ -156,5 +158,20 @@ fn run(args: &Args) -> Result<(), String> {
     }
     // PE 1 waits here (progressing UCX) for the whole measurement.
     world.barrier_all();
+
+    // Sanity check that the puts really reach PE 1's copies.
+    if world.my_pe() == 0 {
+        heap.put(TARGET, 1..2, &[CHECK]);
+        STATIC_BUF.p(TARGET, 1, CHECK);
+    }
+    world.barrier_all();
+    if world.my_pe() == TARGET {
+        let (h, s) = (heap.local_get(1), STATIC_BUF.local_get(1));
+        if (h, s) != (CHECK, CHECK) {
+            return Err(format!(
+                "check failed: PE {TARGET} holds {h:#x} (heap) and {s:#x} (static), expected {CHECK:#x}"
+            ));
+        }
+    }
     Ok(())
 }

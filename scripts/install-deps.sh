@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the system packages shmem-rs needs to build and run on Debian/Ubuntu: UCX (the transport,
+# with its headers for bindgen), pkg-config (to find UCX) and libclang (for bindgen). Skips the
+# install when everything is already there.
+set -euo pipefail
+
+need=()
+pkg-config --exists 'ucx >= 1.12' 2>/dev/null || need+=(libucx-dev pkg-config)
+ldconfig -p 2>/dev/null | grep -q 'libclang' || need+=(libclang-dev)
+if [ ${#need[@]} -eq 0 ]; then
+    exit 0
+fi
+if ! command -v apt-get >/dev/null; then
+    echo "install-deps: please install UCX >= 1.12 (with headers), pkg-config and libclang" >&2
+    exit 1
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+echo "install-deps: installed ${need[*]}"
