@@ -312,7 +312,8 @@ fn pe_leaving_without_finalize_releases_the_waiters() {
                     m.contains("PE 2 closed its launcher connection before finalizing"),
                     "{m}"
                 );
-                assert!(m.contains("wait in a barrier"), "{m}");
+                // "PE 0 waits" or "PEs 0, 1 wait": depends on who reached the barrier first.
+                assert!(m.contains("in a barrier"), "{m}");
             }
             other => panic!("PE {pe}: {other:?}"),
         }
