@@ -41,6 +41,7 @@
 
 extern crate self as shmem_core;
 
+mod amo;
 mod bootstrap;
 mod config;
 mod element;
@@ -52,6 +53,7 @@ mod statics;
 mod sync;
 mod world;
 
+pub use amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
 pub use element::Element;
 pub use error::{Error, Result};
 pub use heap::SymArray;
@@ -62,6 +64,7 @@ pub use world::{World, init};
 
 /// Everything a PGAS program usually needs: `use shmem_core::prelude::*;`.
 pub mod prelude {
+    pub use crate::amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
     pub use crate::element::Element;
     pub use crate::heap::SymArray;
     pub use crate::rma::{NbiScope, SymmetricArray};

@@ -3,6 +3,7 @@
 //! Every operation checks its PE, range and lengths before any byte moves and panics with a
 //! message that names the values; then it is one copy (same node) or one UCX call (otherwise).
 
+use crate::amo::Remote;
 use crate::element::Element;
 use crate::runtime::{Runtime, runtime};
 use std::marker::PhantomData;
@@ -200,6 +201,19 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
             )
         }
         value
+    }
+
+    /// Element `index` of this array on PE `pe`, as a [`Remote`] for atomics and single-element
+    /// access (`A.at(pe, i).fetch_add(1)`). Checks the PE and the index.
+    #[inline]
+    #[track_caller]
+    fn at(&self, pe: usize, index: usize) -> Remote<'_, E> {
+        let rt = runtime();
+        if index >= self.len() {
+            bad_index("at", index, self.len());
+        }
+        let peer = rt.peer(pe);
+        Remote::new(rt, peer, elem_offset::<E>(self.__heap_offset(), index))
     }
 
     /// `shmem_iput`: strided put. Writes the elements `range.start, range.start + stride, ...`

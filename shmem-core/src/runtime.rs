@@ -479,6 +479,49 @@ impl Runtime {
         }
     }
 
+    /// True when `peer`'s heap is mapped here (load/store reaches it).
+    #[inline]
+    pub(crate) fn is_direct(&self, peer: &Peer) -> bool {
+        !peer.direct.is_null()
+    }
+
+    /// Local address of `offset` in a directly mapped peer's heap.
+    #[inline]
+    pub(crate) fn direct_ptr(&self, peer: &Peer, offset: usize) -> *mut u8 {
+        debug_assert!(self.is_direct(peer) && offset < self.layout.total);
+        // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
+        unsafe { peer.direct.add(offset) }
+    }
+
+    /// An AMO through UCX on the word at `offset` of `peer`; returns the old value (0 for a
+    /// non-fetching operation).
+    pub(crate) fn ucx_amo(
+        &self,
+        peer: &Peer,
+        offset: usize,
+        size: shmem_ucx::AtomicSize,
+        op: shmem_ucx::AtomicOp,
+        value: u64,
+        compare: u64,
+        fetch: bool,
+    ) -> u64 {
+        use shmem_ucx::AtomicOp;
+        let u = ucx_of(peer);
+        let addr = peer.remote_base + offset as u64;
+        // Swap and compare-swap always need the reply buffer in UCX (a `set` is a swap).
+        let r = if fetch || matches!(op, AtomicOp::Swap | AtomicOp::Cswap) {
+            // SAFETY: the caller checked that the word lies in the peer's heap, aligned.
+            unsafe { u.ep.atomic_fetch(op, value, compare, size, addr, &u.rkey) }
+        } else {
+            // SAFETY: as above.
+            unsafe { u.ep.atomic_post(op, value, size, addr, &u.rkey).map(|()| 0) }
+        };
+        match r {
+            Ok(old) => old,
+            Err(e) => ucx_failed("atomic", e),
+        }
+    }
+
     /// Completes outstanding UCX operations to `peer` (no-op for direct peers).
     pub(crate) fn flush_peer(&self, peer: &Peer) {
         if let Some(u) = &peer.ucx {

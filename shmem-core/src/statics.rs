@@ -6,6 +6,7 @@
 //! copies the initial value there and records the offset in the static. From then on the static is
 //! exactly as fast as a heap array: `heap base + offset`.
 
+use crate::amo::Remote;
 use crate::element::Element;
 use crate::rma::{SymmetricArray, sealed};
 use crate::runtime::{not_initialized, runtime};
@@ -135,6 +136,18 @@ impl<T: Element> Symmetric<T> {
     /// The initial value given in the declaration.
     pub fn initial(&self) -> &T {
         &self.init
+    }
+}
+
+impl<T: crate::amo::AmoWord> Symmetric<T> {
+    /// This scalar static on PE `pe`, as a [`Remote`] for atomics (`COUNTER.at(pe).inc()`).
+    /// (Array statics have [`SymmetricArray::at`] with an index instead.)
+    #[inline]
+    #[track_caller]
+    pub fn at(&self, pe: usize) -> Remote<'_, T> {
+        let rt = runtime();
+        let peer = rt.peer(pe);
+        Remote::new(rt, peer, self.offset())
     }
 }
 

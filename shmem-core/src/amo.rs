@@ -1,0 +1,365 @@
+//! Atomic memory operations (AMOs) on one element of a symmetric object on some PE.
+//!
+//! On a peer whose heap is mapped into this process (same node) an AMO is a CPU atomic on the
+//! mapped word; otherwise it is `ucp_atomic_op_nbx`. The element type decides at compile time
+//! which operations exist, following the OpenSHMEM type sets:
+//!
+//! | trait | operations | types |
+//! |---|---|---|
+//! | [`AmoExtended`] | `fetch`, `set`, `swap` | `i32 i64 u32 u64 isize usize f32 f64` |
+//! | [`AmoStandard`] | `compare_swap`, `fetch_add`, `add`, `fetch_inc`, `inc` | `i32 i64 u32 u64 isize usize` |
+//! | [`AmoBitwise`] | `fetch_and`, `and`, `fetch_or`, `or`, `fetch_xor`, `xor` | `i32 i64 u32 u64` |
+
+use crate::element::Element;
+use crate::runtime::{Peer, Runtime};
+use shmem_ucx::AtomicSize;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+mod sealed {
+    /// Only the word types below are atomic.
+    pub trait Word {}
+}
+
+/// A 4- or 8-byte element that AMOs move as raw bits. Implemented for the OpenSHMEM AMO types.
+#[doc(hidden)]
+pub trait AmoWord: Element + sealed::Word {
+    /// Word size for UCX.
+    const SIZE: AtomicSize;
+    /// The value's bits, zero-extended.
+    fn to_bits(self) -> u64;
+    /// The value from (the low bytes of) `bits`.
+    fn from_bits(bits: u64) -> Self;
+}
+
+/// Types with the OpenSHMEM *extended* AMOs: `fetch`, `set` and `swap`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no atomic operations in OpenSHMEM",
+    label = "no atomic fetch, set or swap for `{Self}`",
+    note = "atomic fetch, set and swap exist for i32, i64, u32, u64, isize, usize, f32 and f64"
+)]
+pub trait AmoExtended: AmoWord {}
+
+/// Types with the OpenSHMEM *standard* AMOs: `compare_swap`, `fetch_add`, `add`, `fetch_inc`,
+/// `inc` (and `-=` as an add of the negated value).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no atomic add, increment or compare-and-swap in OpenSHMEM",
+    label = "no atomic arithmetic for `{Self}`",
+    note = "atomic add, increment and compare_swap exist for i32, i64, u32, u64, isize and usize; \
+            f32 and f64 have only atomic fetch, set and swap"
+)]
+pub trait AmoStandard: AmoExtended {}
+
+/// Types with the OpenSHMEM *bitwise* AMOs: `and`, `or`, `xor` and their fetching forms.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no atomic bitwise operations in OpenSHMEM",
+    label = "no atomic and/or/xor for `{Self}`",
+    note = "atomic and, or and xor exist for i32, i64, u32 and u64"
+)]
+pub trait AmoBitwise: AmoStandard {}
+
+macro_rules! words {
+    ($($t:ty => $size:ident, $bits:ty, [$($tr:ident),*];)*) => {$(
+        impl sealed::Word for $t {}
+        impl AmoWord for $t {
+            const SIZE: AtomicSize = AtomicSize::$size;
+            #[inline(always)]
+            fn to_bits(self) -> u64 {
+                <$bits>::from_ne_bytes(self.to_ne_bytes()) as u64
+            }
+            #[inline(always)]
+            fn from_bits(bits: u64) -> Self {
+                <$t>::from_ne_bytes((bits as $bits).to_ne_bytes())
+            }
+        }
+        $(impl $tr for $t {})*
+    )*};
+}
+
+words! {
+    i32 => U32, u32, [AmoExtended, AmoStandard, AmoBitwise];
+    u32 => U32, u32, [AmoExtended, AmoStandard, AmoBitwise];
+    i64 => U64, u64, [AmoExtended, AmoStandard, AmoBitwise];
+    u64 => U64, u64, [AmoExtended, AmoStandard, AmoBitwise];
+    isize => U64, u64, [AmoExtended, AmoStandard];
+    usize => U64, u64, [AmoExtended, AmoStandard];
+    f32 => U32, u32, [AmoExtended];
+    f64 => U64, u64, [AmoExtended];
+}
+
+const _: () = assert!(
+    size_of::<usize>() == 8,
+    "AMOs on usize/isize assume a 64-bit target"
+);
+
+/// The operation of one AMO.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Op {
+    Fetch,
+    Set,
+    Swap,
+    Cswap,
+    Add,
+    FetchAdd,
+    And,
+    FetchAnd,
+    Or,
+    FetchOr,
+    Xor,
+    FetchXor,
+}
+
+/// One element of a symmetric object on one PE: the target of atomic operations, and of single
+/// element reads and writes. Made by [`SymmetricArray::at`](crate::SymmetricArray::at) or
+/// [`Symmetric::at`](crate::Symmetric::at), which check the PE and the index.
+///
+/// ```
+/// use shmem_core::prelude::*;
+///
+/// #[symmetric]
+/// static HITS: [u64; 4] = [0; 4];
+///
+/// let world = shmem_core::init()?;
+/// HITS.at(0, 2).add(5);                      // atomic add on PE 0
+/// world.barrier_all();
+/// let before = HITS.at(0, 2).fetch_inc();    // returns the old value
+/// assert!(before >= 5);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+pub struct Remote<'a, E> {
+    rt: &'static Runtime,
+    peer: &'static Peer,
+    offset: usize,
+    _e: PhantomData<&'a E>,
+}
+
+impl<E> Clone for Remote<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<E> Copy for Remote<'_, E> {}
+
+impl<E: Element> Remote<'_, E> {
+    /// A checked location: `pe` and `offset` were validated by the caller.
+    #[inline]
+    pub(crate) fn new(rt: &'static Runtime, peer: &'static Peer, offset: usize) -> Self {
+        Remote {
+            rt,
+            peer,
+            offset,
+            _e: PhantomData,
+        }
+    }
+
+    /// Reads the element (`shmem_g`).
+    #[inline]
+    pub fn get(self) -> E {
+        let mut value = E::new_zeroed();
+        // SAFETY: the location was checked when this `Remote` was made.
+        unsafe {
+            self.rt.get_bytes(
+                self.peer,
+                self.offset,
+                (&raw mut value).cast(),
+                size_of::<E>(),
+            )
+        }
+        value
+    }
+
+    /// Writes the element (`shmem_p`).
+    #[inline]
+    pub fn put(self, value: E) {
+        // SAFETY: the location was checked when this `Remote` was made.
+        unsafe {
+            self.rt.put_bytes(
+                self.peer,
+                self.offset,
+                (&raw const value).cast(),
+                size_of::<E>(),
+            )
+        }
+    }
+}
+
+impl<E: AmoWord> Remote<'_, E> {
+    #[inline]
+    fn amo(self, op: Op, value: E, compare: E) -> E {
+        let (v, c) = (value.to_bits(), compare.to_bits());
+        let bits = if self.rt.is_direct(self.peer) {
+            // SAFETY: checked location inside the peer's mapped heap, aligned for E (objects are
+            // 64-byte aligned and E is 4 or 8 bytes); peers only access it atomically or by
+            // copies that OpenSHMEM leaves unordered anyway.
+            unsafe {
+                cpu_amo(
+                    self.rt.direct_ptr(self.peer, self.offset),
+                    E::SIZE,
+                    op,
+                    v,
+                    c,
+                )
+            }
+        } else {
+            self.rt.ucx_amo(
+                self.peer,
+                self.offset,
+                E::SIZE,
+                op.into(),
+                v,
+                c,
+                op.fetches(),
+            )
+        };
+        E::from_bits(bits)
+    }
+}
+
+impl Op {
+    fn fetches(self) -> bool {
+        !matches!(self, Op::Add | Op::And | Op::Or | Op::Xor)
+    }
+}
+
+impl From<Op> for shmem_ucx::AtomicOp {
+    fn from(op: Op) -> Self {
+        use shmem_ucx::AtomicOp as U;
+        match op {
+            // A fetch is an add of 0; a set is a swap whose old value is dropped.
+            Op::Fetch | Op::Add | Op::FetchAdd => U::Add,
+            Op::Set | Op::Swap => U::Swap,
+            Op::Cswap => U::Cswap,
+            Op::And | Op::FetchAnd => U::And,
+            Op::Or | Op::FetchOr => U::Or,
+            Op::Xor | Op::FetchXor => U::Xor,
+        }
+    }
+}
+
+/// A CPU atomic on a mapped word; returns the old value.
+///
+/// # Safety
+/// `p` is valid and aligned for a word of `size` and only accessed atomically by others.
+#[inline(always)]
+unsafe fn cpu_amo(p: *mut u8, size: AtomicSize, op: Op, v: u64, c: u64) -> u64 {
+    const O: Ordering = Ordering::SeqCst;
+    macro_rules! apply {
+        ($a:expr, $t:ty) => {{
+            let a = $a;
+            let (v, c) = (v as $t, c as $t);
+            (match op {
+                Op::Fetch => a.load(O),
+                Op::Set => {
+                    a.store(v, O);
+                    0
+                }
+                Op::Swap => a.swap(v, O),
+                Op::Cswap => match a.compare_exchange(c, v, O, O) {
+                    Ok(old) | Err(old) => old,
+                },
+                Op::Add | Op::FetchAdd => a.fetch_add(v, O),
+                Op::And | Op::FetchAnd => a.fetch_and(v, O),
+                Op::Or | Op::FetchOr => a.fetch_or(v, O),
+                Op::Xor | Op::FetchXor => a.fetch_xor(v, O),
+            }) as u64
+        }};
+    }
+    match size {
+        // SAFETY: the caller guarantees validity and alignment.
+        AtomicSize::U32 => apply!(unsafe { AtomicU32::from_ptr(p.cast()) }, u32),
+        // SAFETY: as above.
+        AtomicSize::U64 => apply!(unsafe { AtomicU64::from_ptr(p.cast()) }, u64),
+    }
+}
+
+impl<E: AmoExtended> Remote<'_, E> {
+    /// `shmem_atomic_fetch`: reads the element atomically.
+    #[inline]
+    pub fn fetch(self) -> E {
+        self.amo(Op::Fetch, E::from_bits(0), E::from_bits(0))
+    }
+
+    /// `shmem_atomic_set`: writes the element atomically.
+    #[inline]
+    pub fn set(self, value: E) {
+        self.amo(Op::Set, value, value);
+    }
+
+    /// `shmem_atomic_swap`: writes `value` and returns the old value.
+    #[inline]
+    pub fn swap(self, value: E) -> E {
+        self.amo(Op::Swap, value, value)
+    }
+}
+
+impl<E: AmoStandard> Remote<'_, E> {
+    /// `shmem_atomic_compare_swap`: writes `value` if the element equals `cond`; returns the
+    /// old value either way.
+    #[inline]
+    pub fn compare_swap(self, cond: E, value: E) -> E {
+        self.amo(Op::Cswap, value, cond)
+    }
+
+    /// `shmem_atomic_fetch_add`: adds `value` (wrapping) and returns the old value.
+    #[inline]
+    pub fn fetch_add(self, value: E) -> E {
+        self.amo(Op::FetchAdd, value, value)
+    }
+
+    /// `shmem_atomic_add`: adds `value` (wrapping).
+    #[inline]
+    pub fn add(self, value: E) {
+        self.amo(Op::Add, value, value);
+    }
+
+    /// Subtracts `value` (wrapping): an add of the two's complement negation (`-=` in `shmem!`).
+    #[inline]
+    pub fn sub(self, value: E) {
+        self.amo(Op::Add, E::from_bits(value.to_bits().wrapping_neg()), value);
+    }
+
+    /// `shmem_atomic_fetch_inc`: adds one and returns the old value.
+    #[inline]
+    pub fn fetch_inc(self) -> E {
+        self.fetch_add(E::from_bits(1))
+    }
+
+    /// `shmem_atomic_inc`: adds one.
+    #[inline]
+    pub fn inc(self) {
+        self.add(E::from_bits(1))
+    }
+}
+
+impl<E: AmoBitwise> Remote<'_, E> {
+    /// `shmem_atomic_fetch_and`: bitwise and; returns the old value.
+    #[inline]
+    pub fn fetch_and(self, value: E) -> E {
+        self.amo(Op::FetchAnd, value, value)
+    }
+    /// `shmem_atomic_and`.
+    #[inline]
+    pub fn and(self, value: E) {
+        self.amo(Op::And, value, value);
+    }
+    /// `shmem_atomic_fetch_or`: bitwise or; returns the old value.
+    #[inline]
+    pub fn fetch_or(self, value: E) -> E {
+        self.amo(Op::FetchOr, value, value)
+    }
+    /// `shmem_atomic_or`.
+    #[inline]
+    pub fn or(self, value: E) {
+        self.amo(Op::Or, value, value);
+    }
+    /// `shmem_atomic_fetch_xor`: bitwise xor; returns the old value.
+    #[inline]
+    pub fn fetch_xor(self, value: E) -> E {
+        self.amo(Op::FetchXor, value, value)
+    }
+    /// `shmem_atomic_xor`.
+    #[inline]
+    pub fn xor(self, value: E) {
+        self.amo(Op::Xor, value, value);
+    }
+}
