@@ -493,17 +493,15 @@ impl Runtime {
         unsafe { peer.direct.add(offset) }
     }
 
-    /// An AMO through UCX on the word at `offset` of `peer`; returns the old value (0 for a
-    /// non-fetching operation).
+    /// An AMO through UCX on the word at `offset` of `peer` with operands `(value, compare)`;
+    /// returns the old value (0 for a non-fetching operation).
     pub(crate) fn ucx_amo(
         &self,
         peer: &Peer,
         offset: usize,
         size: shmem_ucx::AtomicSize,
-        op: shmem_ucx::AtomicOp,
-        value: u64,
-        compare: u64,
-        fetch: bool,
+        (op, fetch): (shmem_ucx::AtomicOp, bool),
+        (value, compare): (u64, u64),
     ) -> u64 {
         use shmem_ucx::AtomicOp;
         let u = ucx_of(peer);
