@@ -205,10 +205,8 @@ impl<E: AmoWord> Remote<'_, E> {
                 self.peer,
                 self.offset,
                 E::SIZE,
-                op.into(),
-                v,
-                c,
-                op.fetches(),
+                (op.into(), op.fetches()),
+                (v, c),
             )
         };
         E::from_bits(bits)
