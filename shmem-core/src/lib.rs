@@ -44,6 +44,7 @@ extern crate self as shmem_core;
 mod amo;
 mod bootstrap;
 mod config;
+mod dsl;
 mod element;
 pub mod error;
 mod heap;
@@ -58,7 +59,7 @@ pub use element::Element;
 pub use error::{Error, Result};
 pub use heap::SymArray;
 pub use rma::{NbiScope, SymmetricArray};
-pub use shmem_macros::{Element, symmetric};
+pub use shmem_macros::{Element, shmem, symmetric};
 pub use statics::Symmetric;
 pub use world::{World, init};
 
@@ -70,7 +71,7 @@ pub mod prelude {
     pub use crate::rma::{NbiScope, SymmetricArray};
     pub use crate::statics::Symmetric;
     pub use crate::world::World;
-    pub use shmem_macros::{Element, symmetric};
+    pub use shmem_macros::{Element, shmem, symmetric};
 }
 
 /// Items used by the macros' expansions; not a stable API.
@@ -78,6 +79,10 @@ pub mod prelude {
 pub mod __private {
     pub use crate::statics::{SYMMETRIC_STATICS, StaticObject, register};
     pub use linkme;
+    /// Conversions and checks used by `shmem!`.
+    pub mod dsl {
+        pub use crate::dsl::*;
+    }
 }
 
 /// The README's example, compiled and run as a doctest so that it stays correct.

@@ -104,7 +104,17 @@ fn len_mismatch(op: &str, target: usize, local_what: &str, local: usize) -> ! {
 /// assert_eq!(GRID.g(right, 12), 7.0);
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a symmetric array of `{E}`",
+    label = "not symmetric: other PEs cannot access it",
+    note = "`shmem!` targets and remote-access methods work on `#[symmetric]` statics and on \
+            `SymArray`s from `World::alloc`; a scalar `#[symmetric]` static is addressed as `NAME[pe]`"
+)]
 pub trait SymmetricArray<E: Element>: sealed::Sealed {
+    /// Length known at compile time (`usize::MAX` when not known), for `shmem!`'s checks.
+    #[doc(hidden)]
+    const CONST_LEN: usize = usize::MAX;
+
     /// Byte offset of element 0 in the symmetric heap. Panics if the runtime is not initialized.
     #[doc(hidden)]
     fn __heap_offset(&self) -> usize;

@@ -79,7 +79,7 @@ impl<T: Element> Symmetric<T> {
     /// Byte offset in the symmetric heap; panics before `init`.
     #[inline]
     #[track_caller]
-    fn offset(&self) -> usize {
+    pub(crate) fn heap_offset(&self) -> usize {
         match self.slot.load(Ordering::Relaxed) {
             0 => not_initialized(),
             s => s - 1,
@@ -96,7 +96,7 @@ impl<T: Element> Symmetric<T> {
         unsafe {
             rt.put_bytes(
                 peer,
-                self.offset(),
+                self.heap_offset(),
                 (&raw const value).cast(),
                 size_of::<T>(),
             )
@@ -111,7 +111,14 @@ impl<T: Element> Symmetric<T> {
         let peer = rt.peer(pe);
         let mut value = T::new_zeroed();
         // SAFETY: as in `put_value`; `value` is a local of the right size.
-        unsafe { rt.get_bytes(peer, self.offset(), (&raw mut value).cast(), size_of::<T>()) }
+        unsafe {
+            rt.get_bytes(
+                peer,
+                self.heap_offset(),
+                (&raw mut value).cast(),
+                size_of::<T>(),
+            )
+        }
         value
     }
 
@@ -121,7 +128,7 @@ impl<T: Element> Symmetric<T> {
     pub fn local(&self) -> T {
         let rt = runtime();
         // SAFETY: the static's bytes lie in the heap at its offset, aligned for T.
-        unsafe { rt.local(self.offset()).cast::<T>().read_volatile() }
+        unsafe { rt.local(self.heap_offset()).cast::<T>().read_volatile() }
     }
 
     /// Sets this PE's own value.
@@ -130,7 +137,11 @@ impl<T: Element> Symmetric<T> {
     pub fn set_local(&self, value: T) {
         let rt = runtime();
         // SAFETY: as in `local`.
-        unsafe { rt.local(self.offset()).cast::<T>().write_volatile(value) }
+        unsafe {
+            rt.local(self.heap_offset())
+                .cast::<T>()
+                .write_volatile(value)
+        }
     }
 
     /// The initial value given in the declaration.
@@ -147,7 +158,7 @@ impl<T: crate::amo::AmoWord> Symmetric<T> {
     pub fn at(&self, pe: usize) -> Remote<'_, T> {
         let rt = runtime();
         let peer = rt.peer(pe);
-        Remote::new(rt, peer, self.offset())
+        Remote::new(rt, peer, self.heap_offset())
     }
 }
 
@@ -183,8 +194,10 @@ impl<E: Element, const N: usize> sealed::Sealed for Symmetric<[E; N]> {}
 impl<E: Element, const N: usize> SymmetricArray<E> for Symmetric<[E; N]> {
     #[inline]
     fn __heap_offset(&self) -> usize {
-        self.offset()
+        self.heap_offset()
     }
+
+    const CONST_LEN: usize = N;
 
     #[inline]
     fn len(&self) -> usize {

@@ -1,6 +1,8 @@
 //! Procedural macros of `shmem-core`. Use them through `shmem_core` (`shmem_core::prelude::*`),
 //! which re-exports them; the expansions name `::shmem_core::__private` items.
 
+mod dsl;
+
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote, quote_spanned};
@@ -127,4 +129,103 @@ pub fn derive_element(input: TokenStream) -> TokenStream {
         impl #impl_generics ::shmem_core::Element for #name #ty_generics #where_clause {}
     }
     .into()
+}
+
+/// Remote memory access written as slice syntax, checked at compile time, expanded into direct
+/// typed calls (`put`, `get`, `iput`, `iget`, `p`, `g`, atomics) with no allocation.
+///
+/// # Grammar
+///
+/// `shmem!(STMT; STMT; ...)` (any of `()`, `[]`, `{}`), where a statement is one of:
+///
+/// | form | meaning | OpenSHMEM |
+/// |---|---|---|
+/// | `T[pe, i] = v` | write one element | `shmem_p` |
+/// | `T[pe, a..b] = src` | contiguous put | `shmem_put` |
+/// | `T[pe, a..b;s] = src` | strided put: elements a, a+s, ... below b | `shmem_iput` |
+/// | `dst = T[pe, a..b]` | contiguous get into a local place | `shmem_get` |
+/// | `dst = T[pe, a..b;s]` | strided get | `shmem_iget` |
+/// | `x = T[pe, i]`, or the expression `T[pe, i]` | read one element | `shmem_g` |
+/// | `S[pe] = v`, `x = S[pe]`, `S[pe]` | a whole `#[symmetric]` static | `shmem_p`/`shmem_g` |
+/// | `T[pe, i] += v` (and `-=`, `&=`, `\|=`, `^=`) | non-fetching atomic | `shmem_atomic_add`, ... |
+/// | `T[pe, i].fetch_add(v)`, `.fetch()`, `.set(v)`, `.swap(v)`, `.compare_swap(c, v)`, `.fetch_inc()`, `.inc()`, `.fetch_and(v)`, `.fetch_or(v)`, `.fetch_xor(v)` | atomics | `shmem_atomic_*` |
+/// | `nbi s: T[pe, a..b] = src`, `nbi s: dst = T[pe, a..b]` | non-blocking, inside `world.nbi(\|s\| ...)` | `shmem_put_nbi`, `shmem_get_nbi` |
+///
+/// `T` is a `#[symmetric]` static array or a `SymArray` from `World::alloc`; `S` a
+/// `#[symmetric]` static. Ranges are `a..b`, `a..=b`, `a..`, `..b` or `..`; a stride follows a
+/// `;` and must be positive. `pe`, indices, bounds and strides are integers of any type. `src` is an
+/// array, slice or `Vec` (or a reference to one, or a sub-slice `&v[..k]`), `dst` any mutable place
+/// of those kinds (`v[..k]` included); element types must match the target's.
+///
+/// # Checked at compile time
+/// A target that is not symmetric; element types that differ between the two sides; a zero or
+/// negative literal stride; a constant index or range outside a static array; a constant element
+/// count that differs from a fixed-size local array; a range on a scalar static; an atomic the
+/// element type does not have (`+=` on `f64`); a destination that is not mutable; a PE that is not
+/// an integer; malformed syntax, reported at the offending token.
+///
+/// # Checked at run time, before any byte moves
+/// PE numbers, dynamic bounds and lengths, and use before `shmem_core::init()`: a panic whose
+/// message names the values.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+///
+/// #[symmetric]
+/// static A: [f64; 16] = [0.0; 16];
+/// #[symmetric]
+/// static COUNT: u64 = 0;
+///
+/// let world = shmem_core::init()?;
+/// let pe = (world.my_pe() + 1) % world.n_pes();
+/// let heap = world.alloc::<i32>(8);
+///
+/// shmem!(A[pe, 0..4] = [1.0, 2.0, 3.0, 4.0]);      // put
+/// shmem!(A[pe, 4..12;2] = vec![5.0, 6.0, 7.0, 8.0]); // strided put: 4, 6, 8, 10
+/// shmem!(A[pe, 15] = 9.5);                          // one element
+/// shmem!(heap[pe, ..] = [7; 8]; COUNT[pe] = 3);     // two statements
+/// world.barrier_all();
+///
+/// let mut back = [0.0; 4];
+/// shmem!(back = A[pe, 0..4]);                       // get
+/// assert_eq!(back, [1.0, 2.0, 3.0, 4.0]);
+/// let mut every_other = vec![0.0; 4];
+/// shmem!(every_other = A[pe, 4..12;2]);             // strided get
+/// assert_eq!(every_other, [5.0, 6.0, 7.0, 8.0]);
+/// let mut part = [0; 8];
+/// shmem!(part[..3] = heap[pe, 5..]);                // into a sub-slice
+/// assert_eq!(part, [7, 7, 7, 0, 0, 0, 0, 0]);
+/// let x: f64 = shmem!(A[pe, 15]);                   // read one element
+/// assert_eq!(x, 9.5);
+/// assert_eq!(shmem!(COUNT[pe]), 3);                 // read a scalar static
+/// world.barrier_all();
+///
+/// shmem!(heap[0, 1] += 2);                          // atomic add on PE 0
+/// shmem!(COUNT[0] |= 8);                            // atomic or
+/// let old = shmem!(heap[0, 2].fetch_add(10));       // fetching atomic
+/// let prev = shmem!(COUNT[0].compare_swap(11, 0));  // compare-and-swap
+/// world.barrier_all();
+/// # let _ = (old, prev);
+///
+/// let src = [1, 2, 3];
+/// let mut got = [0; 3];
+/// world.nbi(|s| shmem!(nbi s: heap[pe, 0..3] = src));   // non-blocking put
+/// world.nbi(|s| shmem!(nbi s: got = heap[pe, 0..3]));   // non-blocking get
+/// assert_eq!(got, src);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+///
+/// Mistakes are compile errors on the user's own tokens:
+///
+/// ```compile_fail
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static A: [f64; 8] = [0.0; 8];
+/// shmem!(A[0, 7] += 1.0); // error: `f64` has no atomic add, increment or compare-and-swap
+/// ```
+#[proc_macro]
+pub fn shmem(input: TokenStream) -> TokenStream {
+    dsl::expand(input.into()).into()
 }

@@ -1,0 +1,277 @@
+//! What `shmem!` expands to: thin, `#[inline(always)]` conversions and checks around the typed
+//! runtime calls. Each trait here exists to carry a compile-time check with a message that reads
+//! like advice (`#[diagnostic::on_unimplemented]`). Not a stable API: use the macro.
+
+use crate::amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
+use crate::element::Element;
+use crate::rma::SymmetricArray;
+use crate::runtime::runtime;
+use crate::statics::Symmetric;
+
+/// Integer types accepted as PE numbers.
+#[diagnostic::on_unimplemented(
+    message = "a PE number must be an integer, not `{Self}`",
+    label = "expected an integer PE number"
+)]
+pub trait DslPe: Copy {
+    /// The PE number, or a panic naming a negative or oversized value.
+    fn to_pe(self) -> usize;
+}
+
+/// Integer types accepted as indices, range bounds and strides.
+#[diagnostic::on_unimplemented(
+    message = "`shmem!` indices, range bounds and strides must be integers, not `{Self}`",
+    label = "expected an integer"
+)]
+pub trait DslIndex: Copy {
+    /// The index, or a panic naming a negative or oversized value.
+    fn to_index(self) -> usize;
+}
+
+macro_rules! integers {
+    ($($t:ty)*) => {$(
+        impl DslPe for $t {
+            #[inline(always)]
+            #[track_caller]
+            #[allow(irrefutable_let_patterns)]
+            fn to_pe(self) -> usize {
+                if let Ok(v) = usize::try_from(self) { v } else { bad_int("PE number", self) }
+            }
+        }
+        impl DslIndex for $t {
+            #[inline(always)]
+            #[track_caller]
+            #[allow(irrefutable_let_patterns)]
+            fn to_index(self) -> usize {
+                if let Ok(v) = usize::try_from(self) { v } else { bad_int("index", self) }
+            }
+        }
+    )*};
+}
+integers!(u8 u16 u32 u64 u128 usize i8 i16 i32 i64 i128 isize);
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn bad_int(what: &str, v: impl std::fmt::Display) -> ! {
+    panic!("shmem!: {what} {v} is not a valid {what} (negative or too large)")
+}
+
+/// Converts a PE expression.
+#[inline(always)]
+#[track_caller]
+pub fn pe<P: DslPe>(p: P) -> usize {
+    p.to_pe()
+}
+
+/// Converts an index, range bound or stride expression.
+#[inline(always)]
+#[track_caller]
+pub fn index<I: DslIndex>(i: I) -> usize {
+    i.to_index()
+}
+
+/// A local buffer that can be the source of a put: arrays, slices, `Vec`s and references to them.
+#[diagnostic::on_unimplemented(
+    message = "the source `{Self}` does not hold `{E}` elements, the element type of the target",
+    label = "expected an array, slice or Vec of `{E}`"
+)]
+pub trait DslSource<E> {
+    /// The elements.
+    fn as_src(&self) -> &[E];
+}
+
+/// A local buffer that can be the destination of a get.
+#[diagnostic::on_unimplemented(
+    message = "the destination `{Self}` cannot receive `{E}` elements, the element type of the target",
+    label = "expected a mutable array, slice or Vec of `{E}`"
+)]
+pub trait DslDest<E> {
+    /// The elements.
+    fn as_dst(&mut self) -> &mut [E];
+}
+
+impl<E> DslSource<E> for [E] {
+    #[inline(always)]
+    fn as_src(&self) -> &[E] {
+        self
+    }
+}
+impl<E, const N: usize> DslSource<E> for [E; N] {
+    #[inline(always)]
+    fn as_src(&self) -> &[E] {
+        self
+    }
+}
+impl<E> DslSource<E> for Vec<E> {
+    #[inline(always)]
+    fn as_src(&self) -> &[E] {
+        self
+    }
+}
+impl<E, T: DslSource<E> + ?Sized> DslSource<E> for &T {
+    #[inline(always)]
+    fn as_src(&self) -> &[E] {
+        (**self).as_src()
+    }
+}
+impl<E, T: DslSource<E> + ?Sized> DslSource<E> for &mut T {
+    #[inline(always)]
+    fn as_src(&self) -> &[E] {
+        (**self).as_src()
+    }
+}
+impl<E> DslDest<E> for [E] {
+    #[inline(always)]
+    fn as_dst(&mut self) -> &mut [E] {
+        self
+    }
+}
+impl<E, const N: usize> DslDest<E> for [E; N] {
+    #[inline(always)]
+    fn as_dst(&mut self) -> &mut [E] {
+        self
+    }
+}
+impl<E> DslDest<E> for Vec<E> {
+    #[inline(always)]
+    fn as_dst(&mut self) -> &mut [E] {
+        self
+    }
+}
+impl<E, T: DslDest<E> + ?Sized> DslDest<E> for &mut T {
+    #[inline(always)]
+    fn as_dst(&mut self) -> &mut [E] {
+        (**self).as_dst()
+    }
+}
+
+/// The source of a put as a slice.
+#[inline(always)]
+pub fn src<E, S: DslSource<E> + ?Sized>(s: &S) -> &[E] {
+    s.as_src()
+}
+
+/// The destination of a get as a slice.
+#[inline(always)]
+pub fn dst<E, D: DslDest<E> + ?Sized>(d: &mut D) -> &mut [E] {
+    d.as_dst()
+}
+
+/// Local buffers whose length is either `C` or not fixed by their type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not have the {C} elements that the symmetric side selects",
+    label = "a fixed-size buffer of another length"
+)]
+pub trait FixedLen<const C: usize> {}
+impl<E, const C: usize> FixedLen<C> for [E; C] {}
+impl<E, const C: usize> FixedLen<C> for [E] {}
+impl<E, const C: usize> FixedLen<C> for Vec<E> {}
+impl<const C: usize, T: FixedLen<C> + ?Sized> FixedLen<C> for &T {}
+impl<const C: usize, T: FixedLen<C> + ?Sized> FixedLen<C> for &mut T {}
+
+/// Compile-time check that a fixed-size local buffer has `C` elements; free at run time.
+#[inline(always)]
+pub fn check_count<const C: usize, T: FixedLen<C> + ?Sized>(_: &T) {}
+
+/// Length of a symmetric array known at compile time (`usize::MAX` when it is not: heap arrays).
+pub const fn const_len<E: Element, T: SymmetricArray<E> + ?Sized>(_: &T) -> usize {
+    T::CONST_LEN
+}
+
+/// Compile-time bounds check of constant indices and ranges against a static's length.
+#[track_caller]
+pub const fn check_const_range(len: usize, end: usize, message: &'static str) {
+    if len != usize::MAX && end > len {
+        panic!("{}", message);
+    }
+}
+
+/// Whole-object access `NAME[pe]` to a `#[symmetric]` static.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `#[symmetric]` static, so it cannot be addressed as `NAME[pe]`",
+    label = "not a symmetric static",
+    note = "`NAME[pe]` addresses a whole `#[symmetric]` static on PE `pe`; heap arrays from \
+            `World::alloc` take an index or range: `NAME[pe, i]`, `NAME[pe, a..b]`"
+)]
+pub trait DslScalar {
+    /// The static's type.
+    type Value: Element;
+    /// The static on PE `pe`.
+    fn remote(&self, pe: usize) -> Remote<'_, Self::Value>;
+}
+
+impl<T: Element> DslScalar for Symmetric<T> {
+    type Value = T;
+    #[inline(always)]
+    #[track_caller]
+    fn remote(&self, pe: usize) -> Remote<'_, T> {
+        let rt = runtime();
+        let peer = rt.peer(pe);
+        Remote::new(rt, peer, self.heap_offset())
+    }
+}
+
+/// `NAME[pe]` read.
+#[inline(always)]
+#[track_caller]
+pub fn scalar_get<S: DslScalar + ?Sized>(s: &S, pe: usize) -> S::Value {
+    s.remote(pe).get()
+}
+
+/// `NAME[pe] = value`.
+#[inline(always)]
+#[track_caller]
+pub fn scalar_put<S: DslScalar + ?Sized>(s: &S, pe: usize, value: S::Value) {
+    s.remote(pe).put(value)
+}
+
+/// `NAME[pe]` as an atomic target.
+#[inline(always)]
+#[track_caller]
+pub fn scalar_at<S: DslScalar + ?Sized>(s: &S, pe: usize) -> Remote<'_, S::Value> {
+    s.remote(pe)
+}
+
+macro_rules! amo_fns {
+    ($($(#[$doc:meta])* $name:ident<$tr:ident>($($arg:ident),*) $(-> $ret:ident)?;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name<E: $tr>(r: Remote<'_, E>, $($arg: E),*) $(-> $ret)? {
+            r.$name($($arg),*)
+        }
+    )*};
+}
+
+amo_fns! {
+    /// `x = NAME[pe, i].fetch()`.
+    fetch<AmoExtended>() -> E;
+    /// `NAME[pe, i].set(v)`.
+    set<AmoExtended>(v);
+    /// `NAME[pe, i].swap(v)`.
+    swap<AmoExtended>(v) -> E;
+    /// `NAME[pe, i].compare_swap(cond, v)`.
+    compare_swap<AmoStandard>(cond, v) -> E;
+    /// `NAME[pe, i].fetch_add(v)`.
+    fetch_add<AmoStandard>(v) -> E;
+    /// `NAME[pe, i] += v`.
+    add<AmoStandard>(v);
+    /// `NAME[pe, i] -= v`.
+    sub<AmoStandard>(v);
+    /// `NAME[pe, i].fetch_inc()`.
+    fetch_inc<AmoStandard>() -> E;
+    /// `NAME[pe, i].inc()`.
+    inc<AmoStandard>();
+    /// `NAME[pe, i].fetch_and(v)`.
+    fetch_and<AmoBitwise>(v) -> E;
+    /// `NAME[pe, i] &= v`.
+    and<AmoBitwise>(v);
+    /// `NAME[pe, i].fetch_or(v)`.
+    fetch_or<AmoBitwise>(v) -> E;
+    /// `NAME[pe, i] |= v`.
+    or<AmoBitwise>(v);
+    /// `NAME[pe, i].fetch_xor(v)`.
+    fetch_xor<AmoBitwise>(v) -> E;
+    /// `NAME[pe, i] ^= v`.
+    xor<AmoBitwise>(v);
+}

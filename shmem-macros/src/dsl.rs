@@ -1,0 +1,782 @@
+//! `shmem!`: parsing and expansion.
+//!
+//! A statement is split at its top-level assignment operator; each side is either a *symmetric
+//! reference* `TARGET[pe, SEL]` / `STATIC[pe]` or a local Rust expression. The expansion is a
+//! direct call of the typed runtime method (`SymmetricArray::put`, `iput`, `get`, `p`, `g`,
+//! `Remote::add`, ...) on the user's own expressions, wrapped in `#[inline(always)]` conversions
+//! that carry the compile-time checks. Every error is a `syn::Error` at the offending tokens.
+
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprRange, Ident, RangeLimits, Token};
+
+/// Entry point: the macro's input to its expansion or its errors.
+pub fn expand(input: TokenStream) -> TokenStream {
+    match expand_all(input) {
+        Ok(ts) => ts,
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+/// Where the statements run: blocking (default) or inside a non-blocking scope.
+enum Mode {
+    Blocking,
+    Nbi(Expr),
+}
+
+fn expand_all(input: TokenStream) -> syn::Result<TokenStream> {
+    let tokens: Vec<TokenTree> = input.into_iter().collect();
+    if tokens.is_empty() {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            "empty shmem!: write a transfer such as `shmem!(A[pe, 0..n] = src)`",
+        ));
+    }
+    let (mode, rest) = split_mode(&tokens)?;
+    let mut errors: Option<syn::Error> = None;
+    let mut stmts = Vec::new();
+    for stmt in split_top(rest, ';') {
+        if stmt.is_empty() {
+            continue;
+        }
+        match expand_stmt(&mode, stmt) {
+            Ok(ts) => stmts.push(ts),
+            Err(e) => match &mut errors {
+                Some(all) => all.combine(e),
+                None => errors = Some(e),
+            },
+        }
+    }
+    if let Some(e) = errors {
+        return Err(e);
+    }
+    if stmts.is_empty() {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            "shmem! has no statement",
+        ));
+    }
+    let last = stmts.pop();
+    Ok(quote!({ #(#stmts;)* #last }))
+}
+
+/// `nbi SCOPE: ...` selects the non-blocking form.
+fn split_mode(tokens: &[TokenTree]) -> syn::Result<(Mode, &[TokenTree])> {
+    let is_nbi = matches!(&tokens[0], TokenTree::Ident(i) if i == "nbi")
+        && tokens
+            .get(1)
+            .is_some_and(|t| !matches!(t, TokenTree::Group(_) | TokenTree::Punct(_)));
+    if !is_nbi {
+        return Ok((Mode::Blocking, tokens));
+    }
+    // The scope expression runs up to the first lone `:` (not part of `::`).
+    let colon = (1..tokens.len()).find(|&i| is_lone_colon(tokens, i));
+    let Some(colon) = colon else {
+        return Err(syn::Error::new(
+            tokens[0].span(),
+            "expected `nbi SCOPE: statement`, with SCOPE the `NbiScope` from `world.nbi(|s| ...)`",
+        ));
+    };
+    let scope: Expr = syn::parse2(tokens[1..colon].iter().cloned().collect())?;
+    Ok((Mode::Nbi(scope), &tokens[colon + 1..]))
+}
+
+fn is_lone_colon(t: &[TokenTree], i: usize) -> bool {
+    let colon_at = |j: usize| matches!(t.get(j), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+    colon_at(i)
+        && !(i > 0
+            && colon_at(i - 1)
+            && matches!(&t[i - 1], TokenTree::Punct(p) if p.spacing() == proc_macro2::Spacing::Joint))
+        && !(colon_at(i + 1)
+            && matches!(&t[i], TokenTree::Punct(p) if p.spacing() == proc_macro2::Spacing::Joint))
+}
+
+/// Splits at top-level `sep` punctuation (groups hide nested ones).
+fn split_top(tokens: &[TokenTree], sep: char) -> Vec<&[TokenTree]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, t) in tokens.iter().enumerate() {
+        if matches!(t, TokenTree::Punct(p) if p.as_char() == sep) {
+            out.push(&tokens[start..i]);
+            start = i + 1;
+        }
+    }
+    out.push(&tokens[start..]);
+    out
+}
+
+/// The assignment operator of a statement.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AssignOp {
+    Set,
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+}
+
+/// Finds the first top-level assignment operator: `(index of its first token, its length, op)`.
+fn find_assign(t: &[TokenTree]) -> syn::Result<Option<(usize, usize, AssignOp)>> {
+    use proc_macro2::Spacing::{Alone, Joint};
+    let punct = |i: usize| match t.get(i) {
+        Some(TokenTree::Punct(p)) => Some((p.as_char(), p.spacing())),
+        _ => None,
+    };
+    let mut i = 0;
+    while i < t.len() {
+        if let Some(('=', spacing)) = punct(i) {
+            // `==` and `=>` are not assignments.
+            if spacing == Joint && matches!(punct(i + 1), Some(('=' | '>', _))) {
+                i += 2;
+                continue;
+            }
+            let prev = if i > 0 { punct(i - 1) } else { None };
+            let op = match prev {
+                Some((c, Joint)) => c,
+                _ => return Ok(Some((i, 1, AssignOp::Set))),
+            };
+            let two_back = if i > 1 { punct(i - 2) } else { None };
+            let compound = |o| Ok(Some((i - 1, 2, o)));
+            match op {
+                '+' => return compound(AssignOp::Add),
+                '-' => return compound(AssignOp::Sub),
+                '&' => return compound(AssignOp::And),
+                '|' => return compound(AssignOp::Or),
+                '^' => return compound(AssignOp::Xor),
+                '*' | '/' | '%' => {
+                    return Err(syn::Error::new(
+                        t[i - 1].span(),
+                        format!(
+                            "OpenSHMEM has no atomic `{op}=`: the atomic updates are `+=`, `-=`, \
+                             `&=`, `|=` and `^=`"
+                        ),
+                    ));
+                }
+                '<' | '>' if matches!(two_back, Some((c, Joint)) if c == op) => {
+                    return Err(syn::Error::new(
+                        t[i - 2].span(),
+                        format!("OpenSHMEM has no atomic shift `{op}{op}=`"),
+                    ));
+                }
+                // `<=`, `>=`, `!=` are comparisons inside an expression.
+                _ => {}
+            }
+            let _ = Alone;
+        }
+        i += 1;
+    }
+    Ok(None)
+}
+
+/// What the brackets of a symmetric reference select.
+enum Sel {
+    /// `NAME[pe]`: a whole `#[symmetric]` static.
+    Whole,
+    /// `NAME[pe, i]`.
+    Index(Expr),
+    /// `NAME[pe, a..b]` or `NAME[pe, a..b;s]`.
+    Range(ExprRange, Option<Expr>),
+}
+
+/// `TARGET[pe, SEL]` or `STATIC[pe]`.
+struct SymRef {
+    target: TokenStream,
+    target_span: Span,
+    /// The last path segment when the target is a plain path (to spot statics).
+    static_name: Option<String>,
+    pe: Expr,
+    sel: Sel,
+    span: Span,
+}
+
+/// A side of a statement, as tokens.
+struct Side<'a> {
+    tokens: &'a [TokenTree],
+}
+
+impl Side<'_> {
+    fn span(&self) -> Span {
+        let mut it = self.tokens.iter();
+        let first = it.next().map(|t| t.span()).unwrap_or_else(Span::call_site);
+        let last = self.tokens.last().map(|t| t.span()).unwrap_or(first);
+        first.join(last).unwrap_or(first)
+    }
+
+    fn stream(&self) -> TokenStream {
+        self.tokens.iter().cloned().collect()
+    }
+
+    /// The bracket group at the end and what precedes it, if the side has that shape.
+    fn bracketed(&self) -> Option<(&[TokenTree], &Group)> {
+        match self.tokens.split_last() {
+            // `vec![...]` and other macro calls are local expressions.
+            Some((TokenTree::Group(g), prefix))
+                if g.delimiter() == Delimiter::Bracket
+                    && !prefix.is_empty()
+                    && !matches!(prefix.last(), Some(TokenTree::Punct(p)) if p.as_char() == '!') =>
+            {
+                Some((prefix, g))
+            }
+            _ => None,
+        }
+    }
+
+    /// Brackets with a top-level comma: certainly a symmetric array reference.
+    fn is_array_ref(&self) -> bool {
+        self.bracketed().is_some_and(|(_, g)| has_top_comma(g))
+    }
+
+    /// `PATH[x]` without a comma: a whole static, or a local `v[i]`.
+    fn is_path_index(&self) -> bool {
+        self.bracketed().is_some_and(|(prefix, g)| {
+            !has_top_comma(g) && syn::parse2::<syn::Path>(prefix.iter().cloned().collect()).is_ok()
+        })
+    }
+
+    fn parse_ref(&self) -> syn::Result<SymRef> {
+        let Some((prefix, group)) = self.bracketed() else {
+            return Err(syn::Error::new(
+                self.span(),
+                "expected a symmetric reference `TARGET[pe, ...]`",
+            ));
+        };
+        let target: TokenStream = prefix.iter().cloned().collect();
+        let target_span = prefix[0].span();
+        syn::parse2::<Expr>(target.clone()).map_err(|e| {
+            syn::Error::new(e.span(), "expected a symmetric object (a `#[symmetric]` static or a `SymArray`) before `[...]`")
+        })?;
+        let static_name = syn::parse2::<syn::Path>(target.clone())
+            .ok()
+            .and_then(|p| p.segments.last().map(|s| s.ident.to_string()));
+        let (pe, sel) = parse_brackets(group)?;
+        Ok(SymRef {
+            target,
+            target_span,
+            static_name,
+            pe,
+            sel,
+            span: self.span(),
+        })
+    }
+}
+
+fn has_top_comma(g: &Group) -> bool {
+    g.stream()
+        .into_iter()
+        .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+}
+
+/// `pe` | `pe, SEL` | `pe, RANGE; stride`.
+fn parse_brackets(g: &Group) -> syn::Result<(Expr, Sel)> {
+    let span = g.span();
+    let parser = move |input: ParseStream| -> syn::Result<(Expr, Sel)> {
+        if input.is_empty() {
+            return Err(syn::Error::new(
+                span,
+                "missing PE number: write `TARGET[pe, index or range]` (or `STATIC[pe]` for a whole static)",
+            ));
+        }
+        let pe: Expr = input.parse()?;
+        if input.is_empty() {
+            return Ok((pe, Sel::Whole));
+        }
+        if !input.peek(Token![,]) {
+            return Err(input.error("expected `,` between the PE number and the index or range"));
+        }
+        input.parse::<Token![,]>()?;
+        if input.is_empty() {
+            return Err(syn::Error::new(
+                span,
+                "missing index or range after the PE number",
+            ));
+        }
+        let sel: Expr = input.parse()?;
+        let stride = if input.peek(Token![;]) {
+            let semi = input.parse::<Token![;]>()?;
+            if input.is_empty() {
+                return Err(syn::Error::new(semi.span, "missing stride after `;`"));
+            }
+            Some(input.parse::<Expr>()?)
+        } else {
+            None
+        };
+        if !input.is_empty() {
+            return Err(input.error("unexpected token: expected `]` (the form is `[pe, index]`, `[pe, a..b]` or `[pe, a..b;stride]`)"));
+        }
+        match (sel, stride) {
+            (Expr::Range(r), stride) => {
+                if let Some(s) = &stride {
+                    check_literal_stride(s)?;
+                }
+                Ok((pe, Sel::Range(r, stride)))
+            }
+            (index, None) => Ok((pe, Sel::Index(index))),
+            (_, Some(s)) => Err(syn::Error::new(
+                s.span(),
+                "a stride needs a range: write `[pe, a..b;stride]` (a single index has no stride)",
+            )),
+        }
+    };
+    parser.parse2(g.stream())
+}
+
+/// The value of a non-negative integer literal expression.
+fn literal(e: &Expr) -> Option<u128> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
+        Expr::Paren(p) => literal(&p.expr),
+        Expr::Group(g) => literal(&g.expr),
+        _ => None,
+    }
+}
+
+fn check_literal_stride(s: &Expr) -> syn::Result<()> {
+    if literal(s) == Some(0) {
+        return Err(syn::Error::new(
+            s.span(),
+            "the stride is 0: strides must be positive",
+        ));
+    }
+    if let Expr::Unary(u) = s
+        && matches!(u.op, syn::UnOp::Neg(_))
+        && literal(&u.expr).is_some()
+    {
+        return Err(syn::Error::new(
+            s.span(),
+            "the stride is negative: strides must be positive",
+        ));
+    }
+    Ok(())
+}
+
+fn sm() -> TokenStream {
+    quote!(::shmem_core::__private::dsl)
+}
+
+impl SymRef {
+    fn target_ref(&self) -> TokenStream {
+        let t = &self.target;
+        quote_spanned!(self.target_span=> &(#t))
+    }
+
+    fn pe(&self) -> TokenStream {
+        let sm = sm();
+        let pe = &self.pe;
+        quote_spanned!(pe.span()=> #sm::pe(#pe))
+    }
+
+    /// Targets named like statics (SCREAMING_CASE) get compile-time bounds checks.
+    fn looks_static(&self) -> bool {
+        self.static_name.as_deref().is_some_and(|n| {
+            n.chars().any(|c| c.is_ascii_uppercase()) && !n.chars().any(|c| c.is_ascii_lowercase())
+        })
+    }
+
+    fn name(&self) -> String {
+        self.target.to_string()
+    }
+
+    /// `const` items that reject constant indices and ranges outside a static's length.
+    fn const_checks(&self) -> syn::Result<TokenStream> {
+        let sm = sm();
+        let (end, what, span) = match &self.sel {
+            Sel::Whole => return Ok(TokenStream::new()),
+            Sel::Index(i) => match literal(i) {
+                Some(v) => (v + 1, format!("constant index {v}"), i.span()),
+                None => return Ok(TokenStream::new()),
+            },
+            Sel::Range(r, _) => {
+                let start = r.start.as_deref().map(literal);
+                let end = r.end.as_deref().map(literal);
+                if let (Some(Some(a)), Some(Some(b))) = (start, end) {
+                    let b_excl = if matches!(r.limits, RangeLimits::Closed(_)) {
+                        b + 1
+                    } else {
+                        b
+                    };
+                    if a > b_excl {
+                        return Err(syn::Error::new(
+                            r.span(),
+                            format!("the range is reversed: {a} is past its end"),
+                        ));
+                    }
+                }
+                match end {
+                    Some(Some(b)) => {
+                        let excl = if matches!(r.limits, RangeLimits::Closed(_)) {
+                            b + 1
+                        } else {
+                            b
+                        };
+                        (
+                            excl,
+                            format!("constant range `{}`", r.to_token_stream()),
+                            r.span(),
+                        )
+                    }
+                    _ => return Ok(TokenStream::new()),
+                }
+            }
+        };
+        if !self.looks_static() {
+            return Ok(TokenStream::new());
+        }
+        let Ok(end) = usize::try_from(end) else {
+            return Err(syn::Error::new(span, "index too large"));
+        };
+        let msg = format!(
+            "shmem!: {what} is outside the symmetric static `{}`",
+            self.name()
+        );
+        let t = &self.target;
+        Ok(
+            quote_spanned!(span=> const _: () = #sm::check_const_range(#sm::const_len(&#t), #end, #msg);),
+        )
+    }
+
+    /// Number of elements a constant range selects, when it is known at compile time.
+    fn const_count(&self) -> Option<u128> {
+        let Sel::Range(r, stride) = &self.sel else {
+            return None;
+        };
+        let start = match &r.start {
+            Some(s) => literal(s)?,
+            None => 0,
+        };
+        let end =
+            literal(r.end.as_deref()?)? + u128::from(matches!(r.limits, RangeLimits::Closed(_)));
+        let stride = match stride {
+            Some(s) => literal(s)?,
+            None => 1,
+        };
+        (stride > 0 && end >= start).then(|| (end - start).div_ceil(stride))
+    }
+
+    /// The range with every bound converted to `usize`.
+    fn range(&self, r: &ExprRange) -> TokenStream {
+        let sm = sm();
+        let conv = |e: &Expr| quote_spanned!(e.span()=> #sm::index(#e));
+        let start = r.start.as_deref().map(conv);
+        let end = r.end.as_deref().map(conv);
+        match r.limits {
+            RangeLimits::HalfOpen(_) => quote!(#start..#end),
+            RangeLimits::Closed(_) => quote!(#start..=#end),
+        }
+    }
+
+    fn count_check(&self, local: &TokenStream, span: Span) -> TokenStream {
+        let sm = sm();
+        match self.const_count().and_then(|c| usize::try_from(c).ok()) {
+            Some(c) => quote_spanned!(span=> #sm::check_count::<#c, _>(#local);),
+            None => TokenStream::new(),
+        }
+    }
+
+    /// The element as an atomic target (`Remote`).
+    fn remote(&self, op_span: Span) -> syn::Result<TokenStream> {
+        let sm = sm();
+        let (t, pe) = (self.target_ref(), self.pe());
+        match &self.sel {
+            Sel::Whole => Ok(quote_spanned!(op_span=> #sm::scalar_at(#t, #pe))),
+            Sel::Index(i) => {
+                let i = quote_spanned!(i.span()=> #sm::index(#i));
+                Ok(quote_spanned!(op_span=> ::shmem_core::SymmetricArray::at(#t, #pe, #i)))
+            }
+            Sel::Range(r, _) => Err(syn::Error::new(
+                r.span(),
+                "atomic operations act on one element: write `TARGET[pe, index]`, not a range",
+            )),
+        }
+    }
+}
+
+fn expand_stmt(mode: &Mode, stmt: &[TokenTree]) -> syn::Result<TokenStream> {
+    match find_assign(stmt)? {
+        None => expand_expr(mode, stmt),
+        Some((at, len, op)) => {
+            let lhs = Side {
+                tokens: &stmt[..at],
+            };
+            let rhs = Side {
+                tokens: &stmt[at + len..],
+            };
+            let op_span = stmt[at].span();
+            if lhs.tokens.is_empty() {
+                return Err(syn::Error::new(
+                    op_span,
+                    "missing left-hand side before the assignment",
+                ));
+            }
+            if rhs.tokens.is_empty() {
+                return Err(syn::Error::new(
+                    op_span,
+                    "missing right-hand side after the assignment",
+                ));
+            }
+            if op != AssignOp::Set {
+                return expand_atomic(mode, &lhs, &rhs, op, op_span);
+            }
+            match (lhs.is_array_ref(), rhs.is_array_ref()) {
+                (true, true) => Err(syn::Error::new(
+                    rhs.span(),
+                    "both sides are symmetric: shmem! moves data between a symmetric object and a local \
+                     buffer; get into a local buffer first, then put it",
+                )),
+                (true, false) => expand_put(mode, lhs.parse_ref()?, &rhs),
+                (false, true) => expand_get(mode, &lhs, rhs.parse_ref()?),
+                (false, false) => match (lhs.is_path_index(), rhs.is_path_index()) {
+                    (true, true) => Err(syn::Error::new(
+                        lhs.span().join(rhs.span()).unwrap_or(op_span),
+                        "ambiguous: both sides look like `NAME[x]`; put the local side in parentheses, \
+                         e.g. `(v[i]) = STATIC[pe]` or `STATIC[pe] = (v[i])`",
+                    )),
+                    (true, false) => expand_put(mode, lhs.parse_ref()?, &rhs),
+                    (false, true) => expand_get(mode, &lhs, rhs.parse_ref()?),
+                    (false, false) => Err(syn::Error::new(
+                        lhs.span(),
+                        "no symmetric side: one side of `=` must be `TARGET[pe, index or range]` or `STATIC[pe]`",
+                    )),
+                },
+            }
+        }
+    }
+}
+
+fn expand_put(mode: &Mode, r: SymRef, rhs: &Side<'_>) -> syn::Result<TokenStream> {
+    let sm = sm();
+    let checks = r.const_checks()?;
+    let (t, pe) = (r.target_ref(), r.pe());
+    let value = rhs.stream();
+    let vspan = rhs.span();
+    if let Mode::Nbi(scope) = mode {
+        let Sel::Range(range, None) = &r.sel else {
+            return Err(syn::Error::new(
+                r.span,
+                "the non-blocking form moves contiguous ranges: write `nbi s: TARGET[pe, a..b] = buf`",
+            ));
+        };
+        let range = r.range(range);
+        let local = quote!(__shmem_src);
+        let count = r.count_check(&local, vspan);
+        let conv = quote_spanned!(vspan=> #sm::src(#local));
+        return Ok(
+            quote!({ #checks let #local = &(#value); #count (#scope).put(#t, #pe, #range, #conv) }),
+        );
+    }
+    Ok(match &r.sel {
+        Sel::Whole => quote_spanned!(r.span=> #sm::scalar_put(#t, #pe, #value)),
+        Sel::Index(i) => {
+            let i = quote_spanned!(i.span()=> #sm::index(#i));
+            quote!({ #checks ::shmem_core::SymmetricArray::p(#t, #pe, #i, #value) })
+        }
+        Sel::Range(range, stride) => {
+            let range = r.range(range);
+            let local = quote!(__shmem_src);
+            let count = r.count_check(&local, vspan);
+            let conv = quote_spanned!(vspan=> #sm::src(#local));
+            let call = match stride {
+                None => quote!(::shmem_core::SymmetricArray::put(#t, #pe, #range, #conv)),
+                Some(s) => {
+                    let s = quote_spanned!(s.span()=> #sm::index(#s));
+                    quote!(::shmem_core::SymmetricArray::iput(#t, #pe, #range, #s, #conv, 1))
+                }
+            };
+            quote!({ #checks let #local = &(#value); #count #call })
+        }
+    })
+}
+
+fn expand_get(mode: &Mode, lhs: &Side<'_>, r: SymRef) -> syn::Result<TokenStream> {
+    let sm = sm();
+    let checks = r.const_checks()?;
+    let (t, pe) = (r.target_ref(), r.pe());
+    let place = lhs.stream();
+    let pspan = lhs.span();
+    if let Mode::Nbi(scope) = mode {
+        let Sel::Range(range, None) = &r.sel else {
+            return Err(syn::Error::new(
+                r.span,
+                "the non-blocking form moves contiguous ranges: write `nbi s: buf = TARGET[pe, a..b]`",
+            ));
+        };
+        let range = r.range(range);
+        let local = quote!(__shmem_dst);
+        let count = r.count_check(&quote!(&*#local), pspan);
+        let conv = quote_spanned!(pspan=> #sm::dst(#local));
+        let borrow = quote_spanned!(pspan=> &mut (#place));
+        return Ok(
+            quote!({ #checks let #local = #borrow; #count (#scope).get(#t, #pe, #range, #conv) }),
+        );
+    }
+    Ok(match &r.sel {
+        Sel::Whole => quote_spanned!(r.span=> #place = #sm::scalar_get(#t, #pe)),
+        Sel::Index(i) => {
+            let i = quote_spanned!(i.span()=> #sm::index(#i));
+            quote!({ #checks #place = ::shmem_core::SymmetricArray::g(#t, #pe, #i) })
+        }
+        Sel::Range(range, stride) => {
+            let range = r.range(range);
+            let local = quote!(__shmem_dst);
+            let count = r.count_check(&quote!(&*#local), pspan);
+            let conv = quote_spanned!(pspan=> #sm::dst(#local));
+            let borrow = quote_spanned!(pspan=> &mut (#place));
+            let call = match stride {
+                None => quote!(::shmem_core::SymmetricArray::get(#t, #pe, #range, #conv)),
+                Some(s) => {
+                    let s = quote_spanned!(s.span()=> #sm::index(#s));
+                    quote!(::shmem_core::SymmetricArray::iget(#t, #pe, #range, #s, #conv, 1))
+                }
+            };
+            quote!({ #checks let #local = #borrow; #count #call })
+        }
+    })
+}
+
+fn expand_atomic(
+    mode: &Mode,
+    lhs: &Side<'_>,
+    rhs: &Side<'_>,
+    op: AssignOp,
+    op_span: Span,
+) -> syn::Result<TokenStream> {
+    if matches!(mode, Mode::Nbi(_)) {
+        return Err(syn::Error::new(
+            op_span,
+            "atomic updates are not part of the non-blocking form",
+        ));
+    }
+    if !(lhs.is_array_ref() || lhs.is_path_index()) {
+        return Err(syn::Error::new(
+            lhs.span(),
+            "an atomic update needs a symmetric element on the left: `TARGET[pe, index] += value`",
+        ));
+    }
+    if rhs.is_array_ref() {
+        return Err(syn::Error::new(
+            rhs.span(),
+            "the right side of an atomic update is a local value",
+        ));
+    }
+    let r = lhs.parse_ref()?;
+    let checks = r.const_checks()?;
+    let remote = r.remote(op_span)?;
+    let sm = sm();
+    let f = match op {
+        AssignOp::Add => "add",
+        AssignOp::Sub => "sub",
+        AssignOp::And => "and",
+        AssignOp::Or => "or",
+        AssignOp::Xor => "xor",
+        AssignOp::Set => unreachable!("plain assignment is a put"),
+    };
+    let f = Ident::new(f, op_span);
+    let value = rhs.stream();
+    Ok(quote!({ #checks #sm::#f(#remote, #value) }))
+}
+
+/// The atomic operations callable as `TARGET[pe, i].name(args)`, with their argument counts.
+const METHODS: &[(&str, usize)] = &[
+    ("fetch", 0),
+    ("set", 1),
+    ("swap", 1),
+    ("compare_swap", 2),
+    ("fetch_add", 1),
+    ("add", 1),
+    ("sub", 1),
+    ("fetch_inc", 0),
+    ("inc", 0),
+    ("fetch_and", 1),
+    ("and", 1),
+    ("fetch_or", 1),
+    ("or", 1),
+    ("fetch_xor", 1),
+    ("xor", 1),
+];
+
+/// A statement without assignment: a read `TARGET[pe, i]`, `STATIC[pe]`, or an atomic
+/// `TARGET[pe, i].fetch_add(v)`.
+fn expand_expr(mode: &Mode, stmt: &[TokenTree]) -> syn::Result<TokenStream> {
+    if matches!(mode, Mode::Nbi(_)) {
+        return Err(syn::Error::new(
+            stmt[0].span(),
+            "the non-blocking form needs a transfer: `nbi s: TARGET[pe, a..b] = buf` or `nbi s: buf = TARGET[pe, a..b]`",
+        ));
+    }
+    // `REF . method ( args )`
+    let n = stmt.len();
+    if n >= 4
+        && let (TokenTree::Punct(dot), TokenTree::Ident(method), TokenTree::Group(args)) =
+            (&stmt[n - 3], &stmt[n - 2], &stmt[n - 1])
+        && dot.as_char() == '.'
+        && args.delimiter() == Delimiter::Parenthesis
+    {
+        let side = Side {
+            tokens: &stmt[..n - 3],
+        };
+        if side.bracketed().is_some() {
+            return expand_method(&side, method, args);
+        }
+    }
+    let side = Side { tokens: stmt };
+    if !(side.is_array_ref() || side.is_path_index()) {
+        return Err(syn::Error::new(
+            side.span(),
+            "expected a symmetric read `TARGET[pe, index]` or `STATIC[pe]`, a transfer `A = B`, or an \
+             atomic update",
+        ));
+    }
+    let r = side.parse_ref()?;
+    let checks = r.const_checks()?;
+    let sm = sm();
+    let (t, pe) = (r.target_ref(), r.pe());
+    match &r.sel {
+        Sel::Whole => Ok(quote_spanned!(r.span=> #sm::scalar_get(#t, #pe))),
+        Sel::Index(i) => {
+            let i = quote_spanned!(i.span()=> #sm::index(#i));
+            Ok(quote!({ #checks ::shmem_core::SymmetricArray::g(#t, #pe, #i) }))
+        }
+        Sel::Range(range, _) => Err(syn::Error::new(
+            range.span(),
+            "reading a range needs a destination: write `dst = TARGET[pe, a..b]`",
+        )),
+    }
+}
+
+fn expand_method(side: &Side<'_>, method: &Ident, args: &Group) -> syn::Result<TokenStream> {
+    let name = method.to_string();
+    let Some(&(_, arity)) = METHODS.iter().find(|(m, _)| *m == name) else {
+        let all: Vec<&str> = METHODS.iter().map(|(m, _)| *m).collect();
+        return Err(syn::Error::new(
+            method.span(),
+            format!(
+                "`{name}` is not an atomic operation; shmem! knows {}",
+                all.join(", ")
+            ),
+        ));
+    };
+    let parsed =
+        syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated.parse2(args.stream())?;
+    if parsed.len() != arity {
+        return Err(syn::Error::new(
+            args.span(),
+            format!(
+                "`{name}` takes {arity} argument{}, found {}",
+                if arity == 1 { "" } else { "s" },
+                parsed.len()
+            ),
+        ));
+    }
+    let r = side.parse_ref()?;
+    let checks = r.const_checks()?;
+    let remote = r.remote(method.span())?;
+    let sm = sm();
+    let f = Ident::new(&name, method.span());
+    let args = parsed.iter();
+    Ok(quote!({ #checks #sm::#f(#remote #(, #args)*) }))
+}
