@@ -34,14 +34,14 @@ fn expand_all(input: TokenStream) -> syn::Result<TokenStream> {
             "empty shmem!: write a transfer such as `shmem!(A[pe, 0..n] = src)`",
         ));
     }
-    let (mode, rest) = split_mode(&tokens)?;
     let mut errors: Option<syn::Error> = None;
     let mut stmts = Vec::new();
-    for stmt in split_top(rest, ';') {
+    for stmt in split_top(&tokens, ';') {
         if stmt.is_empty() {
             continue;
         }
-        match expand_stmt(&mode, stmt) {
+        // Each statement may start with its own `nbi SCOPE:`.
+        match split_mode(stmt).and_then(|(mode, rest)| expand_stmt(&mode, rest)) {
             Ok(ts) => stmts.push(ts),
             Err(e) => match &mut errors {
                 Some(all) => all.combine(e),
@@ -64,7 +64,7 @@ fn expand_all(input: TokenStream) -> syn::Result<TokenStream> {
 
 /// `nbi SCOPE: ...` selects the non-blocking form.
 fn split_mode(tokens: &[TokenTree]) -> syn::Result<(Mode, &[TokenTree])> {
-    let is_nbi = matches!(&tokens[0], TokenTree::Ident(i) if i == "nbi")
+    let is_nbi = matches!(tokens.first(), Some(TokenTree::Ident(i)) if i == "nbi")
         && tokens
             .get(1)
             .is_some_and(|t| !matches!(t, TokenTree::Group(_) | TokenTree::Punct(_)));
@@ -565,8 +565,11 @@ fn expand_put(mode: &Mode, r: SymRef, rhs: &Side<'_>) -> syn::Result<TokenStream
         let local = quote!(__shmem_src);
         let count = r.count_check(&local, vspan);
         let conv = quote_spanned!(vspan=> #sm::src(#local));
+        // The borrow must be of the user's buffer itself, which lives for the whole scope, not
+        // of a temporary reference to it.
+        let borrow = borrow_of(rhs);
         return Ok(
-            quote!({ #checks let #local = &(#value); #count (#scope).put(#t, #pe, #range, #conv) }),
+            quote!({ #checks let #local = #borrow; #count (#scope).put(#t, #pe, #range, #conv) }),
         );
     }
     Ok(match &r.sel {
@@ -587,9 +590,22 @@ fn expand_put(mode: &Mode, r: SymRef, rhs: &Side<'_>) -> syn::Result<TokenStream
                     quote!(::shmem_core::SymmetricArray::iput(#t, #pe, #range, #s, #conv, 1))
                 }
             };
-            quote!({ #checks let #local = &(#value); #count #call })
+            let borrow = borrow_of(rhs);
+            quote!({ #checks let #local = #borrow; #count #call })
         }
     })
+}
+
+/// `&(value)`, or the value itself when it already is a reference expression `&...`.
+fn borrow_of(side: &Side<'_>) -> TokenStream {
+    let value = side.stream();
+    let is_ref = matches!(side.tokens.first(), Some(TokenTree::Punct(p)) if p.as_char() == '&')
+        && !matches!(side.tokens.get(1), Some(TokenTree::Punct(p)) if p.as_char() == '&');
+    if is_ref {
+        value
+    } else {
+        quote_spanned!(side.span()=> &(#value))
+    }
 }
 
 fn expand_get(mode: &Mode, lhs: &Side<'_>, r: SymRef) -> syn::Result<TokenStream> {
