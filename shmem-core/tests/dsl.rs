@@ -55,6 +55,19 @@ fn put_get_and_strided_forms_between_neighbours() {
         let one: f64 = shmem!(GRID[right, 63]);
         assert_eq!(one, tag + 0.5);
         world.barrier_all();
+        // Strided on both sides: every third local element into every other remote one.
+        let wide: Vec<f64> = (0..22)
+            .map(|i| if i % 3 == 0 { tag + i as f64 } else { -1.0 })
+            .collect();
+        shmem!(GRID[right, 40..56;2] = wide[0..22;3]);
+        world.barrier_all();
+        let mut got = vec![0.0; 15];
+        shmem!(got[0..15;2] = GRID[me, 40..56;2]);
+        for k in 0..8 {
+            assert_eq!(got[2 * k], lt + (3 * k) as f64, "element {k}");
+        }
+        assert!(got.iter().skip(1).step_by(2).all(|&x| x == 0.0));
+        world.barrier_all();
     });
 }
 

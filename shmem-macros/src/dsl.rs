@@ -232,8 +232,42 @@ impl Side<'_> {
     /// `PATH[x]` without a comma: a whole static, or a local `v[i]`.
     fn is_path_index(&self) -> bool {
         self.bracketed().is_some_and(|(prefix, g)| {
-            !has_top_comma(g) && syn::parse2::<syn::Path>(prefix.iter().cloned().collect()).is_ok()
+            !has_top_comma(g)
+                && !has_top(g, ';')
+                && syn::parse2::<syn::Path>(prefix.iter().cloned().collect()).is_ok()
         })
+    }
+
+    /// A strided local selection `buf[a..b;s]`: `(buf, range, stride)`.
+    fn local_strided(&self) -> syn::Result<Option<(TokenStream, ExprRange, Expr)>> {
+        let Some((prefix, g)) = self.bracketed() else {
+            return Ok(None);
+        };
+        if has_top_comma(g) || !has_top(g, ';') {
+            return Ok(None);
+        }
+        let span = g.span();
+        let parser = move |input: ParseStream| -> syn::Result<(ExprRange, Expr)> {
+            let sel: Expr = input.parse()?;
+            let Expr::Range(range) = sel else {
+                return Err(syn::Error::new(
+                    sel.span(),
+                    "a strided local selection needs a range: `buf[a..b;stride]`",
+                ));
+            };
+            input.parse::<Token![;]>()?;
+            if input.is_empty() {
+                return Err(syn::Error::new(span, "missing stride after `;`"));
+            }
+            let stride: Expr = input.parse()?;
+            if !input.is_empty() {
+                return Err(input.error("unexpected token: expected `]`"));
+            }
+            check_literal_stride(&stride)?;
+            Ok((range, stride))
+        };
+        let (range, stride) = parser.parse2(g.stream())?;
+        Ok(Some((prefix.iter().cloned().collect(), range, stride)))
     }
 
     fn parse_ref(&self) -> syn::Result<SymRef> {
@@ -264,9 +298,14 @@ impl Side<'_> {
 }
 
 fn has_top_comma(g: &Group) -> bool {
+    has_top(g, ',')
+}
+
+/// `c` appears in the group outside nested groups.
+fn has_top(g: &Group, c: char) -> bool {
     g.stream()
         .into_iter()
-        .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+        .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == c))
 }
 
 /// `pe` | `pe, SEL` | `pe, RANGE; stride`.
@@ -580,14 +619,25 @@ fn expand_put(mode: &Mode, r: SymRef, rhs: &Side<'_>) -> syn::Result<TokenStream
         }
         Sel::Range(range, stride) => {
             let range = r.range(range);
+            let tstride = match stride {
+                Some(s) => quote_spanned!(s.span()=> #sm::index(#s)),
+                None => quote!(1),
+            };
+            if let Some((buf, lrange, lstride)) = rhs.local_strided()? {
+                // `T[pe, a..b(;s)] = buf[c..d;t]`: strided on the local side too.
+                let lstride = quote_spanned!(lstride.span()=> #sm::index(#lstride));
+                let conv = quote_spanned!(vspan=> #sm::src(&(#buf)[#lrange]));
+                return Ok(
+                    quote!({ #checks ::shmem_core::SymmetricArray::iput(#t, #pe, #range, #tstride, #conv, #lstride) }),
+                );
+            }
             let local = quote!(__shmem_src);
             let count = r.count_check(&local, vspan);
             let conv = quote_spanned!(vspan=> #sm::src(#local));
             let call = match stride {
                 None => quote!(::shmem_core::SymmetricArray::put(#t, #pe, #range, #conv)),
-                Some(s) => {
-                    let s = quote_spanned!(s.span()=> #sm::index(#s));
-                    quote!(::shmem_core::SymmetricArray::iput(#t, #pe, #range, #s, #conv, 1))
+                Some(_) => {
+                    quote!(::shmem_core::SymmetricArray::iput(#t, #pe, #range, #tstride, #conv, 1))
                 }
             };
             let borrow = borrow_of(rhs);
@@ -638,15 +688,26 @@ fn expand_get(mode: &Mode, lhs: &Side<'_>, r: SymRef) -> syn::Result<TokenStream
         }
         Sel::Range(range, stride) => {
             let range = r.range(range);
+            let tstride = match stride {
+                Some(s) => quote_spanned!(s.span()=> #sm::index(#s)),
+                None => quote!(1),
+            };
+            if let Some((buf, lrange, lstride)) = lhs.local_strided()? {
+                // `buf[c..d;t] = T[pe, a..b(;s)]`: strided on the local side too.
+                let lstride = quote_spanned!(lstride.span()=> #sm::index(#lstride));
+                let conv = quote_spanned!(pspan=> #sm::dst(&mut (#buf)[#lrange]));
+                return Ok(
+                    quote!({ #checks ::shmem_core::SymmetricArray::iget(#t, #pe, #range, #tstride, #conv, #lstride) }),
+                );
+            }
             let local = quote!(__shmem_dst);
             let count = r.count_check(&quote!(&*#local), pspan);
             let conv = quote_spanned!(pspan=> #sm::dst(#local));
             let borrow = quote_spanned!(pspan=> &mut (#place));
             let call = match stride {
                 None => quote!(::shmem_core::SymmetricArray::get(#t, #pe, #range, #conv)),
-                Some(s) => {
-                    let s = quote_spanned!(s.span()=> #sm::index(#s));
-                    quote!(::shmem_core::SymmetricArray::iget(#t, #pe, #range, #s, #conv, 1))
+                Some(_) => {
+                    quote!(::shmem_core::SymmetricArray::iget(#t, #pe, #range, #tstride, #conv, 1))
                 }
             };
             quote!({ #checks let #local = #borrow; #count #call })

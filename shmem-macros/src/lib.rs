@@ -145,6 +145,7 @@ pub fn derive_element(input: TokenStream) -> TokenStream {
 /// | `T[pe, a..b;s] = src` | strided put: elements a, a+s, ... below b | `shmem_iput` |
 /// | `dst = T[pe, a..b]` | contiguous get into a local place | `shmem_get` |
 /// | `dst = T[pe, a..b;s]` | strided get | `shmem_iget` |
+/// | `T[pe, a..b;s] = buf[c..d;t]`, `buf[c..d;t] = T[pe, a..b;s]` | strided on both sides | `shmem_iput`/`shmem_iget` with both strides |
 /// | `x = T[pe, i]`, or the expression `T[pe, i]` | read one element | `shmem_g` |
 /// | `S[pe] = v`, `x = S[pe]`, `S[pe]` | a whole `#[symmetric]` static | `shmem_p`/`shmem_g` |
 /// | `T[pe, i] += v` (and `-=`, `&=`, `\|=`, `^=`) | non-fetching atomic | `shmem_atomic_add`, ... |
@@ -194,6 +195,11 @@ pub fn derive_element(input: TokenStream) -> TokenStream {
 /// let mut every_other = vec![0.0; 4];
 /// shmem!(every_other = A[pe, 4..12;2]);             // strided get
 /// assert_eq!(every_other, [5.0, 6.0, 7.0, 8.0]);
+/// let column = [1.0, 0.0, 2.0, 0.0, 3.0, 0.0, 4.0];
+/// shmem!(A[pe, 0..4] = column[0..7;2]);            // strided local source: 1, 2, 3, 4
+/// let mut wide = [0.0; 7];
+/// shmem!(wide[0..7;2] = A[pe, 0..4]);              // strided local destination
+/// assert_eq!(wide, column);
 /// let mut part = [0; 8];
 /// shmem!(part[..3] = heap[pe, 5..]);                // into a sub-slice
 /// assert_eq!(part, [7, 7, 7, 0, 0, 0, 0, 0]);

@@ -2,7 +2,8 @@
 //!
 //! Each PE owns a block of columns plus one ghost column on each side. Every iteration it sends
 //! its first and last owned columns into the ghost columns of its neighbours' symmetric grid with
-//! strided puts (`iput`: one element per row, row length apart), waits at a barrier, and updates its
+//! strided puts (`shmem!(ghosts[pe, a..b;row] = cur[c..d;row])`: one element per row, row length
+//! apart on both sides), waits at a barrier, and updates its
 //! block. At the end PE 0 gathers the grid, recomputes it on one PE and compares.
 //!
 //! Run: `target/release/shmemrun -n 4 target/release/heat --nx 512 --ny 512 --iters 500`
@@ -90,9 +91,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut next = cur.clone();
     let left = (me > 0).then(|| me - 1);
     let right = (me + 1 < n).then_some(me + 1);
-    // Column `col` of the grid, as a slice whose every `row`-th element is one cell of it.
+    // A column of the grid is every `row`-th element of a span of this many elements.
     let span = (ny - 1) * row + 1;
-    let col = |c: usize| c..c + span;
 
     world.barrier_all();
     let t0 = Instant::now();
@@ -100,20 +100,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let half = (it % 2) * ny * row;
         if let Some(l) = left {
             let lw = block(nx, n, l).1;
-            // My first column becomes the left neighbour's right ghost column (local column lw+1).
-            ghosts.iput(l, col(half + lw + 1), row, &cur[col(1)], row);
+            // My first column becomes the left neighbour's right ghost column (local column lw+1):
+            // a strided put, one element per row, both sides `row` elements apart.
+            let g = half + lw + 1;
+            shmem!(ghosts[l, g..g + span;row] = cur[1..1 + span;row]);
         }
         if let Some(r) = right {
             // My last column becomes the right neighbour's left ghost column (local column 0).
-            ghosts.iput(r, col(half), row, &cur[col(w)], row);
+            shmem!(ghosts[r, half..half + span;row] = cur[w..w + span;row]);
         }
         world.barrier_all();
         // Pull the ghosts that arrived into the working grid (a strided get from this PE itself).
         if left.is_some() {
-            ghosts.iget(me, col(half), row, &mut cur[col(0)], row);
+            shmem!(cur[0..span;row] = ghosts[me, half..half + span;row]);
         }
         if right.is_some() {
-            ghosts.iget(me, col(half + w + 1), row, &mut cur[col(w + 1)], row);
+            let (g, c) = (half + w + 1, w + 1);
+            shmem!(cur[c..c + span;row] = ghosts[me, g..g + span;row]);
         }
         sweep(&cur, &mut next, ny, row, w, c0, nx);
         std::mem::swap(&mut cur, &mut next);

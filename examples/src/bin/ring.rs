@@ -17,7 +17,7 @@ fn main() -> Result<(), shmem_core::Error> {
         let mut t = [0u64; 3];
         TOKEN.local_read(.., &mut t);
         world.barrier_all(); // everyone has read its token before anyone overwrites one
-        TOKEN.put(right, .., &t);
+        shmem!(TOKEN[right, ..] = t);
         world.barrier_all();
         let mut got = [0u64; 3];
         TOKEN.local_read(.., &mut got);
