@@ -61,7 +61,7 @@ fn put_get_and_strided_forms_between_neighbours() {
             .collect();
         shmem!(GRID[right, 40..56;2] = wide[0..22;3]);
         world.barrier_all();
-        let mut got = vec![0.0; 15];
+        let mut got = [0.0; 15];
         shmem!(got[0..15;2] = GRID[me, 40..56;2]);
         for k in 0..8 {
             assert_eq!(got[2 * k], lt + (3 * k) as f64, "element {k}");
