@@ -275,3 +275,29 @@ amo_fns! {
     /// `NAME[pe, i] ^= v`.
     xor<AmoBitwise>(v);
 }
+
+/// A `#[symmetric]` static `u64` used as a signal word by `=> SIG = v` / `=> SIG += v`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a signal: signals are `#[symmetric]` statics of type `u64` \
+               (or `SIGS[i]`, an element of a symmetric `u64` array)",
+    label = "not a u64 signal word"
+)]
+pub trait DslSignal {
+    /// The signal word.
+    fn signal_word(&self) -> crate::signal::Signal<'_>;
+}
+
+impl DslSignal for Symmetric<u64> {
+    #[inline(always)]
+    #[track_caller]
+    fn signal_word(&self) -> crate::signal::Signal<'_> {
+        self.signal()
+    }
+}
+
+/// The signal word of `=> SIG ...`.
+#[inline(always)]
+#[track_caller]
+pub fn signal_of<S: DslSignal + ?Sized>(s: &S) -> crate::signal::Signal<'_> {
+    s.signal_word()
+}

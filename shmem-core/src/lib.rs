@@ -50,6 +50,7 @@ pub mod error;
 mod heap;
 mod rma;
 mod runtime;
+mod signal;
 mod statics;
 mod sync;
 mod world;
@@ -60,6 +61,7 @@ pub use error::{Error, Result};
 pub use heap::SymArray;
 pub use rma::{NbiScope, SymmetricArray};
 pub use shmem_macros::{Element, shmem, symmetric};
+pub use signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
 pub use statics::Symmetric;
 pub use world::{World, init};
 
@@ -69,6 +71,7 @@ pub mod prelude {
     pub use crate::element::Element;
     pub use crate::heap::SymArray;
     pub use crate::rma::{NbiScope, SymmetricArray};
+    pub use crate::signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
     pub use crate::statics::Symmetric;
     pub use crate::world::World;
     pub use shmem_macros::{Element, shmem, symmetric};

@@ -6,6 +6,7 @@
 use crate::amo::Remote;
 use crate::element::Element;
 use crate::runtime::{Runtime, runtime};
+use crate::signal::{Signal, SignalOp};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
@@ -147,6 +148,40 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
                 size_of_val(src),
             )
         }
+    }
+
+    /// `shmem_put_signal`: copies `src` into elements `range` on PE `pe`, then updates `signal`
+    /// on that PE (set or add) once the data is delivered there. `src` may be reused on return.
+    #[inline]
+    #[track_caller]
+    fn put_signal<R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        src: &[E],
+        signal: Signal<'_>,
+        op: SignalOp,
+    ) {
+        let rt = runtime();
+        let (start, count) = resolve(&range, self.len(), "put_signal");
+        if count != src.len() {
+            len_mismatch("put_signal", count, "source", src.len());
+        }
+        let peer = rt.peer(pe);
+        // SAFETY: the range was checked against the object, which lies in the heap.
+        unsafe {
+            rt.put_bytes(
+                peer,
+                elem_offset::<E>(self.__heap_offset(), start),
+                src.as_ptr().cast(),
+                size_of_val(src),
+            )
+        }
+        let (add, value) = match op {
+            SignalOp::Set(v) => (false, v),
+            SignalOp::Add(v) => (true, v),
+        };
+        rt.signal_update(peer, signal.heap_offset(), add, value);
     }
 
     /// `shmem_get`: copies elements `range` of this array on PE `pe` into `dst`.

@@ -550,12 +550,47 @@ impl Runtime {
     pub(crate) fn wait_flag_ge(&self, offset: usize, value: u64) {
         // SAFETY: flag offsets lie in the sync area, 8-byte aligned, only accessed atomically.
         let flag = unsafe { &*(self.local(offset) as *const AtomicU64) };
+        self.wait_local(|| flag.load(Ordering::Acquire) >= value);
+    }
+
+    /// Waits until `done()` holds for local memory that other PEs write: spins briefly, then
+    /// yields between checks, driving UCX so that transfers carried by this PE's progress land.
+    pub(crate) fn wait_local(&self, mut done: impl FnMut() -> bool) {
         let mut spins = 0;
-        while flag.load(Ordering::Acquire) < value {
+        while !done() {
             if self.any_ucx {
                 self.worker.progress();
             }
             sync::backoff(&mut spins);
+        }
+    }
+
+    /// Updates the signal word at `offset` on `peer` after the data put before it to the same PE
+    /// has been delivered (`shmem_put_signal`'s ordering).
+    pub(crate) fn signal_update(&self, peer: &Peer, offset: usize, add: bool, value: u64) {
+        use shmem_ucx::{AtomicOp, AtomicSize};
+        if !peer.direct.is_null() {
+            // SAFETY: the signal word lies in the peer's mapped heap, 8-byte aligned (checked by
+            // the caller); Release orders the data copies before it.
+            let word = unsafe { AtomicU64::from_ptr(peer.direct.add(offset).cast()) };
+            if add {
+                word.fetch_add(value, Ordering::Release);
+            } else {
+                word.store(value, Ordering::Release);
+            }
+        } else {
+            // The data must be at the target before the signal: complete it, then update.
+            self.flush_peer(peer);
+            let op = if add { AtomicOp::Add } else { AtomicOp::Swap };
+            self.ucx_amo(peer, offset, AtomicSize::U64, (op, false), (value, 0));
+        }
+    }
+
+    /// Drives UCX once (`shmem_test` and friends make progress without blocking).
+    #[inline]
+    pub(crate) fn progress(&self) {
+        if self.any_ucx {
+            self.worker.progress();
         }
     }
 

@@ -535,7 +535,18 @@ impl SymRef {
     }
 }
 
+/// Index of a top-level `=>` (put-with-signal).
+fn find_fat_arrow(t: &[TokenTree]) -> Option<usize> {
+    (0..t.len().saturating_sub(1)).find(|&i| {
+        matches!((&t[i], &t[i + 1]), (TokenTree::Punct(a), TokenTree::Punct(b))
+            if a.as_char() == '=' && a.spacing() == proc_macro2::Spacing::Joint && b.as_char() == '>')
+    })
+}
+
 fn expand_stmt(mode: &Mode, stmt: &[TokenTree]) -> syn::Result<TokenStream> {
+    if let Some(arrow) = find_fat_arrow(stmt) {
+        return expand_put_signal(mode, &stmt[..arrow], &stmt[arrow + 2..], stmt[arrow].span());
+    }
     match find_assign(stmt)? {
         None => expand_expr(mode, stmt),
         Some((at, len, op)) => {
@@ -856,4 +867,101 @@ fn expand_method(side: &Side<'_>, method: &Ident, args: &Group) -> syn::Result<T
     let f = Ident::new(&name, method.span());
     let args = parsed.iter();
     Ok(quote!({ #checks #sm::#f(#remote #(, #args)*) }))
+}
+
+/// `TARGET[pe, a..b] = src => SIG = v` / `=> SIG += v` / `=> SIGS[i] += v`: `shmem_put_signal`.
+fn expand_put_signal(
+    mode: &Mode,
+    put: &[TokenTree],
+    signal: &[TokenTree],
+    arrow: Span,
+) -> syn::Result<TokenStream> {
+    if matches!(mode, Mode::Nbi(_)) {
+        return Err(syn::Error::new(
+            arrow,
+            "put-with-signal is blocking here; drop the `nbi s:` prefix",
+        ));
+    }
+    let Some((at, 1, AssignOp::Set)) = find_assign(put)? else {
+        return Err(syn::Error::new(
+            arrow,
+            "`=>` follows a put: write `TARGET[pe, a..b] = src => SIGNAL += value`",
+        ));
+    };
+    let (lhs, rhs) = (
+        Side { tokens: &put[..at] },
+        Side {
+            tokens: &put[at + 1..],
+        },
+    );
+    if !lhs.is_array_ref() || rhs.tokens.is_empty() || rhs.is_array_ref() {
+        return Err(syn::Error::new(
+            lhs.span(),
+            "`=>` follows a put from a local buffer: write `TARGET[pe, a..b] = src => SIGNAL += value`",
+        ));
+    }
+    let r = lhs.parse_ref()?;
+    let Sel::Range(range, None) = &r.sel else {
+        return Err(syn::Error::new(
+            r.span,
+            "put-with-signal moves a contiguous range: write `TARGET[pe, a..b] = src => ...`",
+        ));
+    };
+    let Some((sat, slen, sop)) = find_assign(signal)? else {
+        return Err(syn::Error::new(
+            arrow,
+            "expected the signal update after `=>`: `SIGNAL = value` or `SIGNAL += value`",
+        ));
+    };
+    let sig = Side {
+        tokens: &signal[..sat],
+    };
+    let value = Side {
+        tokens: &signal[sat + slen..],
+    };
+    if sig.tokens.is_empty() || value.tokens.is_empty() {
+        return Err(syn::Error::new(
+            signal[sat].span(),
+            "expected `SIGNAL = value` or `SIGNAL += value` after `=>`",
+        ));
+    }
+    let sm = sm();
+    let v = value.stream();
+    let op = match sop {
+        AssignOp::Set => quote_spanned!(value.span()=> ::shmem_core::SignalOp::Set(#v)),
+        AssignOp::Add => quote_spanned!(value.span()=> ::shmem_core::SignalOp::Add(#v)),
+        _ => {
+            return Err(syn::Error::new(
+                signal[sat].span(),
+                "a signal is set (`=`) or added to (`+=`): those are OpenSHMEM's signal operations",
+            ));
+        }
+    };
+    let word = match sig.bracketed() {
+        Some((_, g)) if has_top_comma(g) => {
+            return Err(syn::Error::new(
+                g.span(),
+                "the signal is updated on the PE of the put: write `SIGNAL` or `SIGNALS[index]`, without a PE",
+            ));
+        }
+        Some((prefix, g)) => {
+            let arr: TokenStream = prefix.iter().cloned().collect();
+            let idx: Expr = syn::parse2(g.stream())?;
+            quote_spanned!(sig.span()=> ::shmem_core::SignalArray::signal(&(#arr), #sm::index(#idx)))
+        }
+        None => {
+            let s = sig.stream();
+            quote_spanned!(sig.span()=> #sm::signal_of(&(#s)))
+        }
+    };
+    let checks = r.const_checks()?;
+    let (t, pe) = (r.target_ref(), r.pe());
+    let range = r.range(range);
+    let local = quote!(__shmem_src);
+    let count = r.count_check(&local, rhs.span());
+    let conv = quote_spanned!(rhs.span()=> #sm::src(#local));
+    let borrow = borrow_of(&rhs);
+    Ok(
+        quote!({ #checks let #local = #borrow; #count ::shmem_core::SymmetricArray::put_signal(#t, #pe, #range, #conv, #word, #op) }),
+    )
 }

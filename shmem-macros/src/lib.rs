@@ -150,6 +150,7 @@ pub fn derive_element(input: TokenStream) -> TokenStream {
 /// | `S[pe] = v`, `x = S[pe]`, `S[pe]` | a whole `#[symmetric]` static | `shmem_p`/`shmem_g` |
 /// | `T[pe, i] += v` (and `-=`, `&=`, `\|=`, `^=`) | non-fetching atomic | `shmem_atomic_add`, ... |
 /// | `T[pe, i].fetch_add(v)`, `.fetch()`, `.set(v)`, `.swap(v)`, `.compare_swap(c, v)`, `.fetch_inc()`, `.inc()`, `.fetch_and(v)`, `.fetch_or(v)`, `.fetch_xor(v)` | atomics | `shmem_atomic_*` |
+/// | `T[pe, a..b] = src => SIG = v` (or `+= v`, or `SIGS[i]`) | put, then update the `u64` signal on that PE | `shmem_put_signal` |
 /// | `nbi s: T[pe, a..b] = src`, `nbi s: dst = T[pe, a..b]` | non-blocking, inside `world.nbi(\|s\| ...)` | `shmem_put_nbi`, `shmem_get_nbi` |
 ///
 /// `T` is a `#[symmetric]` static array or a `SymArray` from `World::alloc`; `S` a
@@ -214,6 +215,9 @@ pub fn derive_element(input: TokenStream) -> TokenStream {
 /// let prev = shmem!(COUNT[0].compare_swap(11, 0));  // compare-and-swap
 /// world.barrier_all();
 /// # let _ = (old, prev);
+///
+/// shmem!(heap[pe, 4..8] = [4, 5, 6, 7] => COUNT += 1);  // put with signal
+/// world.barrier_all();
 ///
 /// let src = [1, 2, 3];
 /// let mut got = [0; 3];
