@@ -4,7 +4,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 #[derive(Clone, Copy, Debug, PartialEq, FromBytes, IntoBytes, Immutable, Element)]
 #[repr(C)]
-struct Pair {
+pub struct Pair {
     a: u32,
     b: f32,
 }

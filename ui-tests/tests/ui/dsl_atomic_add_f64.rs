@@ -1,0 +1,11 @@
+// `+=` on an f64 element: OpenSHMEM has no atomic float add.
+use shmem_core::prelude::*;
+
+#[symmetric]
+static A: [f64; 8] = [0.0; 8];
+
+fn main() {
+    let world = shmem_core::init().unwrap();
+    let pe = world.my_pe();
+    shmem!(A[pe, 7] += 1.0);
+}

@@ -1,0 +1,11 @@
+// A literal stride of 0.
+use shmem_core::prelude::*;
+
+#[symmetric]
+static A: [f64; 8] = [0.0; 8];
+
+fn main() {
+    let world = shmem_core::init().unwrap();
+    let pe = world.my_pe();
+    shmem!(A[pe, 0..8;0] = [1.0; 4]);
+}

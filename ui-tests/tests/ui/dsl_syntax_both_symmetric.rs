@@ -1,0 +1,13 @@
+// Both sides of `=` are symmetric references.
+use shmem_core::prelude::*;
+
+#[symmetric]
+static A: [f64; 8] = [0.0; 8];
+#[symmetric]
+static B: [f64; 8] = [0.0; 8];
+
+fn main() {
+    let world = shmem_core::init().unwrap();
+    let pe = world.my_pe();
+    shmem!(A[pe, 0..2] = B[pe, 0..2]);
+}

@@ -1,0 +1,6 @@
+// An empty `shmem!()`.
+use shmem_core::prelude::*;
+
+fn main() {
+    shmem!();
+}

@@ -1,0 +1,13 @@
+// Empty brackets: the PE number is missing.
+use shmem_core::prelude::*;
+
+#[symmetric]
+static A: [f64; 8] = [0.0; 8];
+
+fn main() {
+    let world = shmem_core::init().unwrap();
+    let pe = world.my_pe();
+    let _ = pe;
+    let b = [0.0; 8];
+    shmem!(A[] = b);
+}

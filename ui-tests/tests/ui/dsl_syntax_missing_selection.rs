@@ -1,0 +1,12 @@
+// A comma after the PE number with nothing after it.
+use shmem_core::prelude::*;
+
+#[symmetric]
+static A: [f64; 8] = [0.0; 8];
+
+fn main() {
+    let world = shmem_core::init().unwrap();
+    let pe = world.my_pe();
+    let b = [0.0; 8];
+    shmem!(A[pe,] = b);
+}

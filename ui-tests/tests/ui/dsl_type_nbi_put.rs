@@ -1,0 +1,12 @@
+// A non-blocking put of `u16`s into an f64 symmetric array.
+use shmem_core::prelude::*;
+
+#[symmetric]
+static A: [f64; 8] = [0.0; 8];
+
+fn main() {
+    let world = shmem_core::init().unwrap();
+    let pe = world.my_pe();
+    let src = [1u16, 2, 3, 4];
+    world.nbi(|s| shmem!(nbi s: A[pe, 0..4] = src));
+}

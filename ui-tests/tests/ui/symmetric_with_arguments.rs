@@ -1,0 +1,7 @@
+// #[symmetric] given an argument.
+use shmem_core::prelude::*;
+
+#[symmetric(foo)]
+static COUNT: u64 = 0;
+
+fn main() {}
