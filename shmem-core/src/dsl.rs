@@ -146,15 +146,22 @@ impl<E, T: DslDest<E> + ?Sized> DslDest<E> for &mut T {
     }
 }
 
-/// The source of a put as a slice.
+/// The source of a put to `target` as a slice. The element type is taken from the target, so a
+/// source of another element type is reported as exactly that.
 #[inline(always)]
-pub fn src<E, S: DslSource<E> + ?Sized>(s: &S) -> &[E] {
+pub fn src_for<'a, E: Element, T: SymmetricArray<E> + ?Sized, S: DslSource<E> + ?Sized>(
+    _target: &T,
+    s: &'a S,
+) -> &'a [E] {
     s.as_src()
 }
 
-/// The destination of a get as a slice.
+/// The destination of a get from `target` as a slice (element type from the target).
 #[inline(always)]
-pub fn dst<E, D: DslDest<E> + ?Sized>(d: &mut D) -> &mut [E] {
+pub fn dst_for<'a, E: Element, T: SymmetricArray<E> + ?Sized, D: DslDest<E> + ?Sized>(
+    _target: &T,
+    d: &'a mut D,
+) -> &'a mut [E] {
     d.as_dst()
 }
 
@@ -212,17 +219,18 @@ impl<T: Element> DslScalar for Symmetric<T> {
     }
 }
 
-/// `NAME[pe]` read.
+/// `NAME[pe]` read. (The value type is a separate parameter so that a target that is not a
+/// static gives one error, not a second one about `S::Value`.)
 #[inline(always)]
 #[track_caller]
-pub fn scalar_get<S: DslScalar + ?Sized>(s: &S, pe: usize) -> S::Value {
+pub fn scalar_get<S: DslScalar<Value = V> + ?Sized, V: Element>(s: &S, pe: usize) -> V {
     s.remote(pe).get()
 }
 
 /// `NAME[pe] = value`.
 #[inline(always)]
 #[track_caller]
-pub fn scalar_put<S: DslScalar + ?Sized>(s: &S, pe: usize, value: S::Value) {
+pub fn scalar_put<S: DslScalar<Value = V> + ?Sized, V: Element>(s: &S, pe: usize, value: V) {
     s.remote(pe).put(value)
 }
 
@@ -233,47 +241,82 @@ pub fn scalar_at<S: DslScalar + ?Sized>(s: &S, pe: usize) -> Remote<'_, S::Value
     s.remote(pe)
 }
 
-macro_rules! amo_fns {
-    ($($(#[$doc:meta])* $name:ident<$tr:ident>($($arg:ident),*) $(-> $ret:ident)?;)*) => {$(
-        $(#[$doc])*
-        #[inline(always)]
-        pub fn $name<E: $tr>(r: Remote<'_, E>, $($arg: E),*) $(-> $ret)? {
-            r.$name($($arg),*)
-        }
-    )*};
-}
+// The atomic forms, written out (not generated) so that a type error names the operation plainly.
 
-amo_fns! {
-    /// `x = NAME[pe, i].fetch()`.
-    fetch<AmoExtended>() -> E;
-    /// `NAME[pe, i].set(v)`.
-    set<AmoExtended>(v);
-    /// `NAME[pe, i].swap(v)`.
-    swap<AmoExtended>(v) -> E;
-    /// `NAME[pe, i].compare_swap(cond, v)`.
-    compare_swap<AmoStandard>(cond, v) -> E;
-    /// `NAME[pe, i].fetch_add(v)`.
-    fetch_add<AmoStandard>(v) -> E;
-    /// `NAME[pe, i] += v`.
-    add<AmoStandard>(v);
-    /// `NAME[pe, i] -= v`.
-    sub<AmoStandard>(v);
-    /// `NAME[pe, i].fetch_inc()`.
-    fetch_inc<AmoStandard>() -> E;
-    /// `NAME[pe, i].inc()`.
-    inc<AmoStandard>();
-    /// `NAME[pe, i].fetch_and(v)`.
-    fetch_and<AmoBitwise>(v) -> E;
-    /// `NAME[pe, i] &= v`.
-    and<AmoBitwise>(v);
-    /// `NAME[pe, i].fetch_or(v)`.
-    fetch_or<AmoBitwise>(v) -> E;
-    /// `NAME[pe, i] |= v`.
-    or<AmoBitwise>(v);
-    /// `NAME[pe, i].fetch_xor(v)`.
-    fetch_xor<AmoBitwise>(v) -> E;
-    /// `NAME[pe, i] ^= v`.
-    xor<AmoBitwise>(v);
+/// `NAME[pe, i].fetch()`.
+#[inline(always)]
+pub fn fetch<E: AmoExtended>(r: Remote<'_, E>) -> E {
+    r.fetch()
+}
+/// `NAME[pe, i].set(v)`.
+#[inline(always)]
+pub fn set<E: AmoExtended>(r: Remote<'_, E>, v: E) {
+    r.set(v)
+}
+/// `NAME[pe, i].swap(v)`.
+#[inline(always)]
+pub fn swap<E: AmoExtended>(r: Remote<'_, E>, v: E) -> E {
+    r.swap(v)
+}
+/// `NAME[pe, i].compare_swap(cond, v)`.
+#[inline(always)]
+pub fn compare_swap<E: AmoStandard>(r: Remote<'_, E>, cond: E, v: E) -> E {
+    r.compare_swap(cond, v)
+}
+/// `NAME[pe, i].fetch_add(v)`.
+#[inline(always)]
+pub fn fetch_add<E: AmoStandard>(r: Remote<'_, E>, v: E) -> E {
+    r.fetch_add(v)
+}
+/// `NAME[pe, i] += v`.
+#[inline(always)]
+pub fn add<E: AmoStandard>(r: Remote<'_, E>, v: E) {
+    r.add(v)
+}
+/// `NAME[pe, i] -= v`.
+#[inline(always)]
+pub fn sub<E: AmoStandard>(r: Remote<'_, E>, v: E) {
+    r.sub(v)
+}
+/// `NAME[pe, i].fetch_inc()`.
+#[inline(always)]
+pub fn fetch_inc<E: AmoStandard>(r: Remote<'_, E>) -> E {
+    r.fetch_inc()
+}
+/// `NAME[pe, i].inc()`.
+#[inline(always)]
+pub fn inc<E: AmoStandard>(r: Remote<'_, E>) {
+    r.inc()
+}
+/// `NAME[pe, i].fetch_and(v)`.
+#[inline(always)]
+pub fn fetch_and<E: AmoBitwise>(r: Remote<'_, E>, v: E) -> E {
+    r.fetch_and(v)
+}
+/// `NAME[pe, i] &= v`.
+#[inline(always)]
+pub fn and<E: AmoBitwise>(r: Remote<'_, E>, v: E) {
+    r.and(v)
+}
+/// `NAME[pe, i].fetch_or(v)`.
+#[inline(always)]
+pub fn fetch_or<E: AmoBitwise>(r: Remote<'_, E>, v: E) -> E {
+    r.fetch_or(v)
+}
+/// `NAME[pe, i] |= v`.
+#[inline(always)]
+pub fn or<E: AmoBitwise>(r: Remote<'_, E>, v: E) {
+    r.or(v)
+}
+/// `NAME[pe, i].fetch_xor(v)`.
+#[inline(always)]
+pub fn fetch_xor<E: AmoBitwise>(r: Remote<'_, E>, v: E) -> E {
+    r.fetch_xor(v)
+}
+/// `NAME[pe, i] ^= v`.
+#[inline(always)]
+pub fn xor<E: AmoBitwise>(r: Remote<'_, E>, v: E) {
+    r.xor(v)
 }
 
 /// A `#[symmetric]` static `u64` used as a signal word by `=> SIG = v` / `=> SIG += v`.

@@ -106,8 +106,8 @@ fn len_mismatch(op: &str, target: usize, local_what: &str, local: usize) -> ! {
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a symmetric array of `{E}`",
-    label = "not symmetric: other PEs cannot access it",
+    message = "`{Self}` is not a symmetric array",
+    label = "expected a `#[symmetric]` static array or a `SymArray`",
     note = "`shmem!` targets and remote-access methods work on `#[symmetric]` statics and on \
             `SymArray`s from `World::alloc`; a scalar `#[symmetric]` static is addressed as `NAME[pe]`"
 )]

@@ -279,8 +279,8 @@ impl Side<'_> {
         };
         let target: TokenStream = prefix.iter().cloned().collect();
         let target_span = prefix[0].span();
-        syn::parse2::<Expr>(target.clone()).map_err(|e| {
-            syn::Error::new(e.span(), "expected a symmetric object (a `#[symmetric]` static or a `SymArray`) before `[...]`")
+        syn::parse2::<Expr>(target.clone()).map_err(|_| {
+            syn::Error::new(target_span, "expected a symmetric object (a `#[symmetric]` static or a `SymArray`) before `[...]`")
         })?;
         let static_name = syn::parse2::<syn::Path>(target.clone())
             .ok()
@@ -394,8 +394,14 @@ fn check_literal_stride(s: &Expr) -> syn::Result<()> {
     Ok(())
 }
 
-fn sm() -> TokenStream {
-    quote!(::shmem_core::__private::dsl)
+/// The path of the expansion's helpers, spanned where an error about them should point.
+fn sm(span: Span) -> TokenStream {
+    quote_spanned!(span=> ::shmem_core::__private::dsl)
+}
+
+/// A local of the expansion, placed (for diagnostics) at the user's expression.
+fn local(name: &str, at: Span) -> Ident {
+    Ident::new(name, Span::call_site().located_at(at))
 }
 
 impl SymRef {
@@ -405,8 +411,8 @@ impl SymRef {
     }
 
     fn pe(&self) -> TokenStream {
-        let sm = sm();
         let pe = &self.pe;
+        let sm = sm(pe.span());
         quote_spanned!(pe.span()=> #sm::pe(#pe))
     }
 
@@ -421,9 +427,9 @@ impl SymRef {
         self.target.to_string()
     }
 
-    /// `const` items that reject constant indices and ranges outside a static's length.
+    /// Inline `const` blocks that reject constant indices and ranges outside a static's length.
     fn const_checks(&self) -> syn::Result<TokenStream> {
-        let sm = sm();
+        let closed = |r: &ExprRange| matches!(r.limits, RangeLimits::Closed(_));
         let (end, what, span) = match &self.sel {
             Sel::Whole => return Ok(TokenStream::new()),
             Sel::Index(i) => match literal(i) {
@@ -432,35 +438,25 @@ impl SymRef {
             },
             Sel::Range(r, _) => {
                 let start = r.start.as_deref().map(literal);
-                let end = r.end.as_deref().map(literal);
-                if let (Some(Some(a)), Some(Some(b))) = (start, end) {
-                    let b_excl = if matches!(r.limits, RangeLimits::Closed(_)) {
-                        b + 1
-                    } else {
-                        b
-                    };
-                    if a > b_excl {
-                        return Err(syn::Error::new(
-                            r.span(),
-                            format!("the range is reversed: {a} is past its end"),
-                        ));
+                let Some(Some(b)) = r.end.as_deref().map(literal) else {
+                    return Ok(TokenStream::new());
+                };
+                let excl = b + u128::from(closed(r));
+                let a = match start {
+                    Some(Some(a)) => {
+                        if a > excl {
+                            return Err(syn::Error::new(
+                                r.span(),
+                                format!("the range is reversed: {a} is past its end"),
+                            ));
+                        }
+                        a.to_string()
                     }
-                }
-                match end {
-                    Some(Some(b)) => {
-                        let excl = if matches!(r.limits, RangeLimits::Closed(_)) {
-                            b + 1
-                        } else {
-                            b
-                        };
-                        (
-                            excl,
-                            format!("constant range `{}`", r.to_token_stream()),
-                            r.span(),
-                        )
-                    }
-                    _ => return Ok(TokenStream::new()),
-                }
+                    Some(None) => "start".into(),
+                    None => String::new(),
+                };
+                let text = format!("{a}{}{b}", if closed(r) { "..=" } else { ".." });
+                (excl, format!("constant range {text}"), r.span())
             }
         };
         if !self.looks_static() {
@@ -474,8 +470,9 @@ impl SymRef {
             self.name()
         );
         let t = &self.target;
+        let sm = sm(span);
         Ok(
-            quote_spanned!(span=> const _: () = #sm::check_const_range(#sm::const_len(&#t), #end, #msg);),
+            quote_spanned!(span=> const { #sm::check_const_range(#sm::const_len(&#t), #end, #msg) };),
         )
     }
 
@@ -499,18 +496,11 @@ impl SymRef {
 
     /// The range with every bound converted to `usize`.
     fn range(&self, r: &ExprRange) -> TokenStream {
-        let sm = sm();
-        let conv = |e: &Expr| quote_spanned!(e.span()=> #sm::index(#e));
-        let start = r.start.as_deref().map(conv);
-        let end = r.end.as_deref().map(conv);
-        match r.limits {
-            RangeLimits::HalfOpen(_) => quote!(#start..#end),
-            RangeLimits::Closed(_) => quote!(#start..=#end),
-        }
+        range_usize(r)
     }
 
     fn count_check(&self, local: &TokenStream, span: Span) -> TokenStream {
-        let sm = sm();
+        let sm = sm(span);
         match self.const_count().and_then(|c| usize::try_from(c).ok()) {
             Some(c) => quote_spanned!(span=> #sm::check_count::<#c, _>(#local);),
             None => TokenStream::new(),
@@ -519,12 +509,13 @@ impl SymRef {
 
     /// The element as an atomic target (`Remote`).
     fn remote(&self, op_span: Span) -> syn::Result<TokenStream> {
-        let sm = sm();
+        let sm = sm(op_span);
         let (t, pe) = (self.target_ref(), self.pe());
         match &self.sel {
             Sel::Whole => Ok(quote_spanned!(op_span=> #sm::scalar_at(#t, #pe))),
             Sel::Index(i) => {
-                let i = quote_spanned!(i.span()=> #sm::index(#i));
+                let ism = self::sm(i.span());
+                let i = quote_spanned!(i.span()=> #ism::index(#i));
                 Ok(quote_spanned!(op_span=> ::shmem_core::SymmetricArray::at(#t, #pe, #i)))
             }
             Sel::Range(r, _) => Err(syn::Error::new(
@@ -532,6 +523,20 @@ impl SymRef {
                 "atomic operations act on one element: write `TARGET[pe, index]`, not a range",
             )),
         }
+    }
+}
+
+/// A range with every bound converted to `usize` (each conversion at its bound, for errors).
+fn range_usize(r: &ExprRange) -> TokenStream {
+    let conv = |e: &Expr| {
+        let sm = sm(e.span());
+        quote_spanned!(e.span()=> #sm::index(#e))
+    };
+    let start = r.start.as_deref().map(conv);
+    let end = r.end.as_deref().map(conv);
+    match r.limits {
+        RangeLimits::HalfOpen(_) => quote!(#start..#end),
+        RangeLimits::Closed(_) => quote!(#start..=#end),
     }
 }
 
@@ -598,12 +603,44 @@ fn expand_stmt(mode: &Mode, stmt: &[TokenTree]) -> syn::Result<TokenStream> {
     }
 }
 
+/// An index expression converted to `usize`, spanned at the user's expression.
+fn index_of(e: &Expr) -> TokenStream {
+    let sm = sm(e.span());
+    quote_spanned!(e.span()=> #sm::index(#e))
+}
+
+/// The symmetric side's stride, or 1.
+fn stride_of(stride: &Option<Expr>) -> TokenStream {
+    match stride {
+        Some(s) => index_of(s),
+        None => quote!(1),
+    }
+}
+
+/// Rejects a strided local buffer `buf[a..b;s]` where only a contiguous buffer fits.
+fn no_local_stride(side: &Side<'_>, nbi: bool, sel: &Sel) -> syn::Result<()> {
+    if side.local_strided()?.is_none() {
+        return Ok(());
+    }
+    let why = if nbi {
+        "the non-blocking form has no strided local side: use a contiguous buffer"
+    } else if matches!(sel, Sel::Range(..)) {
+        return Ok(());
+    } else {
+        "a strided local buffer `buf[a..b;s]` needs a range on the symmetric side: `TARGET[pe, a..b]`"
+    };
+    Err(syn::Error::new(side.span(), why))
+}
+
 fn expand_put(mode: &Mode, r: SymRef, rhs: &Side<'_>) -> syn::Result<TokenStream> {
-    let sm = sm();
+    no_local_stride(rhs, matches!(mode, Mode::Nbi(_)), &r.sel)?;
     let checks = r.const_checks()?;
     let (t, pe) = (r.target_ref(), r.pe());
     let value = rhs.stream();
     let vspan = rhs.span();
+    let sm = sm(vspan);
+    // The element type comes from the target, so a source of the wrong type is reported as such.
+    let src = local("__shmem_src", vspan);
     if let Mode::Nbi(scope) = mode {
         let Sel::Range(range, None) = &r.sel else {
             return Err(syn::Error::new(
@@ -612,39 +649,37 @@ fn expand_put(mode: &Mode, r: SymRef, rhs: &Side<'_>) -> syn::Result<TokenStream
             ));
         };
         let range = r.range(range);
-        let local = quote!(__shmem_src);
-        let count = r.count_check(&local, vspan);
-        let conv = quote_spanned!(vspan=> #sm::src(#local));
+        let count = r.count_check(&src.to_token_stream(), vspan);
+        let conv = quote_spanned!(vspan=> #sm::src_for(#t, #src));
         // The borrow must be of the user's buffer itself, which lives for the whole scope, not
         // of a temporary reference to it.
         let borrow = borrow_of(rhs);
         return Ok(
-            quote!({ #checks let #local = #borrow; #count (#scope).put(#t, #pe, #range, #conv) }),
+            quote!({ #checks let #src = #borrow; #count (#scope).put(#t, #pe, #range, #conv) }),
         );
     }
     Ok(match &r.sel {
-        Sel::Whole => quote_spanned!(r.span=> #sm::scalar_put(#t, #pe, #value)),
+        Sel::Whole => {
+            let ssm = self::sm(r.span);
+            quote_spanned!(r.span=> #ssm::scalar_put(#t, #pe, #value))
+        }
         Sel::Index(i) => {
-            let i = quote_spanned!(i.span()=> #sm::index(#i));
+            let i = index_of(i);
             quote!({ #checks ::shmem_core::SymmetricArray::p(#t, #pe, #i, #value) })
         }
         Sel::Range(range, stride) => {
             let range = r.range(range);
-            let tstride = match stride {
-                Some(s) => quote_spanned!(s.span()=> #sm::index(#s)),
-                None => quote!(1),
-            };
+            let tstride = stride_of(stride);
             if let Some((buf, lrange, lstride)) = rhs.local_strided()? {
                 // `T[pe, a..b(;s)] = buf[c..d;t]`: strided on the local side too.
-                let lstride = quote_spanned!(lstride.span()=> #sm::index(#lstride));
-                let conv = quote_spanned!(vspan=> #sm::src(&(#buf)[#lrange]));
+                let (lstride, lrange) = (index_of(&lstride), range_usize(&lrange));
+                let conv = quote_spanned!(vspan=> #sm::src_for(#t, &(#buf)[#lrange]));
                 return Ok(
                     quote!({ #checks ::shmem_core::SymmetricArray::iput(#t, #pe, #range, #tstride, #conv, #lstride) }),
                 );
             }
-            let local = quote!(__shmem_src);
-            let count = r.count_check(&local, vspan);
-            let conv = quote_spanned!(vspan=> #sm::src(#local));
+            let count = r.count_check(&src.to_token_stream(), vspan);
+            let conv = quote_spanned!(vspan=> #sm::src_for(#t, #src));
             let call = match stride {
                 None => quote!(::shmem_core::SymmetricArray::put(#t, #pe, #range, #conv)),
                 Some(_) => {
@@ -652,7 +687,7 @@ fn expand_put(mode: &Mode, r: SymRef, rhs: &Side<'_>) -> syn::Result<TokenStream
                 }
             };
             let borrow = borrow_of(rhs);
-            quote!({ #checks let #local = #borrow; #count #call })
+            quote!({ #checks let #src = #borrow; #count #call })
         }
     })
 }
@@ -670,11 +705,13 @@ fn borrow_of(side: &Side<'_>) -> TokenStream {
 }
 
 fn expand_get(mode: &Mode, lhs: &Side<'_>, r: SymRef) -> syn::Result<TokenStream> {
-    let sm = sm();
+    no_local_stride(lhs, matches!(mode, Mode::Nbi(_)), &r.sel)?;
     let checks = r.const_checks()?;
     let (t, pe) = (r.target_ref(), r.pe());
     let place = lhs.stream();
     let pspan = lhs.span();
+    let sm = sm(pspan);
+    let dst = local("__shmem_dst", pspan);
     if let Mode::Nbi(scope) = mode {
         let Sel::Range(range, None) = &r.sel else {
             return Err(syn::Error::new(
@@ -683,37 +720,35 @@ fn expand_get(mode: &Mode, lhs: &Side<'_>, r: SymRef) -> syn::Result<TokenStream
             ));
         };
         let range = r.range(range);
-        let local = quote!(__shmem_dst);
-        let count = r.count_check(&quote!(&*#local), pspan);
-        let conv = quote_spanned!(pspan=> #sm::dst(#local));
+        let count = r.count_check(&quote_spanned!(pspan=> &*#dst), pspan);
+        let conv = quote_spanned!(pspan=> #sm::dst_for(#t, #dst));
         let borrow = quote_spanned!(pspan=> &mut (#place));
         return Ok(
-            quote!({ #checks let #local = #borrow; #count (#scope).get(#t, #pe, #range, #conv) }),
+            quote!({ #checks let #dst = #borrow; #count (#scope).get(#t, #pe, #range, #conv) }),
         );
     }
     Ok(match &r.sel {
-        Sel::Whole => quote_spanned!(r.span=> #place = #sm::scalar_get(#t, #pe)),
+        Sel::Whole => {
+            let ssm = self::sm(r.span);
+            quote_spanned!(r.span=> #place = #ssm::scalar_get(#t, #pe))
+        }
         Sel::Index(i) => {
-            let i = quote_spanned!(i.span()=> #sm::index(#i));
+            let i = index_of(i);
             quote!({ #checks #place = ::shmem_core::SymmetricArray::g(#t, #pe, #i) })
         }
         Sel::Range(range, stride) => {
             let range = r.range(range);
-            let tstride = match stride {
-                Some(s) => quote_spanned!(s.span()=> #sm::index(#s)),
-                None => quote!(1),
-            };
+            let tstride = stride_of(stride);
             if let Some((buf, lrange, lstride)) = lhs.local_strided()? {
                 // `buf[c..d;t] = T[pe, a..b(;s)]`: strided on the local side too.
-                let lstride = quote_spanned!(lstride.span()=> #sm::index(#lstride));
-                let conv = quote_spanned!(pspan=> #sm::dst(&mut (#buf)[#lrange]));
+                let (lstride, lrange) = (index_of(&lstride), range_usize(&lrange));
+                let conv = quote_spanned!(pspan=> #sm::dst_for(#t, &mut (#buf)[#lrange]));
                 return Ok(
                     quote!({ #checks ::shmem_core::SymmetricArray::iget(#t, #pe, #range, #tstride, #conv, #lstride) }),
                 );
             }
-            let local = quote!(__shmem_dst);
-            let count = r.count_check(&quote!(&*#local), pspan);
-            let conv = quote_spanned!(pspan=> #sm::dst(#local));
+            let count = r.count_check(&quote_spanned!(pspan=> &*#dst), pspan);
+            let conv = quote_spanned!(pspan=> #sm::dst_for(#t, #dst));
             let borrow = quote_spanned!(pspan=> &mut (#place));
             let call = match stride {
                 None => quote!(::shmem_core::SymmetricArray::get(#t, #pe, #range, #conv)),
@@ -721,7 +756,7 @@ fn expand_get(mode: &Mode, lhs: &Side<'_>, r: SymRef) -> syn::Result<TokenStream
                     quote!(::shmem_core::SymmetricArray::iget(#t, #pe, #range, #tstride, #conv, 1))
                 }
             };
-            quote!({ #checks let #local = #borrow; #count #call })
+            quote!({ #checks let #dst = #borrow; #count #call })
         }
     })
 }
@@ -754,18 +789,24 @@ fn expand_atomic(
     let r = lhs.parse_ref()?;
     let checks = r.const_checks()?;
     let remote = r.remote(op_span)?;
-    let sm = sm();
+    let sm = sm(op_span);
     let f = match op {
         AssignOp::Add => "add",
         AssignOp::Sub => "sub",
         AssignOp::And => "and",
         AssignOp::Or => "or",
         AssignOp::Xor => "xor",
-        AssignOp::Set => unreachable!("plain assignment is a put"),
+        AssignOp::Set => {
+            return Err(syn::Error::new(
+                op_span,
+                "expected an atomic update operator",
+            ));
+        }
     };
     let f = Ident::new(f, op_span);
     let value = rhs.stream();
-    Ok(quote!({ #checks #sm::#f(#remote, #value) }))
+    let call = quote_spanned!(op_span=> #sm::#f(#remote, #value));
+    Ok(quote!({ #checks #call }))
 }
 
 /// The atomic operations callable as `TARGET[pe, i].name(args)`, with their argument counts.
@@ -821,12 +862,12 @@ fn expand_expr(mode: &Mode, stmt: &[TokenTree]) -> syn::Result<TokenStream> {
     }
     let r = side.parse_ref()?;
     let checks = r.const_checks()?;
-    let sm = sm();
+    let sm = sm(r.span);
     let (t, pe) = (r.target_ref(), r.pe());
     match &r.sel {
         Sel::Whole => Ok(quote_spanned!(r.span=> #sm::scalar_get(#t, #pe))),
         Sel::Index(i) => {
-            let i = quote_spanned!(i.span()=> #sm::index(#i));
+            let i = index_of(i);
             Ok(quote!({ #checks ::shmem_core::SymmetricArray::g(#t, #pe, #i) }))
         }
         Sel::Range(range, _) => Err(syn::Error::new(
@@ -863,10 +904,11 @@ fn expand_method(side: &Side<'_>, method: &Ident, args: &Group) -> syn::Result<T
     let r = side.parse_ref()?;
     let checks = r.const_checks()?;
     let remote = r.remote(method.span())?;
-    let sm = sm();
+    let sm = sm(method.span());
     let f = Ident::new(&name, method.span());
     let args = parsed.iter();
-    Ok(quote!({ #checks #sm::#f(#remote #(, #args)*) }))
+    let call = quote_spanned!(method.span()=> #sm::#f(#remote #(, #args)*));
+    Ok(quote!({ #checks #call }))
 }
 
 /// `TARGET[pe, a..b] = src => SIG = v` / `=> SIG += v` / `=> SIGS[i] += v`: `shmem_put_signal`.
@@ -925,7 +967,7 @@ fn expand_put_signal(
             "expected `SIGNAL = value` or `SIGNAL += value` after `=>`",
         ));
     }
-    let sm = sm();
+    let sm = sm(sig.span());
     let v = value.stream();
     let op = match sop {
         AssignOp::Set => quote_spanned!(value.span()=> ::shmem_core::SignalOp::Set(#v)),
@@ -957,9 +999,10 @@ fn expand_put_signal(
     let checks = r.const_checks()?;
     let (t, pe) = (r.target_ref(), r.pe());
     let range = r.range(range);
-    let local = quote!(__shmem_src);
-    let count = r.count_check(&local, rhs.span());
-    let conv = quote_spanned!(rhs.span()=> #sm::src(#local));
+    let local = local("__shmem_src", rhs.span());
+    let count = r.count_check(&local.to_token_stream(), rhs.span());
+    let vsm = self::sm(rhs.span());
+    let conv = quote_spanned!(rhs.span()=> #vsm::src_for(#t, #local));
     let borrow = borrow_of(&rhs);
     Ok(
         quote!({ #checks let #local = #borrow; #count ::shmem_core::SymmetricArray::put_signal(#t, #pe, #range, #conv, #word, #op) }),
