@@ -40,11 +40,29 @@ pub fn symmetric(args: TokenStream, input: TokenStream) -> TokenStream {
     }
     let expanded = match item {
         Item::Static(s) => expand_static(s, &mut errors),
-        other => {
+        Item::Macro(m) if m.mac.path.is_ident("thread_local") => {
             errors.push(syn::Error::new(
-                item_span(&other),
-                "#[symmetric] applies to `static` items only: `#[symmetric] static NAME: T = init;`",
+                m.mac.path.span(),
+                "#[symmetric] statics cannot be thread-local: a symmetric static exists once per PE \
+                 (process) so that other PEs can address it; declare `#[symmetric] static NAME: T = init;`",
             ));
+            quote!(#m)
+        }
+        other => {
+            let generic = match &other {
+                Item::Fn(f) => !f.sig.generics.params.is_empty(),
+                Item::Struct(s) => !s.generics.params.is_empty(),
+                Item::Enum(e) => !e.generics.params.is_empty(),
+                Item::Type(t) => !t.generics.params.is_empty(),
+                _ => false,
+            };
+            let what = if generic {
+                "#[symmetric] applies to non-generic `static` items only: every PE must have the same \
+                 object at the same place, so it cannot be generic; write `#[symmetric] static NAME: T = init;`"
+            } else {
+                "#[symmetric] applies to `static` items only: `#[symmetric] static NAME: T = init;`"
+            };
+            errors.push(syn::Error::new(item_span(&other), what));
             quote!(#other)
         }
     };
