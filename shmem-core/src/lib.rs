@@ -43,6 +43,7 @@ extern crate self as shmem_core;
 
 mod amo;
 mod bootstrap;
+mod collectives;
 mod config;
 mod dsl;
 mod element;
@@ -53,9 +54,11 @@ mod runtime;
 mod signal;
 mod statics;
 mod sync;
+mod team;
 mod world;
 
 pub use amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
+pub use collectives::{ReduceArith, ReduceBitwise};
 pub use element::Element;
 pub use error::{Error, Result};
 pub use heap::SymArray;
@@ -63,16 +66,19 @@ pub use rma::{NbiScope, SymmetricArray};
 pub use shmem_macros::{Element, shmem, symmetric};
 pub use signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
 pub use statics::Symmetric;
+pub use team::{Team, TeamConfig};
 pub use world::{World, init};
 
 /// Everything a PGAS program usually needs: `use shmem_core::prelude::*;`.
 pub mod prelude {
     pub use crate::amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
+    pub use crate::collectives::{ReduceArith, ReduceBitwise};
     pub use crate::element::Element;
     pub use crate::heap::SymArray;
     pub use crate::rma::{NbiScope, SymmetricArray};
     pub use crate::signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
     pub use crate::statics::Symmetric;
+    pub use crate::team::{Team, TeamConfig};
     pub use crate::world::World;
     pub use shmem_macros::{Element, shmem, symmetric};
 }

@@ -92,6 +92,8 @@ pub(crate) struct Runtime {
     /// Some peer is reached through UCX: waits must drive UCX progress and quiet must flush.
     any_ucx: bool,
     pub(crate) sync: SyncState,
+    /// Team blocks in use and their epoch counters.
+    pub(crate) team_slots: crate::team::Slots,
     pub(crate) allocator: Mutex<Allocator>,
     bootstrap: Mutex<Bootstrap>,
     worker: Worker,
@@ -222,7 +224,8 @@ impl Runtime {
         let n_pes = bootstrap.n_pes();
 
         let (statics_len, statics_sig) = statics::layout();
-        let statics_at = sync::SYNC_BYTES;
+        // The runtime's sync area, then the team blocks, then the statics.
+        let statics_at = sync::SYNC_BYTES + crate::team::POOL_BYTES;
         let user = align_up(statics_at + statics_len, PAGE);
         let user_len = align_up(crate::config::heap_size()?, PAGE);
         let total = user + user_len;
@@ -243,6 +246,13 @@ impl Runtime {
         // Prepare our own memory before any peer learns where it is.
         // SAFETY: the mapping is `total` bytes long and exclusively ours until the rendezvous.
         unsafe { ptr::write_bytes(base, 0, sync::SYNC_BYTES) };
+        for slot in 0..crate::team::TEAM_SLOTS {
+            // Flags only: the scratch is always written before it is read, and untouched pages
+            // of the pool then cost nothing.
+            let at = sync::SYNC_BYTES + slot * crate::team::BLOCK;
+            // SAFETY: inside the mapping (the pool precedes the statics region).
+            unsafe { ptr::write_bytes(base.add(at), 0, crate::team::SCRATCH) };
+        }
         // SAFETY: the statics region lies inside the mapping (layout computed above).
         unsafe { statics::place_all(base.add(statics_at), statics_at) };
 
@@ -341,6 +351,7 @@ impl Runtime {
             peers: peers.into_boxed_slice(),
             any_ucx,
             sync: SyncState::default(),
+            team_slots: crate::team::Slots::default(),
             allocator: Mutex::new(Allocator::new(layout.user_len)),
             bootstrap: Mutex::new(bootstrap),
             worker,

@@ -1,0 +1,565 @@
+//! Collectives on teams: sync, broadcast, reductions, scans, fcollect, collect, alltoall(s).
+//!
+//! Algorithms scale with the team size: dissemination sync (`ceil(log2 n)` rounds), binomial
+//! tree broadcast and reduction (reductions chunked through per-round scratch in the team
+//! block, so results are identical on every PE), Hillis-Steele scans. fcollect, collect and
+//! alltoall write every block straight into its destination (one put per peer, direct stores on
+//! one node). Collectives that write into other members' `dest` start with a team sync (nobody's
+//! `dest` changes before it has entered) and the all-gathers end with a barrier (every block has
+//! arrived when they return).
+
+use crate::element::Element;
+use crate::rma::SymmetricArray;
+use crate::runtime::Runtime;
+use crate::team::{self, CHUNK, DATA_FLAGS, DOWN_FLAG, ROUNDS, SCRATCH, Team};
+use std::sync::atomic::Ordering;
+
+fn next_epoch(c: &std::sync::atomic::AtomicU64) -> u64 {
+    c.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// Dissemination sync over the team's members.
+pub(crate) fn team_sync(team: &Team<'_>) {
+    let n = team.n_pes();
+    if n == 1 {
+        return;
+    }
+    let rt = team.rt;
+    let epoch = next_epoch(team.barrier_epoch());
+    let me = team.my_pe();
+    let (mut dist, mut round) = (1, 0);
+    while dist < n {
+        let to = team.world_pe((me + dist) % n);
+        rt.store_flag(to, team.block(team::BARRIER_FLAGS + round * 8), epoch);
+        let f = team::flag(team, rt, team::BARRIER_FLAGS + round * 8);
+        rt.wait_local(|| f.load(Ordering::Acquire) >= epoch);
+        dist <<= 1;
+        round += 1;
+    }
+    // Flags sent through UCX must have left before this PE computes again.
+    rt.quiet();
+}
+
+/// Position in a binomial tree rooted at team PE `root`.
+struct Tree {
+    rel: usize,
+    n: usize,
+    root: usize,
+}
+
+impl Tree {
+    fn new(team: &Team<'_>, root: usize) -> Tree {
+        let n = team.n_pes();
+        Tree {
+            rel: (team.my_pe() + n - root) % n,
+            n,
+            root,
+        }
+    }
+    /// Team PE of relative rank `r`.
+    fn pe(&self, r: usize) -> usize {
+        (r + self.root) % self.n
+    }
+    /// `(parent, round)`: the parent and the bit that links us, for every rank but the root.
+    fn parent(&self) -> Option<(usize, usize)> {
+        (self.rel != 0).then(|| {
+            let bit = self.rel.trailing_zeros() as usize;
+            (self.pe(self.rel - (1 << bit)), bit)
+        })
+    }
+    /// `(child, round)` pairs, lowest round first.
+    fn children(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let limit = if self.rel == 0 {
+            usize::BITS as usize
+        } else {
+            self.rel.trailing_zeros() as usize
+        };
+        (0..limit.min(ROUNDS))
+            .map(|b| (b, self.rel + (1 << b)))
+            .take_while(|&(_, c)| c < self.n)
+            .map(|(b, c)| (self.pe(c), b))
+    }
+}
+
+/// Copies `bytes` bytes from `src` to `offset` on team PE `pe` and raises its flag at
+/// `flag` (team block offset) to `epoch`, in that order.
+fn put_then_flag(
+    team: &Team<'_>,
+    pe: usize,
+    offset: usize,
+    src: *const u8,
+    bytes: usize,
+    flag: usize,
+    epoch: u64,
+) {
+    let rt = team.rt;
+    let peer = rt.peer(team.world_pe(pe));
+    // SAFETY: callers pass a checked destination range in the heap and a live source.
+    unsafe { rt.put_bytes(peer, offset, src, bytes) };
+    rt.signal_update(peer, team.block(flag), false, epoch);
+}
+
+fn wait_flag(team: &Team<'_>, rt: &Runtime, flag: usize, epoch: u64) {
+    let f = team::flag(team, rt, flag);
+    rt.wait_local(|| f.load(Ordering::Acquire) >= epoch);
+}
+
+#[track_caller]
+fn check_root(team: &Team<'_>, root: usize, op: &str) {
+    if root >= team.n_pes() {
+        panic!(
+            "shmem: {op}: root {root} is out of range: the team has {} PEs",
+            team.n_pes()
+        );
+    }
+}
+
+#[track_caller]
+fn check_fits<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, need: usize, op: &str) {
+    if dest.len() < need {
+        panic!(
+            "shmem: {op}: the destination has {} elements but {need} are needed",
+            dest.len()
+        );
+    }
+}
+
+impl Team<'_> {
+    /// `shmem_broadcast`: copies `source` (read on team PE `root` only) into elements
+    /// `0..source.len()` of `dest` on every member, the root included. Binomial tree.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let dest = world.alloc::<u32>(3);
+    /// let src = if team.my_pe() == 0 { [7, 8, 9] } else { [0; 3] };
+    /// team.broadcast(&dest, &src, 0);
+    /// assert_eq!(dest.local_get(2), 9);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn broadcast<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+        root: usize,
+    ) {
+        check_root(self, root, "broadcast");
+        check_fits(dest, source.len(), "broadcast");
+        let rt = self.rt;
+        // No member's `dest` is written before that member has entered the broadcast.
+        team_sync(self);
+        let tree = Tree::new(self, root);
+        let epoch = next_epoch(self.coll_epoch());
+        let bytes = size_of_val(source);
+        let at = dest.__heap_offset();
+        if tree.rel == 0 {
+            dest.local_write(0..source.len(), source);
+        } else {
+            wait_flag(self, rt, DOWN_FLAG, epoch);
+        }
+        for (child, _) in tree.children() {
+            put_then_flag(self, child, at, rt.local(at), bytes, DOWN_FLAG, epoch);
+        }
+        // Puts through UCX must have left this PE before it returns.
+        rt.quiet();
+    }
+
+    /// `shmem_fcollect`: concatenates every member's `source` (all the same length) in team
+    /// order into `dest` on every member.
+    #[track_caller]
+    pub fn fcollect<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
+        let n = self.n_pes();
+        let k = source.len();
+        check_fits(dest, n * k, "fcollect");
+        let sizes =
+            allreduce_u64(self, k as u64, u64::min) == allreduce_u64(self, k as u64, u64::max);
+        if !sizes {
+            panic!(
+                "shmem: fcollect: members contribute different numbers of elements; use collect"
+            );
+        }
+        // (The all-reduces above also ensure every member has entered.)
+        for i in 0..n {
+            let pe = (self.my_pe() + i) % n;
+            dest.put(
+                self.world_pe(pe),
+                self.my_pe() * k..(self.my_pe() + 1) * k,
+                source,
+            );
+        }
+        self.barrier();
+    }
+
+    /// `shmem_collect`: concatenates every member's `source` (lengths may differ) in team
+    /// order into `dest` on every member; returns the total number of elements.
+    #[track_caller]
+    pub fn collect<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+    ) -> usize {
+        let k = source.len() as u64;
+        let before = self.exscan_u64(k) as usize;
+        let total = allreduce_u64(self, k, u64::wrapping_add) as usize;
+        check_fits(dest, total, "collect");
+        let n = self.n_pes();
+        for i in 0..n {
+            let pe = (self.my_pe() + i) % n;
+            dest.put(self.world_pe(pe), before..before + source.len(), source);
+        }
+        self.barrier();
+        total
+    }
+
+    /// `shmem_alltoall`: block `j` (of `source.len() / n` elements) of this PE's `source` goes
+    /// to block `my_pe` of `dest` on team PE `j`.
+    #[track_caller]
+    pub fn alltoall<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
+        let n = self.n_pes();
+        if source.len() % n != 0 {
+            panic!(
+                "shmem: alltoall: the source has {} elements, not a multiple of the {n} team PEs",
+                source.len()
+            );
+        }
+        let k = source.len() / n;
+        check_fits(dest, n * k, "alltoall");
+        let me = self.my_pe();
+        // No member's `dest` is written before that member has entered.
+        team_sync(self);
+        for i in 0..n {
+            let j = (me + i) % n;
+            dest.put(
+                self.world_pe(j),
+                me * k..(me + 1) * k,
+                &source[j * k..(j + 1) * k],
+            );
+        }
+        self.barrier();
+    }
+
+    /// `shmem_alltoalls`: strided all-to-all. For each team PE `j` and `i in 0..nelems`,
+    /// `source[(j * nelems + i) * sst]` goes to `dest[(me * nelems + i) * dst]` on PE `j`.
+    #[track_caller]
+    pub fn alltoalls<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        dst: usize,
+        source: &[E],
+        sst: usize,
+        nelems: usize,
+    ) {
+        let n = self.n_pes();
+        if dst == 0 || sst == 0 {
+            panic!("shmem: alltoalls: strides must be positive (dst {dst}, sst {sst})");
+        }
+        if nelems == 0 {
+            self.barrier();
+            return;
+        }
+        let need_src = ((n * nelems - 1) * sst) + 1;
+        if source.len() < need_src {
+            panic!(
+                "shmem: alltoalls: the source has {} elements but {need_src} are needed",
+                source.len()
+            );
+        }
+        check_fits(dest, (n * nelems - 1) * dst + 1, "alltoalls");
+        let me = self.my_pe();
+        team_sync(self);
+        for i in 0..n {
+            let j = (me + i) % n;
+            let first_src = j * nelems * sst;
+            let first_dst = me * nelems * dst;
+            let span = (nelems - 1) * dst + 1;
+            let src = &source[first_src..first_src + (nelems - 1) * sst + 1];
+            dest.iput(self.world_pe(j), first_dst..first_dst + span, dst, src, sst);
+        }
+        self.barrier();
+    }
+
+    /// Exclusive prefix sum of one `u64` over the team (internal, for collect).
+    fn exscan_u64(&self, v: u64) -> u64 {
+        let mut out = [0u64];
+        scan_chunks::<u64>(self, &[v], &mut out, |a, b| a.wrapping_add(b), false);
+        out[0]
+    }
+}
+
+/// All-reduce of one `u64` over the team with a commutative, associative `op` (tree reduce,
+/// tree broadcast through the team block's scratch).
+pub(crate) fn allreduce_u64(team: &Team<'_>, v: u64, op: fn(u64, u64) -> u64) -> u64 {
+    let mut out = [0u64];
+    reduce_chunks::<u64>(team, &[v], &mut out, op);
+    out[0]
+}
+
+/// Tree reduction of `source` into `out` on every member, in chunks that fit the scratch.
+pub(crate) fn reduce_chunks<E: Element>(
+    team: &Team<'_>,
+    source: &[E],
+    out: &mut [E],
+    op: impl Fn(E, E) -> E,
+) {
+    let rt = team.rt;
+    let per = (CHUNK / size_of::<E>()).max(1);
+    let tree = Tree::new(team, 0);
+    for (c, chunk) in source.chunks(per).enumerate() {
+        let epoch = next_epoch(team.coll_epoch());
+        let mut acc: Vec<E> = chunk.to_vec();
+        // Up: combine the children's partials (each arrives in the scratch slot of its round).
+        for (_, round) in tree.children() {
+            wait_flag(team, rt, DATA_FLAGS + round * 8, epoch);
+            let slot = rt.local(team.block(SCRATCH + round * CHUNK)).cast::<E>();
+            for (i, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the child wrote `chunk.len()` elements there before raising the flag.
+                let x = unsafe { slot.add(i).read_volatile() };
+                *a = op(*a, x);
+            }
+        }
+        if let Some((parent, round)) = tree.parent() {
+            put_then_flag(
+                team,
+                parent,
+                team.block(SCRATCH + round * CHUNK),
+                acc.as_ptr().cast(),
+                size_of_val(acc.as_slice()),
+                DATA_FLAGS + round * 8,
+                epoch,
+            );
+            // Down: the result comes back through the root's tree into scratch round 0 area of
+            // the down flag.
+            wait_flag(team, rt, DOWN_FLAG, epoch);
+            let slot = rt.local(team.block(SCRATCH)).cast::<E>();
+            for (i, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the parent wrote the result there before raising the down flag.
+                *a = unsafe { slot.add(i).read_volatile() };
+            }
+        }
+        // Forward the result to the children. They have all consumed their scratch slot 0
+        // partials of this chunk (they sent up before waiting), so it can be reused.
+        for (child, _) in tree.children() {
+            put_then_flag(
+                team,
+                child,
+                team.block(SCRATCH),
+                acc.as_ptr().cast(),
+                size_of_val(acc.as_slice()),
+                DOWN_FLAG,
+                epoch,
+            );
+        }
+        out[c * per..c * per + chunk.len()].copy_from_slice(&acc);
+        // A child's next chunk must not land in scratch a parent still reads.
+        team_sync(team);
+    }
+}
+
+/// Hillis-Steele scan of `source` into `out` (inclusive or exclusive; exclusive leaves PE 0's
+/// `out` at zero bits).
+pub(crate) fn scan_chunks<E: Element>(
+    team: &Team<'_>,
+    source: &[E],
+    out: &mut [E],
+    op: impl Fn(E, E) -> E,
+    inclusive: bool,
+) {
+    let rt = team.rt;
+    let n = team.n_pes();
+    let me = team.my_pe();
+    let per = (CHUNK / size_of::<E>()).max(1);
+    for (c, chunk) in source.chunks(per).enumerate() {
+        // `acc` is the inclusive prefix of PEs max(0, me - 2^k + 1) ..= me after round k.
+        let mut acc: Vec<E> = chunk.to_vec();
+        let mut excl: Option<Vec<E>> = None;
+        let (mut dist, mut round) = (1, 0);
+        while dist < n {
+            let epoch = next_epoch(team.coll_epoch());
+            if me + dist < n {
+                put_then_flag(
+                    team,
+                    me + dist,
+                    team.block(SCRATCH + round * CHUNK),
+                    acc.as_ptr().cast(),
+                    size_of_val(acc.as_slice()),
+                    DATA_FLAGS + round * 8,
+                    epoch,
+                );
+            }
+            if me >= dist {
+                wait_flag(team, rt, DATA_FLAGS + round * 8, epoch);
+                let slot = rt.local(team.block(SCRATCH + round * CHUNK)).cast::<E>();
+                let mut left: Vec<E> = (0..acc.len())
+                    // SAFETY: the sender wrote `acc.len()` elements before raising the flag.
+                    .map(|i| unsafe { slot.add(i).read_volatile() })
+                    .collect();
+                // Exclusive prefix: combine what lies strictly left of this PE.
+                excl = Some(match excl.take() {
+                    None => left.clone(),
+                    Some(e) => left.iter().zip(&e).map(|(&l, &x)| op(l, x)).collect(),
+                });
+                for (a, l) in acc.iter_mut().zip(left.drain(..)) {
+                    *a = op(l, *a);
+                }
+            }
+            // Nobody overwrites a scratch slot before its reader has used it.
+            team_sync(team);
+            dist <<= 1;
+            round += 1;
+        }
+        let dst = &mut out[c * per..c * per + chunk.len()];
+        if inclusive {
+            dst.copy_from_slice(&acc);
+        } else if let Some(e) = excl {
+            dst.copy_from_slice(&e);
+        } else {
+            for d in dst.iter_mut() {
+                *d = E::new_zeroed();
+            }
+        }
+    }
+}
+
+/// Element types with the OpenSHMEM arithmetic reductions (`sum`, `prod`, `max`, `min`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no arithmetic reductions in OpenSHMEM",
+    note = "sum, prod, max and min reductions exist for the integer types and f32, f64"
+)]
+pub trait ReduceArith: Element + PartialOrd {
+    /// `a + b` (wrapping for integers).
+    fn sum(a: Self, b: Self) -> Self;
+    /// `a * b` (wrapping for integers).
+    fn prod(a: Self, b: Self) -> Self;
+}
+
+/// Element types with the OpenSHMEM bitwise reductions (`and`, `or`, `xor`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no bitwise reductions in OpenSHMEM",
+    note = "and, or and xor reductions exist for the integer types"
+)]
+pub trait ReduceBitwise: Element {
+    /// `a & b`.
+    fn and(a: Self, b: Self) -> Self;
+    /// `a | b`.
+    fn or(a: Self, b: Self) -> Self;
+    /// `a ^ b`.
+    fn xor(a: Self, b: Self) -> Self;
+}
+
+macro_rules! reduce_ints {
+    ($($t:ty)*) => {$(
+        impl ReduceArith for $t {
+            fn sum(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            fn prod(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+        }
+        impl ReduceBitwise for $t {
+            fn and(a: Self, b: Self) -> Self { a & b }
+            fn or(a: Self, b: Self) -> Self { a | b }
+            fn xor(a: Self, b: Self) -> Self { a ^ b }
+        }
+    )*};
+}
+reduce_ints!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize);
+
+macro_rules! reduce_floats {
+    ($($t:ty)*) => {$(
+        impl ReduceArith for $t {
+            fn sum(a: Self, b: Self) -> Self { a + b }
+            fn prod(a: Self, b: Self) -> Self { a * b }
+        }
+    )*};
+}
+reduce_floats!(f32 f64);
+
+fn max_of<E: PartialOrd>(a: E, b: E) -> E {
+    if b > a { b } else { a }
+}
+
+fn min_of<E: PartialOrd>(a: E, b: E) -> E {
+    if b < a { b } else { a }
+}
+
+macro_rules! reductions {
+    ($($(#[$doc:meta])* $name:ident: $tr:ident => $op:expr;)*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name<E: $tr, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
+            self.reduce_into(dest, source, $op, stringify!($name));
+        }
+    )*};
+}
+
+impl Team<'_> {
+    /// Reduces element-wise over the members, result in `dest[..source.len()]` on every member.
+    #[track_caller]
+    fn reduce_into<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+        op: fn(E, E) -> E,
+        name: &str,
+    ) {
+        check_fits(dest, source.len(), name);
+        let mut out = source.to_vec();
+        reduce_chunks(self, source, &mut out, op);
+        dest.local_write(0..out.len(), &out);
+    }
+
+    reductions! {
+        /// `shmem_sum_reduce`: element-wise sum over the team into `dest` on every member.
+        ///
+        /// ```
+        /// use shmem_core::prelude::*;
+        /// let world = shmem_core::init()?;
+        /// let team = world.team_world();
+        /// let total = world.alloc::<u64>(1);
+        /// team.sum_reduce(&total, &[team.my_pe() as u64 + 1]);
+        /// let n = team.n_pes() as u64;
+        /// assert_eq!(total.local_get(0), n * (n + 1) / 2);
+        /// # Ok::<(), shmem_core::Error>(())
+        /// ```
+        sum_reduce: ReduceArith => E::sum;
+        /// `shmem_prod_reduce`: element-wise product.
+        prod_reduce: ReduceArith => E::prod;
+        /// `shmem_max_reduce`: element-wise maximum.
+        max_reduce: ReduceArith => max_of;
+        /// `shmem_min_reduce`: element-wise minimum.
+        min_reduce: ReduceArith => min_of;
+        /// `shmem_and_reduce`: element-wise bitwise and.
+        and_reduce: ReduceBitwise => E::and;
+        /// `shmem_or_reduce`: element-wise bitwise or.
+        or_reduce: ReduceBitwise => E::or;
+        /// `shmem_xor_reduce`: element-wise bitwise xor.
+        xor_reduce: ReduceBitwise => E::xor;
+    }
+
+    /// `shmem_sum_inscan` (1.6): `dest[i]` on team PE `p` is the sum of `source[i]` over PEs
+    /// `0..=p`.
+    #[track_caller]
+    pub fn sum_inscan<E: ReduceArith, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+    ) {
+        check_fits(dest, source.len(), "sum_inscan");
+        let mut out = source.to_vec();
+        scan_chunks(self, source, &mut out, E::sum, true);
+        dest.local_write(0..out.len(), &out);
+    }
+
+    /// `shmem_sum_exscan` (1.6): `dest[i]` on team PE `p` is the sum of `source[i]` over PEs
+    /// `0..p` (zero on PE 0).
+    #[track_caller]
+    pub fn sum_exscan<E: ReduceArith, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+    ) {
+        check_fits(dest, source.len(), "sum_exscan");
+        let mut out = source.to_vec();
+        scan_chunks(self, source, &mut out, E::sum, false);
+        dest.local_write(0..out.len(), &out);
+    }
+}

@@ -1,0 +1,191 @@
+//! Team collectives at 1, 2, 3, 4 and 8 PEs on the direct and UCX paths, on the world team and on
+//! split teams, with values every PE checks.
+
+mod common;
+
+use common::multi_pe;
+use shmem_core::prelude::*;
+
+#[test]
+fn broadcast_from_every_root_and_fcollect_collect() {
+    multi_pe("broadcast_from_every_root_and_fcollect_collect", |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        let dest = world.alloc::<u32>(3000);
+        for root in 0..n {
+            let src: Vec<u32> = (0..3000).map(|i| (root * 10_000 + i) as u32).collect();
+            let mine = if me == root {
+                src.clone()
+            } else {
+                vec![0; 3000]
+            };
+            team.broadcast(&dest, &mine, root);
+            let mut got = vec![0u32; 3000];
+            dest.local_read(.., &mut got);
+            if let Some(i) = (0..3000).find(|&i| got[i] != src[i]) {
+                panic!(
+                    "broadcast from root {root}: element {i} is {} instead of {}",
+                    got[i], src[i]
+                );
+            }
+        }
+        let all = world.alloc::<i64>(4 * n);
+        team.fcollect(&all, &[me as i64; 4]);
+        for pe in 0..n {
+            for k in 0..4 {
+                assert_eq!(all.local_get(pe * 4 + k), pe as i64);
+            }
+        }
+        // collect: PE p contributes p + 1 elements.
+        let var = world.alloc::<u16>(n * (n + 1) / 2);
+        let total = team.collect(&var, &vec![me as u16; me + 1]);
+        assert_eq!(total, n * (n + 1) / 2);
+        let mut at = 0;
+        for pe in 0..n {
+            for _ in 0..=pe {
+                assert_eq!(var.local_get(at), pe as u16);
+                at += 1;
+            }
+        }
+    });
+}
+
+#[test]
+fn alltoall_and_alltoalls() {
+    multi_pe("alltoall_and_alltoalls", |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        let k = 3;
+        let src: Vec<u64> = (0..n * k).map(|i| (me * 1000 + i) as u64).collect();
+        let dest = world.alloc::<u64>(n * k);
+        team.alltoall(&dest, &src);
+        for j in 0..n {
+            for i in 0..k {
+                // Block `me` of PE j's source, element i.
+                assert_eq!(dest.local_get(j * k + i), (j * 1000 + me * k + i) as u64);
+            }
+        }
+        // Strided: 2 elements per PE, source stride 3, destination stride 2.
+        let nel = 2;
+        let src2: Vec<u64> = (0..(n * nel - 1) * 3 + 1)
+            .map(|i| (me * 1000 + i) as u64)
+            .collect();
+        let dest2 = world.alloc::<u64>((n * nel - 1) * 2 + 1);
+        team.alltoalls(&dest2, 2, &src2, 3, nel);
+        for j in 0..n {
+            for i in 0..nel {
+                let want = (j * 1000 + (me * nel + i) * 3) as u64;
+                assert_eq!(
+                    dest2.local_get((j * nel + i) * 2),
+                    want,
+                    "from PE {j}, element {i}"
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn reductions_and_scans() {
+    multi_pe("reductions_and_scans", |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        // 300 elements: more than one scratch chunk of u64s.
+        let len = 300;
+        let src: Vec<i64> = (0..len).map(|i| (me as i64 + 1) * (i as i64 - 7)).collect();
+        let dest = world.alloc::<i64>(len);
+        team.sum_reduce(&dest, &src);
+        let tri = (n * (n + 1) / 2) as i64;
+        for i in 0..len {
+            assert_eq!(dest.local_get(i), tri * (i as i64 - 7), "sum element {i}");
+        }
+        team.max_reduce(&dest, &src);
+        for i in 0..len {
+            let v = i as i64 - 7;
+            assert_eq!(dest.local_get(i), if v >= 0 { n as i64 * v } else { v });
+        }
+        team.min_reduce(&dest, &src);
+        for i in 0..len {
+            let v = i as i64 - 7;
+            assert_eq!(dest.local_get(i), if v >= 0 { v } else { n as i64 * v });
+        }
+        let f = world.alloc::<f64>(2);
+        team.prod_reduce(&f, &[2.0, 0.5]);
+        assert_eq!(f.local_get(0), 2f64.powi(n as i32));
+        assert_eq!(f.local_get(1), 0.5f64.powi(n as i32));
+        let bits = world.alloc::<u32>(3);
+        let all = (1u32 << n) - 1;
+        team.or_reduce(&bits, &[1 << me, 0, 0]);
+        assert_eq!(bits.local_get(0), all);
+        team.xor_reduce(&bits, &[1 << me, 0b1, 0]);
+        assert_eq!(bits.local_get(0), all);
+        assert_eq!(bits.local_get(1), (n % 2) as u32);
+        team.and_reduce(&bits, &[!(1 << me), u32::MAX, 5]);
+        assert_eq!(bits.local_get(0), !all);
+        assert_eq!(bits.local_get(2), 5);
+        // Scans.
+        let scan = world.alloc::<u64>(2);
+        team.sum_inscan(&scan, &[me as u64 + 1, 10]);
+        assert_eq!(scan.local_get(0), ((me + 1) * (me + 2) / 2) as u64);
+        assert_eq!(scan.local_get(1), 10 * (me as u64 + 1));
+        team.sum_exscan(&scan, &[me as u64 + 1, 10]);
+        assert_eq!(scan.local_get(0), (me * (me + 1) / 2) as u64);
+        assert_eq!(scan.local_get(1), 10 * me as u64);
+    });
+}
+
+#[test]
+fn split_teams_translate_and_run_their_own_collectives() {
+    multi_pe(
+        "split_teams_translate_and_run_their_own_collectives",
+        |world| {
+            let all = world.team_world();
+            let (me, n) = (all.my_pe(), all.n_pes());
+            let sums = world.alloc::<u64>(1);
+            // Created and destroyed many times: blocks are released and reused.
+            for round in 0..70 {
+                let evens = all.split_strided(0, 2, n.div_ceil(2), TeamConfig::default());
+                let odds = if n > 1 {
+                    all.split_strided(1, 2, n / 2, TeamConfig::default())
+                } else {
+                    None
+                };
+                let team = if me % 2 == 0 {
+                    evens.as_ref()
+                } else {
+                    odds.as_ref()
+                }
+                .expect("member of one");
+                assert_eq!(team.my_pe(), me / 2);
+                assert_eq!(team.world_pe(team.my_pe()), me);
+                assert_eq!(team.translate_pe(team.my_pe(), &all), Some(me));
+                if me % 2 == 0 && n > 1 {
+                    assert_eq!(all.translate_pe(1, team), None);
+                }
+                team.sum_reduce(&sums, &[me as u64 + round]);
+                let members: Vec<u64> = (0..n as u64).filter(|p| p % 2 == me as u64 % 2).collect();
+                let want: u64 = members.iter().map(|p| p + round).sum();
+                assert_eq!(sums.local_get(0), want, "round {round}");
+                team.barrier();
+                drop(evens);
+                drop(odds);
+                all.sync();
+            }
+            // 2-D split: rows of 2.
+            let (row, col) = all.split_2d(2, TeamConfig::default(), TeamConfig::default());
+            assert_eq!(row.my_pe(), me % 2);
+            assert_eq!(col.my_pe(), me / 2);
+            assert_eq!(row.n_pes(), 2.min(n - (me / 2) * 2));
+            assert_eq!(col.n_pes(), (n - me % 2).div_ceil(2));
+            col.sum_reduce(&sums, &[1]);
+            assert_eq!(sums.local_get(0), col.n_pes() as u64);
+            // One node: every PE's memory is mapped, unless shared memory is off (UCX path).
+            let shared = world.team_shared();
+            let ucx_only =
+                std::env::var("UCX_TLS").is_ok_and(|t| !t.contains("sysv") && !t.contains("posix"));
+            assert_eq!(shared.n_pes(), if ucx_only { 1 } else { n });
+            assert_eq!(shared.world_pe(shared.my_pe()), me);
+            world.barrier_all();
+        },
+    );
+}
