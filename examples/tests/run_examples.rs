@@ -1,40 +1,9 @@
 //! Runs the example programs as real jobs under `shmemrun`, at several PE counts and on both the
 //! direct (shared-memory) and the UCX path, and checks what they print.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-/// `shmemrun` is built next to the example binaries (same target directory and profile).
-fn shmemrun() -> PathBuf {
-    let heat = PathBuf::from(env!("CARGO_BIN_EXE_heat"));
-    let dir = heat.parent().expect("binary directory");
-    let run = dir.join("shmemrun");
-    assert!(
-        run.exists(),
-        "{} is missing: build the workspace (cargo build --workspace)",
-        run.display()
-    );
-    run
-}
-
-fn run_job(n: usize, ucx_path: bool, program: &str, args: &[&str]) -> String {
-    let mut cmd = Command::new(shmemrun());
-    cmd.arg("-n").arg(n.to_string()).arg(program).args(args);
-    if ucx_path {
-        cmd.env("UCX_TLS", "tcp,self");
-    } else {
-        cmd.env_remove("UCX_TLS");
-    }
-    let out = cmd.output().expect("start shmemrun");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{program} on {n} PEs (UCX path: {ucx_path}) failed: {}\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
+use common::run_job;
 
 #[test]
 fn heat_matches_the_single_pe_computation() {
