@@ -128,7 +128,7 @@ enum Op {
 /// ```
 pub struct Remote<'a, E> {
     rt: &'static Runtime,
-    peer: &'static Peer,
+    peer: &'a Peer,
     offset: usize,
     _e: PhantomData<&'a E>,
 }
@@ -140,10 +140,10 @@ impl<E> Clone for Remote<'_, E> {
 }
 impl<E> Copy for Remote<'_, E> {}
 
-impl<E: Element> Remote<'_, E> {
+impl<'a, E: Element> Remote<'a, E> {
     /// A checked location: `pe` and `offset` were validated by the caller.
     #[inline]
-    pub(crate) fn new(rt: &'static Runtime, peer: &'static Peer, offset: usize) -> Self {
+    pub(crate) fn new(rt: &'static Runtime, peer: &'a Peer, offset: usize) -> Self {
         Remote {
             rt,
             peer,

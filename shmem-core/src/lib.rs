@@ -45,6 +45,7 @@ mod amo;
 mod bootstrap;
 mod collectives;
 mod config;
+mod ctx;
 mod dsl;
 mod element;
 pub mod error;
@@ -59,6 +60,7 @@ mod world;
 
 pub use amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
 pub use collectives::{ReduceArith, ReduceBitwise};
+pub use ctx::{Ctx, CtxMode, CtxOptions, Private, Serialized, Shared, ThreadLevel, init_thread};
 pub use element::Element;
 pub use error::{Error, Result};
 pub use heap::SymArray;
@@ -73,6 +75,7 @@ pub use world::{World, init};
 pub mod prelude {
     pub use crate::amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
     pub use crate::collectives::{ReduceArith, ReduceBitwise};
+    pub use crate::ctx::{Ctx, CtxOptions, Private, Serialized, Shared};
     pub use crate::element::Element;
     pub use crate::heap::SymArray;
     pub use crate::rma::{NbiScope, SymmetricArray};

@@ -89,6 +89,8 @@ pub(crate) struct Runtime {
     pub(crate) base: *mut u8,
     pub(crate) layout: HeapLayout,
     peers: Box<[Peer]>,
+    /// Each PE's worker address and packed rkey, for the endpoints of contexts.
+    wire: Box<[(Vec<u8>, Vec<u8>)]>,
     /// Some peer is reached through UCX: waits must drive UCX progress and quiet must flush.
     any_ucx: bool,
     pub(crate) sync: SyncState,
@@ -96,9 +98,12 @@ pub(crate) struct Runtime {
     pub(crate) team_slots: crate::team::Slots,
     pub(crate) allocator: Mutex<Allocator>,
     bootstrap: Mutex<Bootstrap>,
+    /// The workers of live contexts: every wait progresses them too, because a peer's operation
+    /// (or UCX's own wire-up traffic over tcp) may be waiting on any worker of this process.
+    ctx_workers: std::sync::RwLock<Vec<Worker>>,
     worker: Worker,
     _mem: MemHandle,
-    _context: Context,
+    context: Context,
 }
 
 // SAFETY: the raw pointers in `Runtime` and `Peer` point into shared-memory mappings that live as
@@ -182,6 +187,8 @@ pub(crate) fn init() -> Result<&'static Runtime> {
         Ok(rt) => {
             let p = Box::into_raw(Box::new(rt));
             RUNTIME.store(p, Ordering::Release);
+            // Waits on a context's worker must keep the main worker moving too (see the hook).
+            shmem_ucx::set_wait_hook(Some(progress_main_worker));
             // SAFETY: just published from a live Box; see `runtime()`.
             Ok(unsafe { &*p })
         }
@@ -192,12 +199,22 @@ pub(crate) fn init() -> Result<&'static Runtime> {
     }
 }
 
+/// The wait hook: one round of progress on the main worker, if any peer goes through UCX.
+fn progress_main_worker() {
+    let p = RUNTIME.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: published and live (see `runtime()`).
+        unsafe { &*p }.progress();
+    }
+}
+
 /// Finalizes: quiet, barrier, close endpoints, release memory. Called once, by `World::drop`.
 pub(crate) fn finalize() {
     let p = RUNTIME.load(Ordering::Acquire);
     if p.is_null() {
         return;
     }
+    shmem_ucx::set_wait_hook(None);
     if std::thread::panicking() {
         // This PE is going down; the launcher ends the job. Collective steps could hang and
         // tearing UCX down is pointless: unpublish and leave the mappings to process exit.
@@ -274,8 +291,10 @@ impl Runtime {
         }
 
         let mut peers = Vec::with_capacity(n_pes);
+        let mut wire = Vec::with_capacity(n_pes);
         for (pe, blob) in blobs.iter().enumerate() {
             let info = PeerInfo::decode(pe, blob)?;
+            wire.push((info.worker_addr.clone(), info.rkey.clone()));
             if info.statics_sig != statics_sig {
                 return Err(Error::Bootstrap(format!(
                     "PE {pe} has a different set of #[symmetric] statics than PE {my_pe} \
@@ -349,14 +368,16 @@ impl Runtime {
             base,
             layout,
             peers: peers.into_boxed_slice(),
+            wire: wire.into_boxed_slice(),
             any_ucx,
             sync: SyncState::default(),
             team_slots: crate::team::Slots::default(),
             allocator: Mutex::new(Allocator::new(layout.user_len)),
             bootstrap: Mutex::new(bootstrap),
+            ctx_workers: std::sync::RwLock::new(Vec::new()),
             worker,
             _mem: mem,
-            _context: context,
+            context,
         })
     }
 
@@ -380,6 +401,62 @@ impl Runtime {
             worker.progress();
         });
         let _ = bootstrap.finalize();
+    }
+
+    /// A new UCX worker and endpoints from it to every PE, for a context. Peers mapped into this
+    /// process stay direct (no endpoint needed); the others get their own endpoint and rkey.
+    pub(crate) fn context_route(&self) -> Result<(Worker, Box<[Peer]>, bool)> {
+        // Multi-threaded whatever the context's mode: the runtime's waits progress it from
+        // whichever thread waits.
+        let worker = self.context.create_worker(ThreadMode::Multi)?;
+        let mut peers = Vec::with_capacity(self.n_pes);
+        for (pe, main) in self.peers.iter().enumerate() {
+            if !main.direct.is_null() {
+                peers.push(Peer {
+                    direct: main.direct,
+                    remote_base: main.remote_base,
+                    ucx: None,
+                });
+                continue;
+            }
+            let (addr, rkey) = &self.wire[pe];
+            // SAFETY: the bytes are the peer's own worker address and packed rkey from start-up,
+            // unchanged (see `start`).
+            let ep = unsafe { worker.connect(addr)? };
+            // SAFETY: as above.
+            let rkey = unsafe { ep.unpack_rkey(rkey)? };
+            peers.push(Peer {
+                direct: ptr::null_mut(),
+                remote_base: main.remote_base,
+                ucx: Some(UcxPeer { rkey, ep }),
+            });
+        }
+        let any_ucx = peers.iter().any(|p| p.direct.is_null());
+        if any_ucx {
+            match self.ctx_workers.write() {
+                Ok(mut w) => w.push(worker.clone()),
+                Err(p) => p.into_inner().push(worker.clone()),
+            }
+        }
+        Ok((worker, peers.into_boxed_slice(), any_ucx))
+    }
+
+    /// Closes a context's endpoints (they are all idle: the context was quieted) and stops
+    /// progressing its worker.
+    pub(crate) fn close_route(&self, worker: &Worker, peers: &mut [Peer]) {
+        {
+            let mut w = match self.ctx_workers.write() {
+                Ok(w) => w,
+                Err(p) => p.into_inner(),
+            };
+            w.retain(|x| x.raw() != worker.raw());
+        }
+        for peer in peers.iter_mut() {
+            if let Some(u) = peer.ucx.take() {
+                drop(u.rkey);
+                let _ = u.ep.close();
+            }
+        }
     }
 
     /// The peer `pe`, or a panic naming the PE and the job size.
@@ -569,9 +646,7 @@ impl Runtime {
     pub(crate) fn wait_local(&self, mut done: impl FnMut() -> bool) {
         let mut spins = 0;
         while !done() {
-            if self.any_ucx {
-                self.worker.progress();
-            }
+            self.progress();
             sync::backoff(&mut spins);
         }
     }
@@ -602,6 +677,11 @@ impl Runtime {
     pub(crate) fn progress(&self) {
         if self.any_ucx {
             self.worker.progress();
+            if let Ok(workers) = self.ctx_workers.try_read() {
+                for w in workers.iter() {
+                    w.progress();
+                }
+            }
         }
     }
 

@@ -40,7 +40,7 @@ pub use context::{Context, ContextParams, ThreadMode};
 pub use endpoint::{AtomicOp, AtomicSize, Endpoint};
 pub use error::{Error, Result};
 pub use mem::MemHandle;
-pub use request::Request;
+pub use request::{Request, set_wait_hook};
 pub use rkey::RemoteKey;
 pub use worker::Worker;
 

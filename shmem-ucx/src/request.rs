@@ -89,6 +89,32 @@ unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_
         }
         // SAFETY: as above.
         unsafe { sys::ucp_worker_progress(worker) };
+        run_wait_hook();
+    }
+}
+
+/// A function every blocking wait calls between rounds of progress (0 = none).
+static WAIT_HOOK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Installs (or, with `None`, removes) a function that every blocking wait of this crate calls
+/// between rounds of progress on its own worker.
+///
+/// A process with several workers needs it: over transports without remote memory access (tcp),
+/// a peer's operation is carried out by *this* process's progress on the worker it targets, so
+/// while one worker waits, the others must keep moving too, or two processes waiting on
+/// different workers can wait for each other forever.
+pub fn set_wait_hook(hook: Option<fn()>) {
+    let v = hook.map_or(0, |f| f as usize);
+    WAIT_HOOK.store(v, std::sync::atomic::Ordering::Release);
+}
+
+#[inline]
+fn run_wait_hook() {
+    let v = WAIT_HOOK.load(std::sync::atomic::Ordering::Acquire);
+    if v != 0 {
+        // SAFETY: non-zero values are stored only by `set_wait_hook` from a `fn()`.
+        let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(v) };
+        f();
     }
 }
 
