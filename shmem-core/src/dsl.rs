@@ -344,3 +344,10 @@ impl DslSignal for Symmetric<u64> {
 pub fn signal_of<S: DslSignal + ?Sized>(s: &S) -> crate::signal::Signal<'_> {
     s.signal_word()
 }
+
+/// `team t: ... [pe, ...]`: the world PE of team PE `pe`.
+#[inline(always)]
+#[track_caller]
+pub fn team_pe(team: &crate::team::Team<'_>, pe: usize) -> usize {
+    team.world_pe(pe)
+}

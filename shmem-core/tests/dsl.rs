@@ -192,3 +192,52 @@ fn dsl_before_init_panics_with_advice() {
     }
     shmem!(GRID[0, 1] = 2.0);
 }
+
+#[test]
+fn team_relative_and_context_forms() {
+    multi_pe("team_relative_and_context_forms", |world| {
+        let all = world.team_world();
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let heap = world.alloc::<u64>(8);
+        // Odd world PEs form a team; its PE 0 is world PE 1.
+        let odds = if n > 1 {
+            all.split_strided(1, 2, n / 2, TeamConfig::default())
+        } else {
+            None
+        };
+        if let Some(odds) = &odds {
+            let last = odds.n_pes() - 1;
+            // Team PE `last` is world PE 2 * last + 1.
+            shmem!(team odds: heap[last, 0] += 1);
+            shmem!(team odds: heap[0, 1..3] = [me as u64, 7]);
+            odds.barrier();
+            if odds.my_pe() == 0 {
+                assert_eq!(heap.local_get(2), 7);
+            }
+            if odds.my_pe() == last {
+                assert_eq!(heap.local_get(0), odds.n_pes() as u64);
+            }
+        }
+        world.barrier_all();
+        let ctx = world
+            .ctx_create::<Private>(CtxOptions::default())
+            .expect("ctx");
+        let right = (me + 1) % n;
+        shmem!(ctx ctx: heap[right, 4..6] = [me as u64 + 10, me as u64 + 20]);
+        shmem!(ctx ctx: heap[0, 7] += 1; ctx ctx: heap[right, 3] = 5);
+        let old = shmem!(ctx ctx: heap[0, 6].fetch_add(2));
+        assert_eq!(old % 2, 0);
+        ctx.quiet();
+        world.barrier_all();
+        let left = (me + n - 1) % n;
+        let mut got = [0u64; 2];
+        shmem!(ctx ctx: got = heap[me, 4..6]);
+        assert_eq!(got, [left as u64 + 10, left as u64 + 20]);
+        assert_eq!(shmem!(ctx ctx: heap[me, 3]), 5);
+        if me == 0 {
+            assert_eq!(heap.local_get(7), n as u64);
+            assert_eq!(heap.local_get(6), 2 * n as u64);
+        }
+        world.barrier_all();
+    });
+}

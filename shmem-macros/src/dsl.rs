@@ -24,6 +24,10 @@ pub fn expand(input: TokenStream) -> TokenStream {
 enum Mode {
     Blocking,
     Nbi(Expr),
+    /// `team t:`: PE numbers are numbers in team `t`.
+    Team(Expr),
+    /// `ctx c:`: the operations go through context `c`.
+    Ctx(Expr),
 }
 
 fn expand_all(input: TokenStream) -> syn::Result<TokenStream> {
@@ -64,23 +68,36 @@ fn expand_all(input: TokenStream) -> syn::Result<TokenStream> {
 
 /// `nbi SCOPE: ...` selects the non-blocking form.
 fn split_mode(tokens: &[TokenTree]) -> syn::Result<(Mode, &[TokenTree])> {
-    let is_nbi = matches!(tokens.first(), Some(TokenTree::Ident(i)) if i == "nbi")
-        && tokens
-            .get(1)
-            .is_some_and(|t| !matches!(t, TokenTree::Group(_) | TokenTree::Punct(_)));
-    if !is_nbi {
+    let keyword = match tokens.first() {
+        Some(TokenTree::Ident(i)) if i == "nbi" || i == "team" || i == "ctx" => i.to_string(),
+        _ => return Ok((Mode::Blocking, tokens)),
+    };
+    if tokens
+        .get(1)
+        .is_none_or(|t| matches!(t, TokenTree::Group(_) | TokenTree::Punct(_)))
+    {
         return Ok((Mode::Blocking, tokens));
     }
-    // The scope expression runs up to the first lone `:` (not part of `::`).
+    // The scope, team or context expression runs up to the first lone `:` (not part of `::`).
     let colon = (1..tokens.len()).find(|&i| is_lone_colon(tokens, i));
     let Some(colon) = colon else {
+        let what = match keyword.as_str() {
+            "nbi" => "`nbi SCOPE: statement`, with SCOPE the `NbiScope` from `world.nbi(|s| ...)`",
+            "team" => "`team TEAM: statement`, with PE numbers relative to TEAM",
+            _ => "`ctx CTX: statement`, with CTX a context from `world.ctx_create`",
+        };
         return Err(syn::Error::new(
             tokens[0].span(),
-            "expected `nbi SCOPE: statement`, with SCOPE the `NbiScope` from `world.nbi(|s| ...)`",
+            format!("expected {what}"),
         ));
     };
-    let scope: Expr = syn::parse2(tokens[1..colon].iter().cloned().collect())?;
-    Ok((Mode::Nbi(scope), &tokens[colon + 1..]))
+    let expr: Expr = syn::parse2(tokens[1..colon].iter().cloned().collect())?;
+    let mode = match keyword.as_str() {
+        "nbi" => Mode::Nbi(expr),
+        "team" => Mode::Team(expr),
+        _ => Mode::Ctx(expr),
+    };
+    Ok((mode, &tokens[colon + 1..]))
 }
 
 fn is_lone_colon(t: &[TokenTree], i: usize) -> bool {
@@ -190,6 +207,10 @@ struct SymRef {
     pe: Expr,
     sel: Sel,
     span: Span,
+    /// `team t:`: the team the PE number refers to.
+    team: Option<Expr>,
+    /// `ctx c:`: the context the operation goes through.
+    ctx: Option<Expr>,
 }
 
 /// A side of a statement, as tokens.
@@ -270,7 +291,7 @@ impl Side<'_> {
         Ok(Some((prefix.iter().cloned().collect(), range, stride)))
     }
 
-    fn parse_ref(&self) -> syn::Result<SymRef> {
+    fn parse_ref(&self, mode: &Mode) -> syn::Result<SymRef> {
         let Some((prefix, group)) = self.bracketed() else {
             return Err(syn::Error::new(
                 self.span(),
@@ -286,7 +307,17 @@ impl Side<'_> {
             .ok()
             .and_then(|p| p.segments.last().map(|s| s.ident.to_string()));
         let (pe, sel) = parse_brackets(group)?;
+        let team = match mode {
+            Mode::Team(t) => Some(t.clone()),
+            _ => None,
+        };
+        let ctx = match mode {
+            Mode::Ctx(c) => Some(c.clone()),
+            _ => None,
+        };
         Ok(SymRef {
+            team,
+            ctx,
             target,
             target_span,
             static_name,
@@ -413,7 +444,23 @@ impl SymRef {
     fn pe(&self) -> TokenStream {
         let pe = &self.pe;
         let sm = sm(pe.span());
-        quote_spanned!(pe.span()=> #sm::pe(#pe))
+        match &self.team {
+            None => quote_spanned!(pe.span()=> #sm::pe(#pe)),
+            Some(team) => quote_spanned!(pe.span()=> #sm::team_pe(&(#team), #sm::pe(#pe))),
+        }
+    }
+
+    /// Rejects forms that contexts do not offer.
+    fn no_ctx(&self, what: &str) -> syn::Result<()> {
+        match &self.ctx {
+            Some(c) => Err(syn::Error::new(
+                c.span(),
+                format!(
+                    "{what} is not available on a context: contexts offer puts and gets of ranges, single elements and atomics"
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Targets named like statics (SCREAMING_CASE) get compile-time bounds checks.
@@ -512,11 +559,19 @@ impl SymRef {
         let sm = sm(op_span);
         let (t, pe) = (self.target_ref(), self.pe());
         match &self.sel {
-            Sel::Whole => Ok(quote_spanned!(op_span=> #sm::scalar_at(#t, #pe))),
+            Sel::Whole => {
+                self.no_ctx("an atomic on a whole static `NAME[pe]`")?;
+                Ok(quote_spanned!(op_span=> #sm::scalar_at(#t, #pe)))
+            }
             Sel::Index(i) => {
                 let ism = self::sm(i.span());
                 let i = quote_spanned!(i.span()=> #ism::index(#i));
-                Ok(quote_spanned!(op_span=> ::shmem_core::SymmetricArray::at(#t, #pe, #i)))
+                match &self.ctx {
+                    Some(c) => Ok(quote_spanned!(op_span=> (#c).at(#t, #pe, #i))),
+                    None => {
+                        Ok(quote_spanned!(op_span=> ::shmem_core::SymmetricArray::at(#t, #pe, #i)))
+                    }
+                }
             }
             Sel::Range(r, _) => Err(syn::Error::new(
                 r.span(),
@@ -583,16 +638,16 @@ fn expand_stmt(mode: &Mode, stmt: &[TokenTree]) -> syn::Result<TokenStream> {
                     "both sides are symmetric: shmem! moves data between a symmetric object and a local \
                      buffer; get into a local buffer first, then put it",
                 )),
-                (true, false) => expand_put(mode, lhs.parse_ref()?, &rhs),
-                (false, true) => expand_get(mode, &lhs, rhs.parse_ref()?),
+                (true, false) => expand_put(mode, lhs.parse_ref(mode)?, &rhs),
+                (false, true) => expand_get(mode, &lhs, rhs.parse_ref(mode)?),
                 (false, false) => match (lhs.is_path_index(), rhs.is_path_index()) {
                     (true, true) => Err(syn::Error::new(
                         lhs.span().join(rhs.span()).unwrap_or(op_span),
                         "ambiguous: both sides look like `NAME[x]`; put the local side in parentheses, \
                          e.g. `(v[i]) = STATIC[pe]` or `STATIC[pe] = (v[i])`",
                     )),
-                    (true, false) => expand_put(mode, lhs.parse_ref()?, &rhs),
-                    (false, true) => expand_get(mode, &lhs, rhs.parse_ref()?),
+                    (true, false) => expand_put(mode, lhs.parse_ref(mode)?, &rhs),
+                    (false, true) => expand_get(mode, &lhs, rhs.parse_ref(mode)?),
                     (false, false) => Err(syn::Error::new(
                         lhs.span(),
                         "no symmetric side: one side of `=` must be `TARGET[pe, index or range]` or `STATIC[pe]`",
@@ -657,6 +712,28 @@ fn expand_put(mode: &Mode, r: SymRef, rhs: &Side<'_>) -> syn::Result<TokenStream
         return Ok(
             quote!({ #checks let #src = #borrow; #count (#scope).put(#t, #pe, #range, #conv) }),
         );
+    }
+    if let Some(c) = &r.ctx {
+        return match &r.sel {
+            Sel::Whole => r
+                .no_ctx("a whole static `NAME[pe]`")
+                .map(|()| TokenStream::new()),
+            Sel::Index(i) => {
+                let i = index_of(i);
+                Ok(quote!({ #checks (#c).p(#t, #pe, #i, #value) }))
+            }
+            Sel::Range(_, Some(_)) => r.no_ctx("a strided put").map(|()| TokenStream::new()),
+            Sel::Range(range, None) => {
+                if rhs.local_strided()?.is_some() {
+                    return r.no_ctx("a strided put").map(|()| TokenStream::new());
+                }
+                let range = r.range(range);
+                let count = r.count_check(&src.to_token_stream(), vspan);
+                let conv = quote_spanned!(vspan=> #sm::src_for(#t, #src));
+                let borrow = borrow_of(rhs);
+                Ok(quote!({ #checks let #src = #borrow; #count (#c).put(#t, #pe, #range, #conv) }))
+            }
+        };
     }
     Ok(match &r.sel {
         Sel::Whole => {
@@ -727,6 +804,28 @@ fn expand_get(mode: &Mode, lhs: &Side<'_>, r: SymRef) -> syn::Result<TokenStream
             quote!({ #checks let #dst = #borrow; #count (#scope).get(#t, #pe, #range, #conv) }),
         );
     }
+    if let Some(c) = &r.ctx {
+        return match &r.sel {
+            Sel::Whole => r
+                .no_ctx("a whole static `NAME[pe]`")
+                .map(|()| TokenStream::new()),
+            Sel::Index(i) => {
+                let i = index_of(i);
+                Ok(quote!({ #checks #place = (#c).g(#t, #pe, #i) }))
+            }
+            Sel::Range(_, Some(_)) => r.no_ctx("a strided get").map(|()| TokenStream::new()),
+            Sel::Range(range, None) => {
+                if lhs.local_strided()?.is_some() {
+                    return r.no_ctx("a strided get").map(|()| TokenStream::new());
+                }
+                let range = r.range(range);
+                let count = r.count_check(&quote_spanned!(pspan=> &*#dst), pspan);
+                let conv = quote_spanned!(pspan=> #sm::dst_for(#t, #dst));
+                let borrow = quote_spanned!(pspan=> &mut (#place));
+                Ok(quote!({ #checks let #dst = #borrow; #count (#c).get(#t, #pe, #range, #conv) }))
+            }
+        };
+    }
     Ok(match &r.sel {
         Sel::Whole => {
             let ssm = self::sm(r.span);
@@ -786,7 +885,7 @@ fn expand_atomic(
             "the right side of an atomic update is a local value",
         ));
     }
-    let r = lhs.parse_ref()?;
+    let r = lhs.parse_ref(mode)?;
     let checks = r.const_checks()?;
     let remote = r.remote(op_span)?;
     let sm = sm(op_span);
@@ -849,7 +948,7 @@ fn expand_expr(mode: &Mode, stmt: &[TokenTree]) -> syn::Result<TokenStream> {
             tokens: &stmt[..n - 3],
         };
         if side.bracketed().is_some() {
-            return expand_method(&side, method, args);
+            return expand_method(mode, &side, method, args);
         }
     }
     let side = Side { tokens: stmt };
@@ -860,15 +959,21 @@ fn expand_expr(mode: &Mode, stmt: &[TokenTree]) -> syn::Result<TokenStream> {
              atomic update",
         ));
     }
-    let r = side.parse_ref()?;
+    let r = side.parse_ref(mode)?;
     let checks = r.const_checks()?;
     let sm = sm(r.span);
     let (t, pe) = (r.target_ref(), r.pe());
     match &r.sel {
-        Sel::Whole => Ok(quote_spanned!(r.span=> #sm::scalar_get(#t, #pe))),
+        Sel::Whole => {
+            r.no_ctx("a whole static `NAME[pe]`")?;
+            Ok(quote_spanned!(r.span=> #sm::scalar_get(#t, #pe)))
+        }
         Sel::Index(i) => {
             let i = index_of(i);
-            Ok(quote!({ #checks ::shmem_core::SymmetricArray::g(#t, #pe, #i) }))
+            match &r.ctx {
+                Some(c) => Ok(quote!({ #checks (#c).g(#t, #pe, #i) })),
+                None => Ok(quote!({ #checks ::shmem_core::SymmetricArray::g(#t, #pe, #i) })),
+            }
         }
         Sel::Range(range, _) => Err(syn::Error::new(
             range.span(),
@@ -877,7 +982,12 @@ fn expand_expr(mode: &Mode, stmt: &[TokenTree]) -> syn::Result<TokenStream> {
     }
 }
 
-fn expand_method(side: &Side<'_>, method: &Ident, args: &Group) -> syn::Result<TokenStream> {
+fn expand_method(
+    mode: &Mode,
+    side: &Side<'_>,
+    method: &Ident,
+    args: &Group,
+) -> syn::Result<TokenStream> {
     let name = method.to_string();
     let Some(&(_, arity)) = METHODS.iter().find(|(m, _)| *m == name) else {
         let all: Vec<&str> = METHODS.iter().map(|(m, _)| *m).collect();
@@ -901,7 +1011,7 @@ fn expand_method(side: &Side<'_>, method: &Ident, args: &Group) -> syn::Result<T
             ),
         ));
     }
-    let r = side.parse_ref()?;
+    let r = side.parse_ref(mode)?;
     let checks = r.const_checks()?;
     let remote = r.remote(method.span())?;
     let sm = sm(method.span());
@@ -942,7 +1052,7 @@ fn expand_put_signal(
             "`=>` follows a put from a local buffer: write `TARGET[pe, a..b] = src => SIGNAL += value`",
         ));
     }
-    let r = lhs.parse_ref()?;
+    let r = lhs.parse_ref(mode)?;
     let Sel::Range(range, None) = &r.sel else {
         return Err(syn::Error::new(
             r.span,

@@ -237,6 +237,13 @@ pub fn derive_element(input: TokenStream) -> TokenStream {
 /// shmem!(heap[pe, 4..8] = [4, 5, 6, 7] => COUNT += 1);  // put with signal
 /// world.barrier_all();
 ///
+/// let team = world.team_world();
+/// shmem!(team team: heap[team.n_pes() - 1, 7] = 70);    // team-relative PE number
+/// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+/// shmem!(ctx ctx: heap[pe, 6] += 1);                 // through a context
+/// ctx.quiet();
+/// world.barrier_all();
+///
 /// let src = [1, 2, 3];
 /// let mut got = [0; 3];
 /// world.nbi(|s| shmem!(nbi s: heap[pe, 0..3] = src));   // non-blocking put
