@@ -511,6 +511,44 @@ impl<'buf> NbiScope<'buf> {
     }
 }
 
+impl<'buf> NbiScope<'buf> {
+    /// `shmem_put_signal_nbi`: like [`SymmetricArray::put_signal`]; `src` stays borrowed until
+    /// the scope's quiet.
+    #[track_caller]
+    pub fn put_signal<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        src: &'buf [E],
+        signal: Signal<'_>,
+        op: SignalOp,
+    ) {
+        // Completing before the scope ends is a valid non-blocking implementation.
+        target.put_signal(pe, range, src, signal, op);
+    }
+
+    /// `shmem_atomic_fetch_nbi` and the other fetching non-blocking atomics: runs `op` on
+    /// `remote` and stores its result in `result`, which holds it once the scope has ended.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static COUNT: [u64; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// let (mut a, mut b) = (0, 0);
+    /// world.nbi(|s| {
+    ///     s.fetch(&mut a, || COUNT.at(0, 0).fetch_add(1));
+    ///     s.fetch(&mut b, || COUNT.at(0, 0).fetch_add(1));
+    /// });
+    /// assert_eq!(b, a + 1);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    pub fn fetch<T>(&self, result: &'buf mut T, op: impl FnOnce() -> T) {
+        *result = op();
+    }
+}
+
 /// Quiets when the scope ends, also when it ends by a panic.
 pub(crate) struct QuietOnDrop(pub(crate) &'static Runtime);
 

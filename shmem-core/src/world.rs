@@ -74,6 +74,12 @@ impl World {
         sync::barrier_all(self.rt);
     }
 
+    /// `shmem_sync_all`: waits until every PE has arrived, without completing outstanding puts
+    /// (use [`barrier_all`](Self::barrier_all) for that).
+    pub fn sync_all(&self) {
+        crate::collectives::team_sync(&self.team_world());
+    }
+
     /// `shmem_quiet`: every put, get and non-blocking operation this PE issued is complete and
     /// visible at its target.
     pub fn quiet(&self) {

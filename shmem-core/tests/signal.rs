@@ -76,3 +76,28 @@ fn put_signal_set_into_array_signal_and_wait_until() {
         world.barrier_all();
     });
 }
+
+#[test]
+fn nonblocking_put_signal_and_fetch_with_sync_all() {
+    multi_pe("nonblocking_put_signal_and_fetch_with_sync_all", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let right = (me + 1) % n;
+        let left = (me + n - 1) % n;
+        let inbox = world.alloc::<u32>(4);
+        let flag = world.alloc::<u64>(1);
+        let counter = world.alloc::<u64>(1);
+        let src = [me as u32 + 1; 4];
+        let mut ticket = u64::MAX;
+        world.nbi(|s| {
+            s.put_signal(&inbox, right, .., &src, flag.signal(0), SignalOp::Set(9));
+            s.fetch(&mut ticket, || counter.at(0, 0).fetch_inc());
+        });
+        assert!(ticket < n as u64);
+        assert_eq!(flag.signal(0).wait_until(Cmp::Eq, 9), 9);
+        assert_eq!(inbox.local_get(3), left as u32 + 1);
+        world.quiet();
+        world.sync_all();
+        assert_eq!(counter.at(0, 0).fetch(), n as u64);
+        world.barrier_all();
+    });
+}
