@@ -1,5 +1,5 @@
 //! Runs the small example programs (hello, rotput, rotget, broadcast, collect, fcollect,
-//! alltoall, pi, race_winner, pipeline) as jobs under `shmemrun` at 1 to 4 PEs (8 for the
+//! alltoall, pi, race_winner, pipeline, lock_counter) as jobs under `shmemrun` at 1 to 4 PEs (8 for the
 //! races and the pipeline), each on the direct path and on the UCX path, and checks the lines
 //! they print. Problem sizes are kept small so the whole file runs in seconds.
 
@@ -219,6 +219,26 @@ fn pipeline_delivers_every_round_in_order() {
                         "received 30 rounds of 16 elements from PE {}, 0 wrong ",
                         left(pe, n)
                     )),
+                    "{line}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn lock_counter_loses_no_increment() {
+    for ucx_path in PATHS {
+        for n in PES {
+            let out = run_job(
+                n,
+                ucx_path,
+                env!("CARGO_BIN_EXE_lock_counter"),
+                &["--iters", "25"],
+            );
+            for line in per_pe_ok_lines(&out, "lock_counter", n) {
+                assert!(
+                    line.contains(&format!("counter {} of {}", 25 * n, 25 * n)),
                     "{line}"
                 );
             }

@@ -59,6 +59,68 @@ impl Allocator {
         Ok(start)
     }
 
+    /// Allocates `len` bytes (a multiple of `OBJECT_ALIGN`) at an offset `o` with
+    /// `(o + phase) % align == 0` (`align` a power of two at least `OBJECT_ALIGN`, `phase` the
+    /// address of offset 0 modulo `align`). The gap before the block stays free.
+    pub(crate) fn alloc_aligned(
+        &mut self,
+        len: usize,
+        align: usize,
+        phase: usize,
+    ) -> Result<usize> {
+        debug_assert!(align.is_power_of_two() && align >= OBJECT_ALIGN);
+        let fit = |&(s, l): &(usize, usize)| -> Option<usize> {
+            let at = (s + phase).checked_next_multiple_of(align)? - phase;
+            (at.checked_add(len)? <= s + l).then_some(at)
+        };
+        let Some((i, at)) = self
+            .free
+            .iter()
+            .enumerate()
+            .find_map(|(i, b)| fit(b).map(|at| (i, at)))
+        else {
+            return Err(Error::HeapExhausted {
+                requested: len,
+                free: self.free_bytes(),
+                largest_free: self.largest_free(),
+                total: self.total,
+            });
+        };
+        self.take_from(i, at, len);
+        Ok(at)
+    }
+
+    /// Reserves exactly `[start, start + len)`, which must lie inside one free block (as a block
+    /// just freed does). Returns false when it does not.
+    pub(crate) fn take(&mut self, start: usize, len: usize) -> bool {
+        match self
+            .free
+            .iter()
+            .position(|&(s, l)| s <= start && start + len <= s + l)
+        {
+            Some(i) => {
+                self.take_from(i, start, len);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cuts `[at, at + len)` out of free block `i`, which contains it.
+    fn take_from(&mut self, i: usize, at: usize, len: usize) {
+        let (s, l) = self.free[i];
+        let before = (s, at - s);
+        let after = (at + len, s + l - (at + len));
+        let mut keep = Vec::with_capacity(2);
+        if before.1 > 0 {
+            keep.push(before);
+        }
+        if after.1 > 0 {
+            keep.push(after);
+        }
+        self.free.splice(i..=i, keep);
+    }
+
     /// Returns a block to the free list, merging it with its neighbours.
     pub(crate) fn free(&mut self, start: usize, len: usize) {
         let i = self.free.partition_point(|&(s, _)| s < start);
@@ -98,6 +160,8 @@ pub struct SymArray<'w, E: Element> {
     offset: usize,
     len: usize,
     bytes: usize,
+    /// Alignment of the block (`OBJECT_ALIGN` unless allocated with a larger one).
+    align: usize,
     _world: PhantomData<&'w World>,
     _e: PhantomData<E>,
 }
@@ -112,38 +176,95 @@ impl<E: Element> fmt::Debug for SymArray<'_, E> {
     }
 }
 
-impl<'w, E: Element> SymArray<'w, E> {
-    pub(crate) fn alloc(_world: &'w World, len: usize) -> Result<SymArray<'w, E>> {
-        let rt = runtime();
-        let elem = size_of::<E>();
-        let Some(bytes) = len.checked_mul(elem) else {
-            return Err(Error::HeapExhausted {
-                requested: usize::MAX,
-                free: 0,
-                largest_free: 0,
-                total: rt.layout.user_len,
-            });
+/// The byte size of `len` elements of `E`, checked against overflow.
+fn byte_len<E: Element>(rt: &Runtime, len: usize) -> Result<usize> {
+    len.checked_mul(size_of::<E>())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or(Error::HeapExhausted {
+            requested: usize::MAX,
+            free: 0,
+            largest_free: 0,
+            total: rt.layout.user_len,
+        })
+}
+
+/// Checks that every PE asked for the same number of bytes (also a barrier).
+fn same_size(rt: &Runtime, bytes: u64) -> Result<()> {
+    let mm = sync::allreduce_minmax(rt, bytes);
+    if mm.min != mm.max {
+        let (other_pe, other) = if bytes == mm.min {
+            (mm.max_pe, mm.max)
+        } else {
+            (mm.min_pe, mm.min)
         };
-        let mm = sync::allreduce_minmax(rt, bytes as u64);
-        if mm.min != mm.max {
-            let (other_pe, other_bytes) = if bytes as u64 == mm.min {
-                (mm.max_pe, mm.max)
-            } else {
-                (mm.min_pe, mm.min)
-            };
-            return Err(Error::AllocMismatch {
-                my_pe: rt.my_pe,
-                my_bytes: bytes,
-                other_pe: other_pe as usize,
-                other_bytes: other_bytes as usize,
-            });
+        return Err(Error::AllocMismatch {
+            my_pe: rt.my_pe,
+            my_bytes: bytes as usize,
+            other_pe: other_pe as usize,
+            other_bytes: other as usize,
+        });
+    }
+    Ok(())
+}
+
+/// Checks that every PE passed the same `value` as parameter `what` of collective `op`; panics
+/// on every PE alike (naming both values) when they differ.
+#[track_caller]
+fn same_param(rt: &Runtime, op: &str, what: &str, value: u64) {
+    let mm = sync::allreduce_minmax(rt, value);
+    if mm.min != mm.max {
+        panic!(
+            "shmem: {op}: PE {} passed {what} {:#x} but PE {} passed {:#x}; every PE must pass the \
+             same {what}",
+            mm.min_pe, mm.min, mm.max_pe, mm.max
+        );
+    }
+}
+
+impl<'w, E: Element> SymArray<'w, E> {
+    pub(crate) fn alloc(world: &'w World, len: usize) -> Result<SymArray<'w, E>> {
+        Self::alloc_impl(world, len, None, None)
+    }
+
+    /// Collective allocation; `align` (power of two, checked by the caller) and `hints` are
+    /// compared across PEs when given.
+    fn alloc_impl(
+        _world: &'w World,
+        len: usize,
+        align: Option<usize>,
+        hints: Option<MallocHints>,
+    ) -> Result<SymArray<'w, E>> {
+        let rt = runtime();
+        let bytes = byte_len::<E>(rt, len);
+        // Every PE takes part in the size check, even one whose size overflowed.
+        same_size(rt, bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
+        let bytes = bytes?;
+        if let Some(h) = hints {
+            same_param(rt, "alloc_with_hints", "hints", h.bits());
         }
+        let align = match align {
+            None => OBJECT_ALIGN,
+            Some(a) => {
+                same_param(rt, "alloc_aligned", "alignment", a as u64);
+                let a = a.max(OBJECT_ALIGN);
+                // The same offset must be aligned in every PE's address space.
+                let phase = (rt.base as usize).wrapping_add(rt.layout.user) % a;
+                let mm = sync::allreduce_minmax(rt, phase as u64);
+                if mm.min != mm.max {
+                    panic!(
+                        "shmem: alloc_aligned: an alignment of {a} bytes cannot be met at the same \
+                         heap offset on every PE: their heaps are mapped at addresses that differ \
+                         modulo {a} (alignments up to the page size always work)"
+                    );
+                }
+                a
+            }
+        };
         let rounded = bytes.div_ceil(OBJECT_ALIGN) * OBJECT_ALIGN;
         let offset = if rounded == 0 {
             rt.layout.user
         } else {
-            let rel = lock(rt).alloc(rounded)?;
-            rt.layout.user + rel
+            rt.layout.user + reserve(rt, rounded, align)?
         };
         // SAFETY: the block [offset, offset + bytes) was just reserved inside the user heap.
         unsafe { std::ptr::write_bytes(rt.local(offset), 0, bytes) };
@@ -153,9 +274,293 @@ impl<'w, E: Element> SymArray<'w, E> {
             offset,
             len,
             bytes: rounded,
+            align,
             _world: PhantomData,
             _e: PhantomData,
         })
+    }
+
+    /// `shmem_realloc`: collectively resizes the array to `new_len` elements, keeping the first
+    /// `min(len, new_len)` elements of every PE's copy and zeroing the rest. Every PE must pass
+    /// the same `new_len`. The array may move (references into it, such as signals, are borrows
+    /// and cannot outlive it); its alignment is kept. Like the C call it synchronizes all PEs on
+    /// entry and on exit.
+    ///
+    /// # Panics
+    /// When the PEs ask for different sizes or the heap is exhausted;
+    /// [`try_realloc`](Self::try_realloc) returns these as errors.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(2);
+    /// a.local_set(1, 7);
+    /// let a = a.realloc(1000);
+    /// assert_eq!((a.len(), a.local_get(1), a.local_get(999)), (1000, 7, 0));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn realloc(mut self, new_len: usize) -> SymArray<'w, E> {
+        if let Err(e) = self.try_realloc(new_len) {
+            panic!(
+                "shmem: realloc of {} x {} to {new_len}: {e}",
+                self.len,
+                std::any::type_name::<E>()
+            );
+        }
+        self
+    }
+
+    /// Like [`realloc`](Self::realloc) in place, returning [`Error::AllocMismatch`] or
+    /// [`Error::HeapExhausted`] instead of panicking; on error the array is unchanged (on every
+    /// PE alike).
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let mut a = world.alloc::<u8>(4);
+    /// a.local_set(0, 1);
+    /// a.try_realloc(2)?;
+    /// assert_eq!((a.len(), a.local_get(0)), (2, 1));
+    /// assert!(a.try_realloc(usize::MAX).is_err());
+    /// assert_eq!(a.len(), 2);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    pub fn try_realloc(&mut self, new_len: usize) -> Result<()> {
+        let rt = runtime();
+        let new_bytes = byte_len::<E>(rt, new_len);
+        // Every PE takes part in the size check, even one whose size overflowed.
+        same_size(rt, new_bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
+        let new_bytes = new_bytes?;
+        let rounded = new_bytes.div_ceil(OBJECT_ALIGN) * OBJECT_ALIGN;
+        let old_bytes = self.len * size_of::<E>();
+        // Every PE runs the same allocator steps on the same state, so the new offset agrees.
+        let new_offset = {
+            let mut a = lock(rt);
+            if self.bytes > 0 {
+                a.free(self.offset - rt.layout.user, self.bytes);
+            }
+            let got = if rounded == 0 {
+                Ok(0)
+            } else {
+                let phase = (rt.base as usize).wrapping_add(rt.layout.user) % self.align;
+                a.alloc_aligned(rounded, self.align, phase)
+            };
+            match got {
+                Ok(rel) => rt.layout.user + rel,
+                Err(e) => {
+                    // The old block was just freed and nothing else happened: take it back.
+                    let back = self.bytes == 0 || a.take(self.offset - rt.layout.user, self.bytes);
+                    debug_assert!(back, "a block just freed can be reserved again");
+                    return Err(e);
+                }
+            }
+        };
+        let keep = old_bytes.min(new_bytes);
+        // SAFETY: both ranges lie in this PE's user heap (old block just released, new block just
+        // reserved); `copy` allows them to overlap; nobody else touches either between the
+        // barriers.
+        unsafe {
+            std::ptr::copy(rt.local(self.offset), rt.local(new_offset), keep);
+            std::ptr::write_bytes(rt.local(new_offset + keep), 0, new_bytes - keep);
+        }
+        self.offset = new_offset;
+        self.len = new_len;
+        self.bytes = rounded;
+        // Nobody may write into the new array before its owner has moved the data.
+        sync::barrier_all(rt);
+        Ok(())
+    }
+}
+
+/// Reserves `rounded` bytes with alignment `align`; returns the offset in the user heap.
+fn reserve(rt: &Runtime, rounded: usize, align: usize) -> Result<usize> {
+    let mut a = lock(rt);
+    if align == OBJECT_ALIGN {
+        a.alloc(rounded)
+    } else {
+        let phase = (rt.base as usize).wrapping_add(rt.layout.user) % align;
+        a.alloc_aligned(rounded, align, phase)
+    }
+}
+
+/// Hints for [`World::alloc_with_hints`] (`shmem_malloc_with_hints`): how the memory will be
+/// used. A set of flags combined with `|`; the empty set is [`MallocHints::NONE`].
+///
+/// This implementation accepts and checks them (every PE must pass the same hints) and otherwise
+/// treats the memory like any other: every symmetric object already supports remote atomics and
+/// signals.
+///
+/// ```
+/// use shmem_core::MallocHints;
+/// let h = MallocHints::ATOMICS_REMOTE | MallocHints::SIGNAL_REMOTE;
+/// assert!(h.contains(MallocHints::SIGNAL_REMOTE));
+/// assert_eq!(MallocHints::from_bits(h.bits()), Some(h));
+/// assert_eq!(MallocHints::from_bits(1 << 40), None);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct MallocHints(u64);
+
+impl MallocHints {
+    /// No hint (`0`).
+    pub const NONE: MallocHints = MallocHints(0);
+    /// `SHMEM_MALLOC_ATOMICS_REMOTE`: the memory is mostly the target of remote atomics.
+    pub const ATOMICS_REMOTE: MallocHints = MallocHints(1 << 0);
+    /// `SHMEM_MALLOC_SIGNAL_REMOTE`: the memory holds signal words for put-with-signal.
+    pub const SIGNAL_REMOTE: MallocHints = MallocHints(1 << 1);
+    const ALL: u64 = Self::ATOMICS_REMOTE.0 | Self::SIGNAL_REMOTE.0;
+
+    /// The flags as bits (as the C constants combine).
+    ///
+    /// ```
+    /// assert_eq!(shmem_core::MallocHints::NONE.bits(), 0);
+    /// ```
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+
+    /// The hints with these bits, or `None` when a bit is not a known hint.
+    ///
+    /// ```
+    /// use shmem_core::MallocHints;
+    /// assert_eq!(MallocHints::from_bits(1), Some(MallocHints::ATOMICS_REMOTE));
+    /// assert_eq!(MallocHints::from_bits(8), None);
+    /// ```
+    pub const fn from_bits(bits: u64) -> Option<MallocHints> {
+        if bits & !Self::ALL == 0 {
+            Some(MallocHints(bits))
+        } else {
+            None
+        }
+    }
+
+    /// Whether every flag of `other` is set in `self`.
+    ///
+    /// ```
+    /// use shmem_core::MallocHints;
+    /// assert!(!MallocHints::NONE.contains(MallocHints::ATOMICS_REMOTE));
+    /// assert!(MallocHints::ATOMICS_REMOTE.contains(MallocHints::NONE));
+    /// ```
+    pub const fn contains(self, other: MallocHints) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for MallocHints {
+    type Output = MallocHints;
+    fn bitor(self, rhs: MallocHints) -> MallocHints {
+        MallocHints(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for MallocHints {
+    fn bitor_assign(&mut self, rhs: MallocHints) {
+        self.0 |= rhs.0;
+    }
+}
+
+impl fmt::Debug for MallocHints {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names = Vec::new();
+        if self.contains(MallocHints::ATOMICS_REMOTE) {
+            names.push("ATOMICS_REMOTE");
+        }
+        if self.contains(MallocHints::SIGNAL_REMOTE) {
+            names.push("SIGNAL_REMOTE");
+        }
+        if names.is_empty() {
+            names.push("NONE");
+        }
+        write!(f, "MallocHints({})", names.join(" | "))
+    }
+}
+
+impl World {
+    /// `shmem_align` with `shmem_calloc`'s zeroing: collectively allocates `len` zeroed elements
+    /// whose address is a multiple of `align` on every PE. `align` must be a power of two (and
+    /// at least `align_of::<E>()`); every PE must pass the same `len` and `align`.
+    ///
+    /// Alignments up to the page size (4096) always work. A larger one works when every PE's
+    /// heap is mapped at an address with the same remainder modulo `align` (the same offset must
+    /// be aligned everywhere); otherwise every PE panics, saying so.
+    ///
+    /// # Panics
+    /// When `align` is not a power of two or is below `E`'s alignment, when the PEs pass
+    /// different alignments, and in the cases of [`alloc`](Self::alloc).
+    /// [`try_alloc_aligned`](Self::try_alloc_aligned) returns size mismatches and heap exhaustion
+    /// as errors.
+    ///
+    /// ```
+    /// use shmem_core::{ext::*, prelude::*};
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc_aligned::<u64>(10, 4096);
+    /// let addr = a.peer_slice(world.my_pe()).map(|v| v.as_ptr() as usize);
+    /// assert_eq!(addr.map(|p| p % 4096), Some(0));
+    /// assert_eq!(a.local_get(9), 0);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn alloc_aligned<E: Element>(&self, len: usize, align: usize) -> SymArray<'_, E> {
+        match self.try_alloc_aligned(len, align) {
+            Ok(a) => a,
+            Err(e) => panic!(
+                "shmem: alloc_aligned of {len} x {} at alignment {align}: {e}",
+                std::any::type_name::<E>()
+            ),
+        }
+    }
+
+    /// Like [`alloc_aligned`](Self::alloc_aligned), returning [`Error::AllocMismatch`] (PEs that
+    /// disagree on `len`) and [`Error::HeapExhausted`] as errors. A bad or disagreeing `align`
+    /// still panics: it is a bug at the call site.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.try_alloc_aligned::<u8>(3, 256)?;
+    /// assert_eq!(a.len(), 3);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn try_alloc_aligned<E: Element>(
+        &self,
+        len: usize,
+        align: usize,
+    ) -> Result<SymArray<'_, E>> {
+        if !align.is_power_of_two() || align < align_of::<E>() {
+            panic!(
+                "shmem: alloc_aligned: alignment {align} must be a power of two and at least the \
+                 element alignment {} of {}",
+                align_of::<E>(),
+                std::any::type_name::<E>()
+            );
+        }
+        SymArray::alloc_impl(self, len, Some(align), None)
+    }
+
+    /// `shmem_malloc_with_hints` (zeroed): collectively allocates `len` elements, telling the
+    /// library how they will be used. Every PE must pass the same `len` and `hints`.
+    ///
+    /// # Panics
+    /// When the PEs disagree on `len` or `hints` or the heap is exhausted.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// use shmem_core::MallocHints;
+    /// let world = shmem_core::init()?;
+    /// let flags = world.alloc_with_hints::<u64>(4, MallocHints::SIGNAL_REMOTE);
+    /// assert_eq!(flags.local_get(3), 0);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn alloc_with_hints<E: Element>(&self, len: usize, hints: MallocHints) -> SymArray<'_, E> {
+        match SymArray::alloc_impl(self, len, None, Some(hints)) {
+            Ok(a) => a,
+            Err(e) => panic!(
+                "shmem: alloc_with_hints of {len} x {} with {hints:?}: {e}",
+                std::any::type_name::<E>()
+            ),
+        }
     }
 }
 
@@ -207,6 +612,27 @@ impl<E: Element> SymmetricArray<E> for SymArray<'_, E> {
 #[cfg(test)]
 mod tests {
     use super::Allocator;
+
+    #[test]
+    fn aligned_alloc_and_take() {
+        let mut a = Allocator::new(8192);
+        assert_eq!(a.alloc(64).unwrap(), 0);
+        // Offset 0 sits at address phase 64 modulo 1024: the block starts at 960.
+        let x = a.alloc_aligned(128, 1024, 64).unwrap();
+        assert_eq!((x + 64) % 1024, 0);
+        assert_eq!(x, 960);
+        // The gap before it stays free and is used first.
+        assert_eq!(a.alloc(64).unwrap(), 64);
+        a.free(x, 128);
+        assert!(a.take(x, 128));
+        assert!(!a.take(x, 128), "already taken");
+        a.free(x, 128);
+        a.free(0, 64);
+        a.free(64, 64);
+        assert_eq!(a.free, vec![(0, 8192)]);
+        assert!(a.alloc_aligned(64, 16384, 0).is_ok());
+        assert!(a.alloc_aligned(64, 16384, 64).is_err());
+    }
 
     #[test]
     fn first_fit_and_coalescing() {

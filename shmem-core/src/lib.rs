@@ -77,7 +77,11 @@ pub mod prelude {
     pub use crate::collectives::{ReduceArith, ReduceBitwise};
     pub use crate::ctx::{Ctx, CtxOptions, Private, Serialized, Shared};
     pub use crate::element::Element;
+    pub use crate::heap::MallocHints;
     pub use crate::heap::SymArray;
+    pub use crate::lock::{Lock, LockArray, LockGuard};
+    pub use crate::p2p::WaitSet;
+    pub use crate::query::PeerAccess;
     pub use crate::rma::{NbiScope, SymmetricArray};
     pub use crate::signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
     pub use crate::statics::Symmetric;
@@ -101,3 +105,20 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+// --- locks, queries, memory, p2p (helper) ---
+mod lock;
+mod p2p;
+mod query;
+pub use heap::MallocHints;
+pub use lock::{Lock, LockArray, LockGuard, LockRef};
+pub use p2p::WaitSet;
+pub use query::{MAX_NAME_LEN, PeerAccess, PeerView, SymmetricObject, VENDOR_STRING, VERSION};
+/// The lock, query, memory and point-to-point additions of OpenSHMEM 1.5/1.6, for glob import
+/// next to the prelude: `use shmem_core::ext::*;`.
+pub mod ext {
+    pub use crate::heap::MallocHints;
+    pub use crate::lock::{Lock, LockArray, LockGuard, LockRef};
+    pub use crate::p2p::WaitSet;
+    pub use crate::query::{PeerAccess, PeerView, SymmetricObject};
+}

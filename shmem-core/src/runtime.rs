@@ -733,3 +733,12 @@ fn ucx_failed(what: &str, e: shmem_ucx::Error) -> ! {
 fn bad_pe(pe: usize, n: usize) -> ! {
     panic!("shmem: PE {pe} is out of range: this job has {n} PEs (valid PEs are 0..{n})")
 }
+
+// helper: bootstrap access
+impl Runtime {
+    /// Runs `f` with the launcher connection (locked; a poisoned lock is taken over).
+    pub(crate) fn with_bootstrap<R>(&self, f: impl FnOnce(&mut Bootstrap) -> R) -> R {
+        let mut guard = self.bootstrap.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+}

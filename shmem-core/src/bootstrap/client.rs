@@ -150,6 +150,28 @@ impl Client {
         self.remember(r)
     }
 
+    /// Asks the launcher to end the whole job with exit status `status` (`shmem_global_exit`),
+    /// then waits (at most `wait`) for its answer or for the connection to close, so that the
+    /// request has surely been read before this process exits. Works on a finalized or broken
+    /// connection too, as far as the socket allows.
+    pub fn global_exit(&mut self, status: i32, wait: Duration) -> Result<(), ClientError> {
+        self.send(&Msg::GlobalExit { status }, &mut || {})?;
+        let until = Instant::now() + wait;
+        let mut backoff = Backoff::new();
+        while Instant::now() < until {
+            match self.fill() {
+                // End of stream or a broken connection: the launcher is done with us.
+                Ok(false) | Err(_) => return Ok(()),
+                Ok(true) => {}
+            }
+            if !self.frames.is_empty() {
+                return Ok(());
+            }
+            backoff.wait();
+        }
+        Ok(())
+    }
+
     fn check_usable(&self) -> Result<(), ClientError> {
         if let Some(e) = &self.broken {
             return Err(e.clone());

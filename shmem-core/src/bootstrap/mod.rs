@@ -121,6 +121,17 @@ impl Bootstrap {
     }
 }
 
+impl Bootstrap {
+    /// Asks the launcher to end the job with `status` and waits briefly for it to acknowledge;
+    /// does nothing for a singleton. The caller exits afterwards either way.
+    pub(crate) fn global_exit(&mut self, status: i32) {
+        if let Some(c) = self.client.as_mut() {
+            // Nothing useful can be done about a lost launcher: the caller exits anyway.
+            let _ = c.global_exit(status, Duration::from_secs(2));
+        }
+    }
+}
+
 fn map_err(e: ClientError, timeout: Duration) -> Error {
     match e {
         ClientError::Timeout(detail) => Error::RendezvousTimeout { timeout, detail },

@@ -32,6 +32,14 @@ pub enum Notice {
     Stranded,
     /// A connection was rejected or a PE broke the protocol (for the launcher's log).
     Warning(String),
+    /// PE `pe` called `global_exit(status)`: the caller should end the job with `status`.
+    /// The PE has been answered.
+    GlobalExit {
+        /// The PE that asked.
+        pe: usize,
+        /// The exit status it asked for.
+        status: i32,
+    },
 }
 
 /// One TCP connection with its input and output buffers.
@@ -436,6 +444,17 @@ impl Server {
     fn handle(&mut self, pe: usize, msg: Msg) {
         match msg {
             Msg::Finalize => self.slots[pe].finalized = true,
+            Msg::GlobalExit { status } => {
+                // The answer tells the PE its request was read (it may exit now).
+                if let Some(c) = self.slots[pe].conn.as_mut() {
+                    let frame = Msg::Error {
+                        code: ERR_OTHER,
+                        detail: format!("PE {pe} called global_exit({status})"),
+                    };
+                    let _ = c.send(&frame.encode());
+                }
+                self.notices.push(Notice::GlobalExit { pe, status });
+            }
             Msg::Collective { epoch, kind, blob } => {
                 if self.slots[pe].finalized {
                     return self.fail_pe(pe, "collective after finalize".into());

@@ -99,6 +99,11 @@ pub enum Msg {
     },
     /// PE -> launcher: this PE finalized cleanly; its exit is expected.
     Finalize,
+    /// PE -> launcher: end every PE of the job; the launcher exits with `status`.
+    GlobalExit {
+        /// The exit status the PE passed to `global_exit`.
+        status: i32,
+    },
     /// Launcher -> PE: the job cannot go on.
     Error {
         /// [`ERR_TIMEOUT`] or [`ERR_OTHER`].
@@ -113,6 +118,7 @@ const TAG_COLLECTIVE: u8 = 2;
 const TAG_TABLE: u8 = 3;
 const TAG_FINALIZE: u8 = 4;
 const TAG_ERROR: u8 = 5;
+const TAG_GLOBAL_EXIT: u8 = 6;
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     // Blobs are bounded by MAX_FRAME, far below u32::MAX.
@@ -155,6 +161,10 @@ impl Msg {
                 }
             }
             Msg::Finalize => out.push(TAG_FINALIZE),
+            Msg::GlobalExit { status } => {
+                out.push(TAG_GLOBAL_EXIT);
+                out.extend_from_slice(&status.to_le_bytes());
+            }
             Msg::Error { code, detail } => {
                 out.push(TAG_ERROR);
                 out.push(*code);
@@ -200,6 +210,9 @@ impl Msg {
                 Msg::Table { epoch, blobs }
             }
             TAG_FINALIZE => Msg::Finalize,
+            TAG_GLOBAL_EXIT => Msg::GlobalExit {
+                status: r.u32()? as i32,
+            },
             TAG_ERROR => {
                 let code = r.u8()?;
                 let detail = String::from_utf8_lossy(r.bytes()?).into_owned();
@@ -338,6 +351,8 @@ mod tests {
                 blobs: vec![vec![], vec![5; 300], vec![1]],
             },
             Msg::Finalize,
+            Msg::GlobalExit { status: -3 },
+            Msg::GlobalExit { status: 7 },
             Msg::Error {
                 code: ERR_TIMEOUT,
                 detail: "PEs 2 of 3 late".into(),

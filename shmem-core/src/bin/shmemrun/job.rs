@@ -156,6 +156,15 @@ impl Job {
                         self.timeout_at = Some(Instant::now() + TIMEOUT_GRACE);
                     }
                 }
+                Notice::GlobalExit { pe, status } => {
+                    if self.failure.is_none() {
+                        eprintln!(
+                            "shmemrun: PE {pe} called global_exit({status}){}",
+                            self.terminating(false)
+                        );
+                        self.fail(status);
+                    }
+                }
                 Notice::Stranded => {
                     if self.failure.is_none() && self.stranded_at.is_none() {
                         self.stranded_at = Some(Instant::now() + STRANDED_GRACE);

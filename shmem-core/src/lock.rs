@@ -1,0 +1,329 @@
+//! Distributed locks (`shmem_set_lock`, `shmem_test_lock`, `shmem_clear_lock`).
+//!
+//! A [`Lock`] is one symmetric 64-bit word. Only one PE's copy is used: the *home* PE, chosen
+//! from the lock's heap offset (the same on every PE), so that different locks spread over the
+//! PEs. The word is a ticket lock: the high 32 bits hand out tickets, the low 32 bits say which
+//! ticket is served. Acquiring is one atomic fetch-add on the home PE, then polling the word (with
+//! back-off, driving UCX progress so that atomics aimed at this PE complete) until the ticket is
+//! served; the lock is fair (first come, first served). Releasing quiets first, so every put
+//! made while holding the lock is visible before the next holder gets it.
+
+use crate::amo::Remote;
+use crate::element::Element;
+use crate::rma::SymmetricArray;
+use crate::runtime::{Runtime, runtime};
+use crate::statics::Symmetric;
+use std::fmt;
+use std::marker::PhantomData;
+use zerocopy::{FromBytes, Immutable, IntoBytes};
+
+/// Ticket increment: the high half of the word.
+const TICKET: u64 = 1 << 32;
+const LOW: u64 = 0xffff_ffff;
+
+/// A distributed mutual-exclusion lock in symmetric memory (OpenSHMEM's `long` lock variable).
+///
+/// Declare it as a symmetric static, or allocate an array of them on the heap; it starts
+/// unlocked. [`set`](LockRef::set) waits for the lock and returns a guard that releases it when
+/// dropped; [`test`](LockRef::test) takes it only if it is free.
+///
+/// ```
+/// use shmem_core::{ext::*, prelude::*};
+///
+/// #[symmetric]
+/// static LOCK: Lock = Lock::new();
+/// #[symmetric]
+/// static TOTAL: u64 = 0;
+///
+/// let world = shmem_core::init()?;
+/// {
+///     let _held = LOCK.set();                // waits until this PE holds the lock
+///     let t = TOTAL.get_value(0);
+///     TOTAL.put_value(0, t + 1);             // no other PE is between the read and the write
+/// }                                          // quiet, then release
+/// world.barrier_all();
+/// if world.my_pe() == 0 {
+///     assert_eq!(TOTAL.local(), world.n_pes() as u64);
+/// }
+/// // Heap-allocated locks: an array of them.
+/// let locks = world.alloc::<Lock>(4);
+/// let guard = locks.lock(3).test().expect("nobody else uses lock 3 yet");
+/// drop(guard);
+/// # world.barrier_all();
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Default, FromBytes, IntoBytes, Immutable)]
+#[repr(transparent)]
+pub struct Lock(u64);
+
+impl Element for Lock {}
+
+impl Lock {
+    /// An unlocked lock, for the initializer of a `#[symmetric]` static.
+    ///
+    /// ```
+    /// use shmem_core::{ext::*, prelude::*};
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// drop(L.set());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    pub const fn new() -> Lock {
+        Lock(0)
+    }
+}
+
+impl fmt::Debug for Lock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lock")
+            .field("next_ticket", &(self.0 >> 32))
+            .field("serving", &(self.0 & LOW))
+            .finish()
+    }
+}
+
+/// One symmetric lock: a `#[symmetric]` static [`Lock`] or an element of a `Lock` array. Made by
+/// [`Symmetric::<Lock>::lock`] or [`LockArray::lock`]; [`Symmetric<Lock>`] also has `set` and
+/// `test` directly.
+///
+/// ```
+/// use shmem_core::{ext::*, prelude::*};
+/// #[symmetric]
+/// static LOCKS: [Lock; 2] = [Lock::new(); 2];
+/// let world = shmem_core::init()?;
+/// let l = LOCKS.lock(1);
+/// assert_eq!(l.home_pe(), l.home_pe());
+/// drop(l.set());
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct LockRef<'a> {
+    offset: usize,
+    _obj: PhantomData<&'a Lock>,
+}
+
+/// Proof that this PE holds a lock; dropping it releases the lock (`shmem_clear_lock`), after a
+/// quiet, so that everything this PE wrote while holding it is visible to the next holder.
+///
+/// ```
+/// use shmem_core::{ext::*, prelude::*};
+/// #[symmetric]
+/// static L: Lock = Lock::new();
+/// let world = shmem_core::init()?;
+/// let guard = L.set();
+/// guard.clear();            // the same as drop(guard)
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+#[must_use = "the lock is released as soon as the guard is dropped"]
+#[derive(Debug)]
+pub struct LockGuard<'a> {
+    lock: LockRef<'a>,
+}
+
+impl<'a> LockRef<'a> {
+    #[inline]
+    fn new(offset: usize) -> LockRef<'a> {
+        LockRef {
+            offset,
+            _obj: PhantomData,
+        }
+    }
+
+    /// The PE whose copy of the lock word holds the lock's state (the same on every PE).
+    ///
+    /// ```
+    /// use shmem_core::{ext::*, prelude::*};
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// assert!(L.lock().home_pe() < world.n_pes());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    pub fn home_pe(self) -> usize {
+        home(runtime(), self.offset)
+    }
+
+    fn word(self, rt: &'static Runtime) -> Remote<'static, u64> {
+        let pe = home(rt, self.offset);
+        Remote::new(rt, rt.peer(pe), self.offset)
+    }
+
+    /// `shmem_set_lock`: waits until this PE holds the lock. Waiting backs off and keeps UCX
+    /// progressing. Taking a lock this PE already holds (without releasing it) waits forever,
+    /// as in OpenSHMEM.
+    ///
+    /// ```
+    /// use shmem_core::{ext::*, prelude::*};
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// let held = L.lock().set();
+    /// drop(held);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    pub fn set(self) -> LockGuard<'a> {
+        let rt = runtime();
+        let word = self.word(rt);
+        let mine = (word.fetch_add(TICKET) >> 32) as u32;
+        let mut now = 0u32;
+        rt.wait_local(|| {
+            // A fetch with Acquire semantics (a CPU SeqCst load, or a UCX fetch that completes
+            // before anything this PE issues next).
+            now = (word.fetch() & LOW) as u32;
+            now == mine
+        });
+        LockGuard { lock: self }
+    }
+
+    /// `shmem_test_lock`: takes the lock if nobody holds or waits for it; never waits (it drives
+    /// UCX progress once, so a loop around it lets other PEs' transfers to this PE complete).
+    ///
+    /// ```
+    /// use shmem_core::{ext::*, prelude::*};
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// world.barrier_all();
+    /// if world.n_pes() == 1 {
+    ///     let held = L.test().expect("free");
+    ///     assert!(L.test().is_none());     // already held (by this PE)
+    ///     drop(held);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    pub fn test(self) -> Option<LockGuard<'a>> {
+        let rt = runtime();
+        // A caller may loop on `test`: keep transfers aimed at this PE moving (over UCX they
+        // need this PE's progress, and the word may be local).
+        rt.progress();
+        let word = self.word(rt);
+        let seen = word.fetch();
+        if seen >> 32 != seen & LOW {
+            return None;
+        }
+        // (Not `then_some`: a guard built eagerly and dropped would release the lock.)
+        if word.compare_swap(seen, seen.wrapping_add(TICKET)) == seen {
+            Some(LockGuard { lock: self })
+        } else {
+            None
+        }
+    }
+}
+
+/// Where the state of the lock at heap `offset` lives.
+fn home(rt: &Runtime, offset: usize) -> usize {
+    (offset / size_of::<Lock>()) % rt.n_pes
+}
+
+impl LockGuard<'_> {
+    /// `shmem_clear_lock`: releases the lock now (the same as dropping the guard).
+    ///
+    /// ```
+    /// use shmem_core::{ext::*, prelude::*};
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// L.set().clear();
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    pub fn clear(self) {}
+}
+
+impl Drop for LockGuard<'_> {
+    fn drop(&mut self) {
+        let rt = runtime();
+        // Everything written while holding the lock is complete before the next holder runs.
+        rt.quiet();
+        let word = self.lock.word(rt);
+        // Advance the served ticket without carrying into the ticket half: only acquirers (adding
+        // to the high half) race with this, so the loop ends.
+        let mut seen = word.fetch();
+        loop {
+            let next = (seen & !LOW) | (seen.wrapping_add(1) & LOW);
+            let old = word.compare_swap(seen, next);
+            if old == seen {
+                break;
+            }
+            seen = old;
+        }
+    }
+}
+
+impl Symmetric<Lock> {
+    /// This static as a [`LockRef`].
+    ///
+    /// ```
+    /// use shmem_core::{ext::*, prelude::*};
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// let l = L.lock();
+    /// drop(l.set());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn lock(&self) -> LockRef<'_> {
+        LockRef::new(self.heap_offset())
+    }
+
+    /// `shmem_set_lock` on this static: see [`LockRef::set`].
+    ///
+    /// ```
+    /// use shmem_core::{ext::*, prelude::*};
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// let _g = L.set();
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn set(&self) -> LockGuard<'_> {
+        self.lock().set()
+    }
+
+    /// `shmem_test_lock` on this static: see [`LockRef::test`].
+    ///
+    /// ```
+    /// use shmem_core::{ext::*, prelude::*};
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// if world.n_pes() == 1 {
+    ///     assert!(L.test().is_some());
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn test(&self) -> Option<LockGuard<'_>> {
+        self.lock().test()
+    }
+}
+
+/// Arrays of locks: a `#[symmetric]` static `[Lock; N]` or a [`SymArray<Lock>`](crate::SymArray).
+///
+/// ```
+/// use shmem_core::{ext::*, prelude::*};
+/// let world = shmem_core::init()?;
+/// let locks = world.alloc::<Lock>(8);
+/// let g = locks.lock(world.my_pe() % 8).set();
+/// drop(g);
+/// # world.barrier_all();
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+pub trait LockArray: SymmetricArray<Lock> {
+    /// Element `index` as a lock. Checks the index.
+    #[track_caller]
+    fn lock(&self, index: usize) -> LockRef<'_> {
+        if index >= self.len() {
+            panic!(
+                "shmem: lock: index {index} is outside the lock array of length {}",
+                self.len()
+            );
+        }
+        LockRef::new(self.__heap_offset() + index * size_of::<Lock>())
+    }
+}
+
+impl<T: SymmetricArray<Lock> + ?Sized> LockArray for T {}
