@@ -346,6 +346,27 @@ impl<'w> Team<'w> {
         slot
     }
 
+    /// `shmem_team_ptr`: team PE `pe`'s copy of `obj` as a local view when it is mapped into this
+    /// process (same node), `None` otherwise.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let a = world.alloc::<u32>(4);
+    /// // This PE's own copy is always mapped.
+    /// assert_eq!(team.ptr(&a, team.my_pe()).map(|v| v.len()), Some(4));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn ptr<'a, E: crate::Element, A: crate::query::PeerAccess<E> + ?Sized>(
+        &self,
+        obj: &'a A,
+        pe: usize,
+    ) -> Option<crate::query::PeerView<'a, E>> {
+        obj.peer_slice(self.world_pe(pe))
+    }
+
     /// `shmem_team_sync`: waits until every member has arrived (no completion of puts).
     pub fn sync(&self) {
         crate::collectives::team_sync(self);

@@ -185,6 +185,13 @@ fn split_teams_translate_and_run_their_own_collectives() {
                 std::env::var("UCX_TLS").is_ok_and(|t| !t.contains("sysv") && !t.contains("posix"));
             assert_eq!(shared.n_pes(), if ucx_only { 1 } else { n });
             assert_eq!(shared.world_pe(shared.my_pe()), me);
+            // team_ptr: every member of the shared team is mapped here; read its sums copy.
+            for pe in 0..shared.n_pes() {
+                let view = shared.ptr(&sums, pe).expect("shared-team PEs are mapped");
+                assert_eq!(view.len(), 1);
+            }
+            let last = all.n_pes() - 1;
+            assert_eq!(all.ptr(&sums, last).is_some(), !ucx_only || last == me);
             world.barrier_all();
         },
     );
