@@ -285,8 +285,10 @@ pub enum ThreadLevel {
 
 /// `shmem_init_thread`: like [`init`](crate::init), and returns the thread level provided,
 /// which is always the level requested (the default UCX worker is multi-threaded and the
-/// runtime's state is thread-safe). Per-thread communication goes through contexts, whose mode
-/// decides `Send`/`Sync`; the [`World`] itself (collectives) stays on the initializing thread.
+/// runtime's state is thread-safe). What may cross threads is in the types: `#[symmetric]`
+/// statics and `&SymArray` (`Sync`) for RMA from any thread; contexts by their mode
+/// ([`Private`], [`Serialized`], [`Shared`]); the [`World`] and the ownership of heap arrays
+/// (collectives: allocation, free, barriers) stay on the initializing thread.
 pub fn init_thread(requested: ThreadLevel) -> Result<(World, ThreadLevel)> {
     let world = crate::init()?;
     Ok((world, requested))

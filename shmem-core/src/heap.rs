@@ -162,9 +162,15 @@ pub struct SymArray<'w, E: Element> {
     bytes: usize,
     /// Alignment of the block (`OBJECT_ALIGN` unless allocated with a larger one).
     align: usize,
-    _world: PhantomData<&'w World>,
+    /// Borrows the `World` (freed before it) and is `Sync` but not `Send`: threads may share it
+    /// for RMA (thread-safe in this runtime), while its collective free stays on the thread that
+    /// owns it.
+    _world: PhantomData<WorldBorrow<'w>>,
     _e: PhantomData<E>,
 }
+
+/// Marker: borrows the `World` for `'w`; `Sync` but not `Send` (see `SymArray::_world`).
+type WorldBorrow<'w> = (fn() -> &'w World, std::sync::MutexGuard<'static, ()>);
 
 impl<E: Element> fmt::Debug for SymArray<'_, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

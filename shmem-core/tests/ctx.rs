@@ -4,6 +4,7 @@
 mod common;
 
 use common::multi_pe;
+use shmem_core::ThreadLevel;
 use shmem_core::prelude::*;
 
 #[symmetric]
@@ -100,4 +101,56 @@ fn shared_and_serialized_contexts_across_threads() {
         }
         world.barrier_all();
     });
+}
+
+#[test]
+fn heap_arrays_are_shared_by_threads_at_thread_level_multiple() {
+    if !common::is_pe() {
+        for path in common::Path::ALL {
+            for n in [1, 2, 3, 4] {
+                let (out, _) = common::launch(
+                    "heap_arrays_are_shared_by_threads_at_thread_level_multiple",
+                    n,
+                    path,
+                    &[],
+                );
+                assert!(
+                    out.status.success(),
+                    "{n} PEs {path:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                for pe in 0..n {
+                    assert!(
+                        stdout.contains(&format!("<threads-ok {pe}>")),
+                        "PE {pe} did not finish: {stdout}"
+                    );
+                }
+            }
+        }
+        return;
+    }
+    let (world, provided) = shmem_core::init_thread(ThreadLevel::Multiple).expect("init_thread");
+    assert_eq!(provided, ThreadLevel::Multiple);
+    let (me, n) = (world.my_pe(), world.n_pes());
+    let grid = world.alloc::<u32>(4 * n);
+    // Four threads of every PE write their own slots on every PE through a shared &SymArray.
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let grid = &grid;
+            s.spawn(move || {
+                for pe in 0..n {
+                    grid.p(pe, 4 * me + t, (100 * me + t) as u32);
+                }
+            });
+        }
+    });
+    world.barrier_all();
+    for pe in 0..n {
+        for t in 0..4 {
+            assert_eq!(grid.local_get(4 * pe + t), (100 * pe + t) as u32);
+        }
+    }
+    world.barrier_all();
+    println!("<threads-ok {me}>");
 }
