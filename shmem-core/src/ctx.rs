@@ -18,7 +18,7 @@
 use crate::amo::Remote;
 use crate::element::Element;
 use crate::error::Result;
-use crate::rma::{SymmetricArray, resolve};
+use crate::rma::{SymmetricArray, len_mismatch, resolve};
 use crate::runtime::{Peer, Runtime, runtime};
 use crate::world::World;
 use shmem_ucx::Worker;
@@ -147,10 +147,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     ) {
         let (start, count) = resolve(&range, target.len(), "put");
         if count != src.len() {
-            panic!(
-                "shmem: put: the symmetric range selects {count} elements but the source has {}; lengths must match",
-                src.len()
-            );
+            len_mismatch("put", count, "source", src.len());
         }
         let peer = self.peer(pe);
         // SAFETY: range checked against the object, which lies in the heap.
@@ -175,10 +172,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     ) {
         let (start, count) = resolve(&range, target.len(), "get");
         if count != dst.len() {
-            panic!(
-                "shmem: get: the symmetric range selects {count} elements but the destination has {}; lengths must match",
-                dst.len()
-            );
+            len_mismatch("get", count, "destination", dst.len());
         }
         let peer = self.peer(pe);
         let len = size_of_val(dst);

@@ -8,26 +8,9 @@
 use crate::amo::AmoWord;
 use crate::rma::SymmetricArray;
 use crate::runtime::{Runtime, runtime};
-use crate::signal::{Cmp, Signal};
+use crate::signal::{Cmp, Signal, load_local};
 use crate::world::World;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-
-/// Atomically loads the local word at `p`.
-#[inline]
-fn load<E: AmoWord>(p: *mut u8) -> E {
-    let bits = match E::SIZE {
-        // SAFETY: `p` is an aligned word of E's size in this PE's heap (checked by the caller);
-        // other PEs update it atomically or by copies.
-        shmem_ucx::AtomicSize::U32 => {
-            unsafe { AtomicU32::from_ptr(p.cast()) }.load(Ordering::Acquire) as u64
-        }
-        // SAFETY: as above.
-        shmem_ucx::AtomicSize::U64 => {
-            unsafe { AtomicU64::from_ptr(p.cast()) }.load(Ordering::Acquire)
-        }
-    };
-    E::from_bits(bits)
-}
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The checked inputs of one wait or test: which elements take part and what each is compared
 /// with.
@@ -92,7 +75,7 @@ impl<'v, E: AmoWord + PartialOrd> Set<'v, E> {
     /// Whether element `i` satisfies its comparison now.
     #[inline]
     fn holds(&self, i: usize) -> bool {
-        let v = load::<E>(self.rt.local(self.base + i * size_of::<E>()));
+        let v = load_local::<E>(self.rt.local(self.base + i * size_of::<E>()));
         let want = match self.values {
             Values::One(x) => x,
             Values::Each(xs) => xs[i],

@@ -75,7 +75,7 @@ fn zero_stride(op: &str, which: &str) -> ! {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn len_mismatch(op: &str, target: usize, local_what: &str, local: usize) -> ! {
+pub(crate) fn len_mismatch(op: &str, target: usize, local_what: &str, local: usize) -> ! {
     panic!(
         "shmem: {op}: the symmetric range selects {target} elements but the {local_what} has {local}; \
          lengths must match"

@@ -152,7 +152,7 @@ impl<T: SymmetricArray<u64> + ?Sized> SignalArray for T {}
 
 /// Atomically loads a local word of type `E`.
 #[inline]
-fn load_local<E: AmoWord>(p: *mut u8) -> E {
+pub(crate) fn load_local<E: AmoWord>(p: *mut u8) -> E {
     let bits = match E::SIZE {
         // SAFETY: `p` is an aligned word of E's size in this PE's heap (checked by the caller).
         shmem_ucx::AtomicSize::U32 => {
