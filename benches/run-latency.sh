@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Runs the 8-byte RMA latency benchmark on shmem-core (direct shared memory and UCX over tcp)
-# and on Open MPI's OpenSHMEM (oshmem), alternating them for several rounds so that machine noise
-# hits all three alike, then prints the median over rounds of each run's median.
+# Runs the latency benchmark (RMA at 8 B to 1 MiB, strided, atomics, ping-pong, put_nbi rate,
+# collectives) on shmem-core (direct shared memory, and UCX over tcp for the 8-byte put/get/p/g
+# cases only: the full set takes minutes there) and on Open MPI's OpenSHMEM (oshmem), alternating
+# them for several rounds so that machine noise hits all three alike, then prints the median over
+# rounds of each run's median, and draws benches/latency.png (put/get latency vs size, log-log)
+# when the plotters-based latency_plot builds.
 #
 # Usage: benches/run-latency.sh            (from anywhere; works in the workspace root)
 # Knobs (environment):
@@ -10,6 +13,7 @@
 #   UCX_ITERS=2000 UCX_REPS=9  the same for ours over UCX_TLS=tcp,self (~20 us per op here)
 #   OSHRUN_FLAGS="..."         extra flags for oshrun (e.g. --mca ... settings)
 #   JOB_TIMEOUT=120            seconds before a single job is killed
+#   PLOT=1                     0 skips benches/latency.png
 # Needs: cargo, and oshcc/oshrun from the Debian packages openmpi-bin and libopenmpi-dev.
 set -euo pipefail
 
@@ -19,6 +23,7 @@ REPS=${REPS:-15}
 UCX_ITERS=${UCX_ITERS:-2000}
 UCX_REPS=${UCX_REPS:-9}
 JOB_TIMEOUT=${JOB_TIMEOUT:-120}
+PLOT=${PLOT:-1}
 read -r -a EXTRA_OSHRUN <<<"${OSHRUN_FLAGS:-}"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,6 +39,14 @@ done
 
 echo "== building" >&2
 cargo build --release -p shmem-benches -p shmem-core >&2
+plot_bin=
+if [[ $PLOT != 0 ]]; then
+    if cargo build --release -p shmem-benches --features plot --bin latency_plot >&2; then
+        plot_bin=target/release/latency_plot
+    else
+        echo "run-latency: latency_plot did not build; no plot" >&2
+    fi
+fi
 out_dir=target/c-bench
 mkdir -p "$out_dir"
 oshcc -O2 -Wall -o "$out_dir/latency" benches/c/latency.c
@@ -44,6 +57,9 @@ trap 'rm -rf "$results"' EXIT
 shmemrun=target/release/shmemrun
 ours=target/release/latency
 oshrun_cmd=(oshrun --allow-run-as-root --oversubscribe -np 2 "${EXTRA_OSHRUN[@]}")
+
+# A result line: case,size,variant,median_ns,min_ns.
+row_re='^[^,]*,[0-9]*,[^,]*,[0-9.]*,[0-9.]*$'
 
 # run_job NAME ROUND: runs one job, its CSV to $results/NAME.ROUND.csv; never fails the script.
 run_job() {
@@ -56,7 +72,7 @@ run_job() {
         ;;
     ucx)
         UCX_TLS=tcp,self timeout "$JOB_TIMEOUT" "$shmemrun" -n 2 "$ours" --csv \
-            --iters "$UCX_ITERS" --reps "$UCX_REPS" >"$csv" 2>"$log" || rc=$?
+            --iters "$UCX_ITERS" --reps "$UCX_REPS" --basic >"$csv" 2>"$log" || rc=$?
         ;;
     oshmem)
         # oshmem 4.1.4 segfaults in shmem_finalize on every run here, after the results are out:
@@ -65,13 +81,15 @@ run_job() {
             reps "$REPS" >"$csv" 2>"$log" || rc=$?
         ;;
     esac
-    local rows
-    rows=$(grep -c '^[^,]*,[^,]*,[0-9.]*,[0-9.]*$' "$csv" || true)
+    # Rows expected: ours 40 (UCX --basic: 8); oshmem 39 (OpenSHMEM 1.4 has no put_signal).
+    local rows want
+    case $name in direct) want=40 ;; ucx) want=8 ;; oshmem) want=39 ;; esac
+    rows=$(grep -c "$row_re" "$csv" || true)
     if [[ $rc -eq 124 ]]; then
         echo "   $name: timed out after ${JOB_TIMEOUT}s (log: see below)" >&2
     fi
-    if [[ $rows -ne 8 ]]; then
-        echo "   $name (round $round): exit status $rc, $rows of 8 result rows; log tail:" >&2
+    if [[ $rows -ne $want ]]; then
+        echo "   $name (round $round): exit status $rc, $rows of $want result rows; log tail:" >&2
         tail -n 5 "$log" | sed 's/^/      /' >&2
     else
         echo "   $name: ok (exit status $rc)" >&2
@@ -87,16 +105,20 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 echo
-echo "8-byte RMA latency, 2 PEs on one node, ns per operation: median over $ROUNDS rounds of each"
-echo "run's median (direct and oshmem: $REPS loops x $ITERS ops; UCX: $UCX_REPS loops x $UCX_ITERS ops)."
+echo "Latency, 2 PEs on one node, ns per operation: median over $ROUNDS rounds of each run's median"
+echo "(direct and oshmem: $REPS loops x $ITERS ops, fewer above 4 KiB, ITERS/2 for ping-pong,"
+echo "ITERS/4 for collectives; UCX: $UCX_REPS loops x $UCX_ITERS ops, 8-byte put/get/p/g only)."
 echo "ours direct = shmem-core, on-node load/store; ours UCX = shmem-core with UCX_TLS=tcp,self;"
-echo "oshmem = Open MPI's OpenSHMEM (static row = file-scope static long[], its data segment)."
+echo "oshmem = Open MPI's OpenSHMEM 4.1.4 (static = file-scope static long[], its data segment;"
+echo "its collectives are the OpenSHMEM 1.4 active-set calls; it has no put_signal). size: bytes"
+echo "per operation (per PE for collectives); ping-pong rows are half a round trip; the put_nbi"
+echo "row is ns per put in windows of 64 (1e9 / message rate)."
 echo
-# Inputs: lines "impl,case,variant,median_ns" gathered from every run.
-for f in "$results"/*.csv; do
+# Inputs: lines "impl,case,size,variant,median_ns" gathered from every run.
+table=$(for f in "$results"/*.csv; do
     impl=$(basename "$f" | cut -d. -f1)
-    grep '^[^,]*,[^,]*,[0-9.]*,[0-9.]*$' "$f" | sed "s/^/$impl,/" || true
-done | awk -F, '
+    grep "$row_re" "$f" | sed "s/^/$impl,/" || true
+done | awk -F, -v plotfile="$results/plot.csv" '
 function median(key,    n, i, j, t, v) {
     n = cnt[key]
     if (n == 0) return -1
@@ -105,21 +127,30 @@ function median(key,    n, i, j, t, v) {
     return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
 function fmt(x) { return x < 0 ? "n/a" : sprintf("%.1f", x) }
+function hsize(b) { return b >= 1048576 ? (b / 1048576) " MiB" : b >= 1024 ? (b / 1024) " KiB" : b " B" }
 {
-    key = $1 SUBSEP $2 SUBSEP $3
-    val[key, ++cnt[key]] = $4 + 0
-    row = $2 SUBSEP $3
-    if (!(row in seen)) { seen[row] = 1; order[++nrows] = row; rc[nrows] = $2; rv[nrows] = $3 }
+    key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4
+    val[key, ++cnt[key]] = $5 + 0
+    row = $2 SUBSEP $3 SUBSEP $4
+    if (!(row in seen)) { seen[row] = 1; order[++nrows] = row; rc[nrows] = $2; rs[nrows] = $3; rv[nrows] = $4 }
 }
 END {
-    printf "| %-15s | %-7s | %12s | %12s | %12s | %13s |\n", "case", "variant", "ours direct", "ours UCX", "oshmem", "direct/oshmem"
-    printf "|-----------------|---------|--------------|--------------|--------------|---------------|\n"
-    # Heap rows first, then static, in the order the benchmarks print the cases.
-    for (pass = 1; pass <= 2; pass++)
-        for (r = 1; r <= nrows; r++) {
-            if ((pass == 1) != (rv[r] == "heap")) continue
-            d = median("direct" SUBSEP order[r]); u = median("ucx" SUBSEP order[r]); o = median("oshmem" SUBSEP order[r])
-            ratio = (d < 0 || o <= 0) ? "n/a" : sprintf("%.3f", d / o)
-            printf "| %-15s | %-7s | %12s | %12s | %12s | %13s |\n", rc[r], rv[r], fmt(d), fmt(u), fmt(o), ratio
-        }
-}'
+    printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s |\n", "case", "size", "variant", "ours direct", "ours UCX", "oshmem", "direct/oshmem"
+    printf "|------------------------------|---------|---------|--------------|--------------|--------------|---------------|\n"
+    # Rows in the order the benchmarks print them (ours first seen wins: heap, static, then the rest).
+    for (r = 1; r <= nrows; r++) {
+        d = median("direct" SUBSEP order[r]); u = median("ucx" SUBSEP order[r]); o = median("oshmem" SUBSEP order[r])
+        ratio = (d < 0 || o <= 0) ? "n/a" : sprintf("%.3f", d / o)
+        printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio
+        if (rv[r] == "heap" && (rc[r] == "put + quiet" || rc[r] == "get"))
+            printf "%s,%s,%s,%s\n", rc[r], rs[r], d, o > plotfile
+    }
+}')
+# The direct run is read first (file names sort "direct" < "oshmem" < "ucx"), so its order rules.
+echo "$table"
+if [[ -n $plot_bin && -s $results/plot.csv ]]; then
+    if "$plot_bin" benches/latency.png <"$results/plot.csv"; then
+        echo
+        echo "plot: benches/latency.png"
+    fi
+fi

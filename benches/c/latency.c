@@ -1,16 +1,16 @@
 /*
- * Latency of single-element RMA operations between two PEs, on Open MPI's OpenSHMEM (oshmem).
- * The C twin of benches/src/bin/latency.rs: same cases, same statistics, same output format.
+ * Latency of RMA, atomic, point-to-point and collective operations on Open MPI's OpenSHMEM
+ * (oshmem). The C twin of benches/src/bin/latency.rs: same cases, same statistics, same output
+ * format (case,size,variant,median_ns,min_ns), except that oshmem 4.1.4 implements OpenSHMEM
+ * 1.4, which has no put_signal (that row is missing) and no teams (the collectives are the 1.4
+ * active-set ones: shmem_broadcast64, shmem_long_sum_to_all, shmem_fcollect64,
+ * shmem_alltoall64, over all PEs).
  *
- * PE 0 measures; PE 1 waits in shmem_barrier_all. Every case targets PE 1 and runs once on
- * shmem_malloc'd memory ("heap") and once on a file-scope static array, which lives in the
- * symmetric data segment ("static"; OpenSHMEM calls it a global):
- *   put 8 B + quiet   shmem_long_put of one long, then shmem_quiet, per iteration
- *   p 8 B + quiet     shmem_long_p, then shmem_quiet
- *   get 8 B           shmem_long_get of one long
- *   g 8 B             shmem_long_g
- * After a warm-up, each case runs REPS timed loops of ITERS iterations; the report gives the
- * median and minimum over the loops of the mean time per operation, in ns.
+ * PE 0 measures the one-sided cases against PE 1 while the others wait in shmem_barrier_all.
+ * "heap" is shmem_malloc'd memory, "static" a file-scope static array in the symmetric data
+ * segment. After a warm-up, each case runs REPS timed loops of ITERS iterations (scaled as in
+ * the Rust twin); the report gives the median and minimum over the loops of the mean time per
+ * operation, in ns.
  *
  * Build: oshcc -O2 -o latency latency.c
  * Run:   oshrun --allow-run-as-root --oversubscribe -np 2 ./latency [csv] [iters N] [reps N]
@@ -24,11 +24,21 @@
 #include <string.h>
 #include <time.h>
 
-#define LEN 8
+#define LEN 32
+#define BIG ((1 << 20) / 8)
+#define STRIDED 16
+#define STRIDE 2
+#define WINDOW 64
 #define TARGET 1
 #define CHECK 0x5eedcafeL /* written at the end to check that puts land on the target */
+#define MAX_ROWS 64
 
 static long glob[LEN];
+static long pp[LEN];
+static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static long psync[2][SHMEM_REDUCE_SYNC_SIZE > SHMEM_COLLECT_SYNC_SIZE ? SHMEM_REDUCE_SYNC_SIZE
+                                                                       : SHMEM_COLLECT_SYNC_SIZE];
+static long one_src, one_dst;
 
 /* Keeps the compiler from dropping or hoisting values it can otherwise prove unused. */
 #define BLACK_BOX(x) __asm__ volatile("" : : "g"(x) : "memory")
@@ -38,9 +48,29 @@ struct stats {
     double min;
 };
 
-enum op { OP_PUT, OP_P, OP_GET, OP_G };
+struct row {
+    const char *name;
+    long size;
+    const char *variant;
+    struct stats s;
+};
 
-static const char *const case_names[] = {"put 8 B + quiet", "p 8 B + quiet", "get 8 B", "g 8 B"};
+static struct row rows[MAX_ROWS];
+static int nrows;
+
+enum op {
+    OP_PUT, OP_GET, OP_P, OP_G, OP_IPUT, OP_IGET, OP_FADD, OP_ADD, OP_CSWAP, OP_SWAP,
+    OP_PINGPONG, OP_NBI, OP_BARRIER, OP_BCAST, OP_SUM, OP_FCOLLECT, OP_ALLTOALL
+};
+
+/* Shared state of the loop. */
+static int me, npes;
+static long *dest;    /* target object of the one-sided cases */
+static long *src_buf; /* BIG longs 0, 1, 2, ... */
+static long *dst_buf; /* BIG longs */
+static long nelems;   /* elements per put/get */
+static long seq;      /* ping-pong counter */
+static long *all_src, *all_dst; /* npes longs each, symmetric */
 
 static double now_ns(void)
 {
@@ -49,32 +79,91 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* One loop of n operations of kind `op` on `dest` (a symmetric address). */
-static void loop(enum op op, long *dest, long n)
+/* One loop of n operations of kind `op`. */
+static void loop(enum op op, long n)
 {
-    long buf = 0;
     for (long i = 0; i < n; i++) {
         switch (op) {
         case OP_PUT:
-            buf = i;
-            BLACK_BOX(&buf);
-            shmem_long_put(dest, &buf, 1, TARGET);
+            BLACK_BOX(src_buf);
+            shmem_long_put(dest, src_buf, (size_t)nelems, TARGET);
             shmem_quiet();
+            break;
+        case OP_GET:
+            shmem_long_get(dst_buf, dest, (size_t)nelems, TARGET);
+            BLACK_BOX(dst_buf);
             break;
         case OP_P:
             BLACK_BOX(i);
             shmem_long_p(dest, i, TARGET);
             shmem_quiet();
             break;
-        case OP_GET:
-            shmem_long_get(&buf, dest, 1, TARGET);
-            BLACK_BOX(&buf);
-            break;
         case OP_G: {
             long v = shmem_long_g(dest, TARGET);
             BLACK_BOX(v);
             break;
         }
+        case OP_IPUT:
+            BLACK_BOX(src_buf);
+            shmem_long_iput(dest, src_buf, STRIDE, 1, STRIDED, TARGET);
+            shmem_quiet();
+            break;
+        case OP_IGET:
+            shmem_long_iget(dst_buf, dest, 1, STRIDE, STRIDED, TARGET);
+            BLACK_BOX(dst_buf);
+            break;
+        case OP_FADD: {
+            long v = shmem_long_atomic_fetch_add(&dest[2], 1, TARGET);
+            BLACK_BOX(v);
+            break;
+        }
+        case OP_ADD:
+            shmem_long_atomic_add(&dest[2], 1, TARGET);
+            shmem_quiet();
+            break;
+        case OP_CSWAP: {
+            long v = shmem_long_atomic_compare_swap(&dest[2], i, i + 1, TARGET);
+            BLACK_BOX(v);
+            break;
+        }
+        case OP_SWAP: {
+            long v = shmem_long_atomic_swap(&dest[2], i, TARGET);
+            BLACK_BOX(v);
+            break;
+        }
+        case OP_PINGPONG:
+            seq++;
+            if (me == 0) {
+                shmem_long_put(&pp[0], &seq, 1, 1);
+                shmem_long_wait_until(&pp[0], SHMEM_CMP_GE, seq);
+            } else {
+                shmem_long_wait_until(&pp[0], SHMEM_CMP_GE, seq);
+                shmem_long_put(&pp[0], &seq, 1, 0);
+            }
+            break;
+        case OP_NBI:
+            for (int k = 0; k < WINDOW; k++)
+                shmem_long_put_nbi(&pp[2], src_buf, 1, TARGET);
+            shmem_quiet();
+            break;
+        case OP_BARRIER:
+            shmem_barrier_all();
+            break;
+        case OP_BCAST:
+            one_src = i;
+            shmem_broadcast64(&one_dst, &one_src, 1, 0, 0, 0, npes, psync[i & 1]);
+            break;
+        case OP_SUM:
+            one_src = i;
+            shmem_long_sum_to_all(&one_dst, &one_src, 1, 0, 0, npes, pwrk, psync[i & 1]);
+            break;
+        case OP_FCOLLECT:
+            one_src = i;
+            shmem_fcollect64(all_dst, &one_src, 1, 0, 0, npes, psync[i & 1]);
+            break;
+        case OP_ALLTOALL:
+            shmem_alltoall64(all_dst, all_src, 1, 0, 0, npes, psync[i & 1]);
+            break;
         }
     }
 }
@@ -85,13 +174,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static struct stats measure(enum op op, long *dest, long iters, long reps, double *per_op)
+static struct stats measure(enum op op, long iters, long reps, double *per_op)
 {
-    long warm = (iters + 3) / 4;
-    loop(op, dest, warm < 1000 ? 1000 : warm);
+    long warm = iters / 4, lo = iters < 1000 ? iters : 1000;
+    loop(op, warm > lo ? warm : lo);
     for (long r = 0; r < reps; r++) {
         double t0 = now_ns();
-        loop(op, dest, iters);
+        loop(op, iters);
         per_op[r] = (now_ns() - t0) / (double)iters;
     }
     qsort(per_op, (size_t)reps, sizeof *per_op, cmp_double);
@@ -99,6 +188,41 @@ static struct stats measure(enum op op, long *dest, long iters, long reps, doubl
     s.median = reps % 2 ? per_op[reps / 2] : (per_op[reps / 2 - 1] + per_op[reps / 2]) / 2.0;
     s.min = per_op[0];
     return s;
+}
+
+static void add_row(const char *name, long size, const char *variant, struct stats s, double k)
+{
+    if (nrows < MAX_ROWS) {
+        s.median /= k;
+        s.min /= k;
+        rows[nrows++] = (struct row){name, size, variant, s};
+    }
+}
+
+/* Loop size for `bytes` per operation: iters up to 4 KiB, then scaled down (at least 10). */
+static long iters_for(long iters, long bytes)
+{
+    long n = iters * 4096 / (bytes > 4096 ? bytes : 4096);
+    return n < 10 ? 10 : n;
+}
+
+static void run_cases(long *obj, const char *variant, int with_put_get, long iters, long reps,
+                      double *per_op)
+{
+    dest = obj;
+    nelems = 1;
+    if (with_put_get) {
+        add_row("put + quiet", 8, variant, measure(OP_PUT, iters, reps, per_op), 1);
+        add_row("get", 8, variant, measure(OP_GET, iters, reps, per_op), 1);
+    }
+    add_row("p + quiet", 8, variant, measure(OP_P, iters, reps, per_op), 1);
+    add_row("g", 8, variant, measure(OP_G, iters, reps, per_op), 1);
+    add_row("iput 16x stride 2 + quiet", 8 * STRIDED, variant, measure(OP_IPUT, iters, reps, per_op), 1);
+    add_row("iget 16x stride 2", 8 * STRIDED, variant, measure(OP_IGET, iters, reps, per_op), 1);
+    add_row("fetch_add", 8, variant, measure(OP_FADD, iters, reps, per_op), 1);
+    add_row("add + quiet", 8, variant, measure(OP_ADD, iters, reps, per_op), 1);
+    add_row("compare_swap", 8, variant, measure(OP_CSWAP, iters, reps, per_op), 1);
+    add_row("swap", 8, variant, measure(OP_SWAP, iters, reps, per_op), 1);
 }
 
 static long parse_count(const char *name, const char *s)
@@ -120,6 +244,8 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    static const long sizes[] = {8, 64, 512, 4096, 32 << 10, 256 << 10, 1 << 20};
+    const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     int csv = 0;
     long iters = 20000, reps = 15;
     for (int i = 1; i < argc; i++) {
@@ -134,46 +260,90 @@ int main(int argc, char **argv)
         }
     }
 
+    for (int k = 0; k < 2; k++)
+        for (size_t j = 0; j < sizeof psync[k] / sizeof psync[k][0]; j++)
+            psync[k][j] = SHMEM_SYNC_VALUE;
     shmem_init();
-    int me = shmem_my_pe(), npes = shmem_n_pes();
-    if (npes != 2) {
-        if (me == 0)
-            fprintf(stderr, "latency: needs exactly 2 PEs, got %d; run it with oshrun -np 2\n", npes);
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+    if (npes < 2) {
+        fprintf(stderr, "latency: needs at least 2 PEs, got %d; run it with oshrun -np 2\n", npes);
         shmem_global_exit(1);
     }
     long *heap = shmem_calloc(LEN, sizeof(long));
+    long *big = shmem_calloc(BIG, sizeof(long));
+    all_src = shmem_calloc((size_t)npes, sizeof(long));
+    all_dst = shmem_calloc((size_t)npes, sizeof(long));
+    src_buf = malloc(BIG * sizeof(long));
+    dst_buf = malloc(BIG * sizeof(long));
     double *per_op = malloc((size_t)reps * sizeof *per_op);
-    if (heap == NULL || per_op == NULL) {
+    if (heap == NULL || big == NULL || all_src == NULL || all_dst == NULL || src_buf == NULL ||
+        dst_buf == NULL || per_op == NULL) {
         fprintf(stderr, "latency: allocation failed\n");
         shmem_global_exit(1);
     }
+    for (long j = 0; j < BIG; j++)
+        src_buf[j] = j;
     shmem_barrier_all();
 
     if (me == 0) {
-        struct {
-            const char *variant;
-            long *dest;
-        } variants[] = {{"heap", heap}, {"static", glob}};
-        struct stats res[2][4];
-        for (int v = 0; v < 2; v++)
-            for (int op = 0; op < 4; op++)
-                res[v][op] = measure((enum op)op, variants[v].dest, iters, reps, per_op);
+        dest = big;
+        for (int k = 0; k < nsizes; k++) {
+            nelems = sizes[k] / 8;
+            add_row("put + quiet", sizes[k], "heap",
+                    measure(OP_PUT, iters_for(iters, sizes[k]), reps, per_op), 1);
+        }
+        for (int k = 0; k < nsizes; k++) {
+            nelems = sizes[k] / 8;
+            add_row("get", sizes[k], "heap",
+                    measure(OP_GET, iters_for(iters, sizes[k]), reps, per_op), 1);
+        }
+        run_cases(heap, "heap", 0, iters, reps, per_op);
+        run_cases(glob, "static", 1, iters, reps, per_op);
+    }
+    /* The other PEs wait here (progressing the library) for the one-sided cases. */
+    shmem_barrier_all();
+
+    long half = iters / 2 < 10 ? 10 : iters / 2;
+    if (me < 2) {
+        seq = 0;
+        add_row("ping-pong put + wait_until", 8, "heap", measure(OP_PINGPONG, half, reps, per_op), 2);
+    }
+    shmem_barrier_all();
+    if (me == 0) {
+        long n = iters / 8 < 10 ? 10 : iters / 8;
+        add_row("put_nbi 8 B stream (ns/op)", 8, "heap", measure(OP_NBI, n, reps, per_op), WINDOW);
+    }
+    shmem_barrier_all();
+
+    long quarter = iters / 4 < 10 ? 10 : iters / 4;
+    add_row("barrier_all", 0, "heap", measure(OP_BARRIER, quarter, reps, per_op), 1);
+    /* 1.4 collectives work on symmetric static data here ("heap" kept as the variant name to
+     * line up with the Rust rows, whose buffers are on the heap). */
+    add_row("broadcast", 8, "heap", measure(OP_BCAST, quarter, reps, per_op), 1);
+    shmem_barrier_all();
+    add_row("sum_reduce 1 long", 8, "heap", measure(OP_SUM, quarter, reps, per_op), 1);
+    shmem_barrier_all();
+    add_row("fcollect", 8, "heap", measure(OP_FCOLLECT, quarter, reps, per_op), 1);
+    shmem_barrier_all();
+    add_row("alltoall", 8, "heap", measure(OP_ALLTOALL, quarter, reps, per_op), 1);
+    shmem_barrier_all();
+
+    if (me == 0) {
         if (csv)
-            printf("case,variant,median_ns,min_ns\n");
+            printf("case,size,variant,median_ns,min_ns\n");
         else
-            printf("%-16s %-7s %10s %10s\n", "case", "variant", "median_ns", "min_ns");
-        for (int v = 0; v < 2; v++)
-            for (int op = 0; op < 4; op++) {
-                if (csv)
-                    printf("%s,%s,%.1f,%.1f\n", case_names[op], variants[v].variant,
-                           res[v][op].median, res[v][op].min);
-                else
-                    printf("%-16s %-7s %10.1f %10.1f\n", case_names[op], variants[v].variant,
-                           res[v][op].median, res[v][op].min);
-            }
+            printf("%-28s %8s %-7s %10s %10s\n", "case", "size", "variant", "median_ns", "min_ns");
+        for (int r = 0; r < nrows; r++) {
+            if (csv)
+                printf("%s,%ld,%s,%.1f,%.1f\n", rows[r].name, rows[r].size, rows[r].variant,
+                       rows[r].s.median, rows[r].s.min);
+            else
+                printf("%-28s %8ld %-7s %10.1f %10.1f\n", rows[r].name, rows[r].size,
+                       rows[r].variant, rows[r].s.median, rows[r].s.min);
+        }
         fflush(stdout); /* before shmem_finalize, which crashes */
     }
-    /* PE 1 waits here (progressing the library) for the whole measurement. */
     shmem_barrier_all();
 
     /* Sanity check that the puts really reach PE 1's copies. */
@@ -183,9 +353,10 @@ int main(int argc, char **argv)
     }
     shmem_barrier_all();
     int status = 0;
-    if (me == TARGET && (heap[1] != CHECK || glob[1] != CHECK)) {
-        fprintf(stderr, "latency: check failed: PE %d holds %#lx (heap) and %#lx (static), expected %#lx\n",
-                TARGET, heap[1], glob[1], CHECK);
+    if (me == TARGET && (heap[1] != CHECK || glob[1] != CHECK || big[BIG - 1] != BIG - 1)) {
+        fprintf(stderr, "latency: check failed: PE %d holds %#lx (heap) and %#lx (static), "
+                        "big[last] = %ld; expected %#lx\n",
+                TARGET, heap[1], glob[1], big[BIG - 1], CHECK);
         status = 1;
     }
     fflush(stdout);

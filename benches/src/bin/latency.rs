@@ -1,21 +1,30 @@
-//! Latency of single-element RMA operations between two PEs.
+//! Latency of RMA, atomic, point-to-point and collective operations.
 //!
-//! PE 0 measures; PE 1 only waits in `barrier_all` (which also progresses UCX, so operations that
-//! need the target's progress engine, as over tcp, complete). Every case targets PE 1 and runs
-//! once on a symmetric heap array (`world.alloc::<u64>`) and once on a `#[symmetric]` static:
+//! PE 0 measures the one-sided cases against PE 1 while the other PEs wait in `barrier_all`
+//! (which also progresses UCX, so operations that need the target's progress engine, as over
+//! tcp, complete). Output columns: case, size (bytes per operation, per PE for collectives),
+//! variant (`heap`: `world.alloc` array; `static`: a `#[symmetric]` static), median and minimum.
 //!
-//! - `put 8 B + quiet`: `put` of one `u64`, then `world.quiet()`, per iteration;
-//! - `p 8 B + quiet`: `p` of one `u64`, then `world.quiet()`, per iteration;
-//! - `get 8 B`: `get` of one `u64` into a local buffer;
-//! - `g 8 B`: `g` of one `u64`.
+//! - `put + quiet` (heap: 8 B to 1 MiB; static: 8 B) and `get` (same sizes);
+//! - `p + quiet`, `g`: one `u64`;
+//! - `iput 16x stride 2 + quiet`, `iget 16x stride 2`: 16 `u64` at stride 2 on the target;
+//! - `fetch_add`, `add + quiet`, `compare_swap`, `swap`: 64-bit atomics on the target;
+//! - `ping-pong put + wait_until`, `ping-pong put_signal + wait`: PE 0 puts 8 B to PE 1, which
+//!   waits for it and puts it back; half the round trip;
+//! - `put_nbi 8 B stream (ns/op)`: scopes of 64 `put_nbi` of 8 B (quiet at the scope's end);
+//!   the inverse of the message rate;
+//! - `barrier_all`, `broadcast`, `sum_reduce 1 long`, `fcollect`, `alltoall` (8 B per PE), over
+//!   all PEs.
 //!
-//! After a warm-up, each case runs `--reps` timed loops of `--iters` iterations; the report gives
-//! the median and the minimum over the loops of the mean time per operation, in nanoseconds.
-//! `benches/c/latency.c` runs the same cases on Open MPI's OpenSHMEM, with the same output format;
-//! `benches/run-latency.sh` runs both side by side.
+//! After a warm-up, each case runs `--reps` timed loops of `--iters` iterations (fewer for sizes
+//! over 4 KiB, half for ping-pong, a quarter for collectives, an eighth of scopes for the
+//! stream); the report gives the median and the minimum over the loops of the mean time per
+//! operation, in nanoseconds. `benches/c/latency.c` runs the same cases on Open MPI's
+//! OpenSHMEM, with the same output format; `benches/run-latency.sh` runs both side by side.
 //!
 //! Run: `target/release/shmemrun -n 2 target/release/latency [--iters N] [--reps N] [--csv]`
-//! (add `UCX_TLS=tcp,self` to the environment to send everything through UCX).
+//! (add `UCX_TLS=tcp,self` to the environment to send everything through UCX; `--basic` limits
+//! the run to the 8-byte put/get/p/g cases, heap and static).
 
 use clap::Parser;
 use shmem_core::prelude::*;
@@ -25,7 +34,7 @@ use std::time::Instant;
 
 #[derive(Parser, Debug)]
 #[command(
-    about = "Latency of 8-byte put/p/get/g between two PEs (heap array and symmetric static)"
+    about = "Latency of RMA, atomics, ping-pong and collectives (heap array and symmetric static)"
 )]
 struct Args {
     /// Operations per timed loop.
@@ -34,13 +43,25 @@ struct Args {
     /// Timed loops per case; the median and minimum are taken over these.
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
     reps: u64,
-    /// Print `case,variant,median_ns,min_ns` lines instead of a table.
+    /// Print `case,size,variant,median_ns,min_ns` lines instead of a table.
     #[arg(long)]
     csv: bool,
+    /// Only the 8-byte put/get/p/g cases (the slow UCX-over-tcp run of the script uses this).
+    #[arg(long)]
+    basic: bool,
 }
 
-/// Elements of the target objects (only element 0 is used; the rest keeps it off shared lines).
-const LEN: usize = 8;
+/// Elements of the small target objects (`iput`/`iget` use 16 of them at stride 2).
+const LEN: usize = 32;
+/// Message sizes, in bytes, of the sized `put`/`get` cases.
+const SIZES: [usize; 7] = [8, 64, 512, 4096, 32 << 10, 256 << 10, 1 << 20];
+/// Elements of the heap array that the sized cases use (the largest size).
+const BIG: usize = (1 << 20) / 8;
+/// Elements moved by `iput`/`iget`, and their stride on the target.
+const STRIDED: usize = 16;
+const STRIDE: usize = 2;
+/// `put_nbi` calls per `nbi` scope in the message-rate case.
+const WINDOW: u64 = 64;
 /// The PE that is written to and read from.
 const TARGET: usize = 1;
 /// Value written at the end to check that puts land on the target.
@@ -48,16 +69,38 @@ const CHECK: u64 = 0x5eed_cafe;
 
 #[symmetric]
 static STATIC_BUF: [u64; LEN] = [0; LEN];
+#[symmetric]
+static PING_SIG: u64 = 0;
 
 /// Median and minimum of the per-loop means, ns per operation.
+#[derive(Clone, Copy)]
 struct Stats {
     median: f64,
     min: f64,
 }
 
+impl Stats {
+    /// Divides both figures by `k` (operations per measured call).
+    fn per(self, k: f64) -> Stats {
+        Stats {
+            median: self.median / k,
+            min: self.min / k,
+        }
+    }
+}
+
+/// One result line: case, message size in bytes, variant, statistics.
+type Row = (&'static str, usize, &'static str, Stats);
+
+/// Loop size for a case moving `bytes` per operation: `iters` up to 4 KiB, then scaled down
+/// so that every size moves about the same number of bytes (at least 10 operations).
+fn iters_for(iters: u64, bytes: usize) -> u64 {
+    (iters * 4096 / bytes.max(4096) as u64).max(10)
+}
+
 /// Runs `op(i)` for a warm-up, then `reps` timed loops of `iters` calls each.
 fn measure(iters: u64, reps: u64, mut op: impl FnMut(u64)) -> Stats {
-    for i in 0..iters.div_ceil(4).max(1000) {
+    for i in 0..(iters / 4).max(iters.min(1000)) {
         op(i);
     }
     let mut per_op: Vec<f64> = (0..reps)
@@ -82,35 +125,193 @@ fn measure(iters: u64, reps: u64, mut op: impl FnMut(u64)) -> Stats {
     }
 }
 
-/// Measures the four cases on `a`, appending `(case, variant, stats)` rows.
+/// Sized `put + quiet` and `get` on the heap array `big`, at every size in [`SIZES`].
+fn run_sized(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut Vec<Row>) {
+    let src: Vec<u64> = (0..BIG as u64).collect();
+    let mut dst = vec![0u64; BIG];
+    let sizes = if args.basic { &SIZES[..1] } else { &SIZES[..] };
+    for &bytes in sizes {
+        let n = bytes / 8;
+        let iters = iters_for(args.iters, bytes);
+        let put = measure(iters, args.reps, |_| {
+            big.put(TARGET, 0..n, black_box(&src[..n]));
+            world.quiet();
+        });
+        rows.push(("put + quiet", bytes, "heap", put));
+    }
+    for &bytes in sizes {
+        let n = bytes / 8;
+        let iters = iters_for(args.iters, bytes);
+        let get = measure(iters, args.reps, |_| {
+            big.get(TARGET, 0..n, black_box(&mut dst[..n]));
+            black_box(&dst);
+        });
+        rows.push(("get", bytes, "heap", get));
+    }
+}
+
+/// Measures the single-element, strided and atomic cases on `a`, appending rows.
+/// `with_put_get`: also the 8-byte `put`/`get` (the heap has them among the sized cases).
 fn run_cases<A: SymmetricArray<u64> + ?Sized>(
     world: &World,
     a: &A,
     variant: &'static str,
+    with_put_get: bool,
     args: &Args,
-    rows: &mut Vec<(&'static str, &'static str, Stats)>,
+    rows: &mut Vec<Row>,
 ) {
     let (iters, reps) = (args.iters, args.reps);
-    let put = measure(iters, reps, |i| {
-        a.put(TARGET, 0..1, black_box(&[i]));
-        world.quiet();
-    });
-    rows.push(("put 8 B + quiet", variant, put));
+    if with_put_get {
+        let put = measure(iters, reps, |i| {
+            a.put(TARGET, 0..1, black_box(&[i]));
+            world.quiet();
+        });
+        rows.push(("put + quiet", 8, variant, put));
+        let mut buf = [0u64; 1];
+        let get = measure(iters, reps, |_| {
+            a.get(TARGET, 0..1, black_box(&mut buf));
+            black_box(&buf);
+        });
+        rows.push(("get", 8, variant, get));
+    }
     let p = measure(iters, reps, |i| {
         a.p(TARGET, 0, black_box(i));
         world.quiet();
     });
-    rows.push(("p 8 B + quiet", variant, p));
-    let mut buf = [0u64; 1];
-    let get = measure(iters, reps, |_| {
-        a.get(TARGET, 0..1, black_box(&mut buf));
-        black_box(&buf);
-    });
-    rows.push(("get 8 B", variant, get));
+    rows.push(("p + quiet", 8, variant, p));
     let g = measure(iters, reps, |_| {
         black_box(a.g(TARGET, 0));
     });
-    rows.push(("g 8 B", variant, g));
+    rows.push(("g", 8, variant, g));
+    if args.basic {
+        return;
+    }
+
+    let src = [7u64; 2 * STRIDED];
+    let iput = measure(iters, reps, |_| {
+        a.iput(
+            TARGET,
+            0..STRIDE * STRIDED,
+            STRIDE,
+            black_box(&src[..STRIDED]),
+            1,
+        );
+        world.quiet();
+    });
+    rows.push(("iput 16x stride 2 + quiet", 8 * STRIDED, variant, iput));
+    let mut dst = [0u64; STRIDED];
+    let iget = measure(iters, reps, |_| {
+        a.iget(TARGET, 0..STRIDE * STRIDED, STRIDE, black_box(&mut dst), 1);
+        black_box(&dst);
+    });
+    rows.push(("iget 16x stride 2", 8 * STRIDED, variant, iget));
+
+    // Atomics on element 2 (element 1 is the final check's).
+    let fadd = measure(iters, reps, |_| {
+        black_box(a.at(TARGET, 2).fetch_add(black_box(1)));
+    });
+    rows.push(("fetch_add", 8, variant, fadd));
+    let add = measure(iters, reps, |_| {
+        a.at(TARGET, 2).add(black_box(1));
+        world.quiet();
+    });
+    rows.push(("add + quiet", 8, variant, add));
+    let cswap = measure(iters, reps, |i| {
+        black_box(a.at(TARGET, 2).compare_swap(black_box(i), i + 1));
+    });
+    rows.push(("compare_swap", 8, variant, cswap));
+    let swap = measure(iters, reps, |i| {
+        black_box(a.at(TARGET, 2).swap(black_box(i)));
+    });
+    rows.push(("swap", 8, variant, swap));
+}
+
+/// Ping-pong between PEs 0 and 1 (half round trip) and the `put_nbi` message rate; the other
+/// PEs only take part in the barriers. Every PE calls this.
+fn run_p2p(world: &World, pp: &SymArray<'_, u64>, args: &Args, rows: &mut Vec<Row>) {
+    let me = world.my_pe();
+    let iters = (args.iters / 2).max(10);
+    if me < 2 {
+        let peer = 1 - me;
+        // PE 0 sends seq and waits for the echo; PE 1 waits for seq and echoes it.
+        let mut seq = 0u64;
+        let put = measure(iters, args.reps, |_| {
+            seq += 1;
+            if me == 0 {
+                pp.put(peer, 0..1, &[seq]);
+                pp.wait_until(0, Cmp::Ge, seq);
+            } else {
+                pp.wait_until(0, Cmp::Ge, seq);
+                pp.put(peer, 0..1, &[seq]);
+            }
+        });
+        rows.push(("ping-pong put + wait_until", 8, "heap", put.per(2.0)));
+    }
+    world.barrier_all();
+    if me < 2 {
+        let peer = 1 - me;
+        let sig = PING_SIG.signal();
+        let mut seq = 0u64;
+        let put_signal = measure(iters, args.reps, |_| {
+            seq += 1;
+            if me == 0 {
+                pp.put_signal(peer, 1..2, &[seq], sig, SignalOp::Set(seq));
+                sig.wait_until(Cmp::Ge, seq);
+            } else {
+                sig.wait_until(Cmp::Ge, seq);
+                pp.put_signal(peer, 1..2, &[seq], sig, SignalOp::Set(seq));
+            }
+        });
+        rows.push((
+            "ping-pong put_signal + wait",
+            8,
+            "heap",
+            put_signal.per(2.0),
+        ));
+    }
+    world.barrier_all();
+    if me == 0 {
+        let src = [3u64; 1];
+        let rate = measure((args.iters / 8).max(10), args.reps, |_| {
+            world.nbi(|s| {
+                for _ in 0..WINDOW {
+                    s.put(pp, TARGET, 2..3, &src);
+                }
+            });
+        });
+        rows.push((
+            "put_nbi 8 B stream (ns/op)",
+            8,
+            "heap",
+            rate.per(WINDOW as f64),
+        ));
+    }
+    world.barrier_all();
+}
+
+/// Collectives over all PEs (every PE calls this; PE 0 keeps the rows).
+fn run_collectives(world: &World, args: &Args, rows: &mut Vec<Row>) {
+    let team = world.team_world();
+    let n = world.n_pes();
+    let (iters, reps) = ((args.iters / 4).max(10), args.reps);
+    let one = world.alloc::<u64>(1);
+    let all = world.alloc::<u64>(n);
+    let src: Vec<u64> = (0..n as u64).collect();
+    world.barrier_all();
+    rows.push((
+        "barrier_all",
+        0,
+        "heap",
+        measure(iters, reps, |_| world.barrier_all()),
+    ));
+    let bcast = measure(iters, reps, |i| team.broadcast(&one, &[i], 0));
+    rows.push(("broadcast", 8, "heap", bcast));
+    let sum = measure(iters, reps, |i| team.sum_reduce(&one, &[i]));
+    rows.push(("sum_reduce 1 long", 8, "heap", sum));
+    let fcollect = measure(iters, reps, |i| team.fcollect(&all, &[i]));
+    rows.push(("fcollect", 8, "heap", fcollect));
+    let alltoall = measure(iters, reps, |_| team.alltoall(&all, black_box(&src)));
+    rows.push(("alltoall", 8, "heap", alltoall));
 }
 
 fn main() -> ExitCode {
@@ -126,37 +327,55 @@ fn main() -> ExitCode {
 
 fn run(args: &Args) -> Result<(), String> {
     let world = shmem_core::init().map_err(|e| format!("shmem init failed: {e}"))?;
-    if world.n_pes() != 2 {
+    if world.n_pes() < 2 {
         return Err(format!(
-            "needs exactly 2 PEs, got {}; run it as `target/release/shmemrun -n 2 target/release/latency`",
+            "needs at least 2 PEs, got {}; run it as `target/release/shmemrun -n 2 target/release/latency`",
             world.n_pes()
         ));
     }
     let heap = world
         .try_alloc::<u64>(LEN)
         .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
+    let big = world
+        .try_alloc::<u64>(BIG)
+        .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
+    let pp = world
+        .try_alloc::<u64>(LEN)
+        .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
     world.barrier_all();
 
+    let mut rows = Vec::new();
     if world.my_pe() == 0 {
-        let mut rows = Vec::new();
-        run_cases(&world, &heap, "heap", args, &mut rows);
-        run_cases(&world, &STATIC_BUF, "static", args, &mut rows);
+        run_sized(&world, &big, args, &mut rows);
+        run_cases(&world, &heap, "heap", false, args, &mut rows);
+        run_cases(&world, &STATIC_BUF, "static", true, args, &mut rows);
+    }
+    // The other PEs wait here (progressing UCX) for the one-sided cases.
+    world.barrier_all();
+    if !args.basic {
+        run_p2p(&world, &pp, args, &mut rows);
+        run_collectives(&world, args, &mut rows);
+    }
+
+    if world.my_pe() == 0 {
         if args.csv {
-            println!("case,variant,median_ns,min_ns");
-            for (case, variant, s) in &rows {
-                println!("{case},{variant},{:.1},{:.1}", s.median, s.min);
+            println!("case,size,variant,median_ns,min_ns");
+            for (case, size, variant, s) in &rows {
+                println!("{case},{size},{variant},{:.1},{:.1}", s.median, s.min);
             }
         } else {
             println!(
-                "{:<16} {:<7} {:>10} {:>10}",
-                "case", "variant", "median_ns", "min_ns"
+                "{:<28} {:>8} {:<7} {:>10} {:>10}",
+                "case", "size", "variant", "median_ns", "min_ns"
             );
-            for (case, variant, s) in &rows {
-                println!("{case:<16} {variant:<7} {:>10.1} {:>10.1}", s.median, s.min);
+            for (case, size, variant, s) in &rows {
+                println!(
+                    "{case:<28} {size:>8} {variant:<7} {:>10.1} {:>10.1}",
+                    s.median, s.min
+                );
             }
         }
     }
-    // PE 1 waits here (progressing UCX) for the whole measurement.
     world.barrier_all();
 
     // Sanity check that the puts really reach PE 1's copies.
@@ -170,6 +389,14 @@ fn run(args: &Args) -> Result<(), String> {
         if (h, s) != (CHECK, CHECK) {
             return Err(format!(
                 "check failed: PE {TARGET} holds {h:#x} (heap) and {s:#x} (static), expected {CHECK:#x}"
+            ));
+        }
+        // The last sized put wrote 0..BIG from a 0, 1, 2, ... source.
+        let last = big.local_get(BIG - 1);
+        if !args.basic && last != BIG as u64 - 1 {
+            return Err(format!(
+                "check failed: PE {TARGET} big[{}] = {last}",
+                BIG - 1
             ));
         }
     }
