@@ -18,7 +18,7 @@
 use crate::amo::Remote;
 use crate::element::Element;
 use crate::error::Result;
-use crate::rma::{SymmetricArray, len_mismatch, resolve};
+use crate::rma::{SymmetricArray, checked_offset};
 use crate::runtime::{Peer, Runtime, runtime};
 use crate::world::World;
 use shmem_ucx::Worker;
@@ -145,19 +145,12 @@ impl<M: CtxMode> Ctx<'_, M> {
         range: R,
         src: &[E],
     ) {
-        let (start, count) = resolve(&range, target.len(), "put");
-        if count != src.len() {
-            len_mismatch("put", count, "source", src.len());
-        }
+        let at = checked_offset(target, &range, src.len(), "put", "source");
         let peer = self.peer(pe);
         // SAFETY: range checked against the object, which lies in the heap.
         unsafe {
-            self.rt.put_bytes(
-                peer,
-                target.__heap_offset() + start * size_of::<E>(),
-                src.as_ptr().cast(),
-                size_of_val(src),
-            )
+            self.rt
+                .put_bytes(peer, at, src.as_ptr().cast(), size_of_val(src))
         }
     }
 
@@ -170,21 +163,11 @@ impl<M: CtxMode> Ctx<'_, M> {
         range: R,
         dst: &mut [E],
     ) {
-        let (start, count) = resolve(&range, target.len(), "get");
-        if count != dst.len() {
-            len_mismatch("get", count, "destination", dst.len());
-        }
+        let at = checked_offset(target, &range, dst.len(), "get", "destination");
         let peer = self.peer(pe);
         let len = size_of_val(dst);
         // SAFETY: range checked; `dst` is a unique borrow of `len` bytes.
-        unsafe {
-            self.rt.get_bytes(
-                peer,
-                target.__heap_offset() + start * size_of::<E>(),
-                dst.as_mut_ptr().cast(),
-                len,
-            )
-        }
+        unsafe { self.rt.get_bytes(peer, at, dst.as_mut_ptr().cast(), len) }
     }
 
     /// `shmem_ctx_p`.

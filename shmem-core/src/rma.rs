@@ -38,6 +38,24 @@ pub(crate) fn resolve<R: RangeBounds<usize>>(range: &R, len: usize, op: &str) ->
     (start, end - start)
 }
 
+/// Heap offset of elements `range` of `target`, after checking the range against the object and
+/// its element count against the local buffer's (`local_len` elements, named `what` in the panic).
+#[inline]
+#[track_caller]
+pub(crate) fn checked_offset<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+    target: &A,
+    range: &R,
+    local_len: usize,
+    op: &str,
+    what: &str,
+) -> usize {
+    let (start, count) = resolve(range, target.len(), op);
+    if count != local_len {
+        len_mismatch(op, count, what, local_len);
+    }
+    elem_offset::<E>(target.__heap_offset(), start)
+}
+
 /// Number of elements that `start..start+span` selects with `stride`.
 #[inline]
 #[track_caller]
@@ -134,20 +152,10 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[track_caller]
     fn put<R: RangeBounds<usize>>(&self, pe: usize, range: R, src: &[E]) {
         let rt = runtime();
-        let (start, count) = resolve(&range, self.len(), "put");
-        if count != src.len() {
-            len_mismatch("put", count, "source", src.len());
-        }
+        let at = checked_offset(self, &range, src.len(), "put", "source");
         let peer = rt.peer(pe);
         // SAFETY: the range was checked against the object, which lies in the heap.
-        unsafe {
-            rt.put_bytes(
-                peer,
-                elem_offset::<E>(self.__heap_offset(), start),
-                src.as_ptr().cast(),
-                size_of_val(src),
-            )
-        }
+        unsafe { rt.put_bytes(peer, at, src.as_ptr().cast(), size_of_val(src)) }
     }
 
     /// `shmem_put_signal`: copies `src` into elements `range` on PE `pe`, then updates `signal`
@@ -163,20 +171,10 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         op: SignalOp,
     ) {
         let rt = runtime();
-        let (start, count) = resolve(&range, self.len(), "put_signal");
-        if count != src.len() {
-            len_mismatch("put_signal", count, "source", src.len());
-        }
+        let at = checked_offset(self, &range, src.len(), "put_signal", "source");
         let peer = rt.peer(pe);
         // SAFETY: the range was checked against the object, which lies in the heap.
-        unsafe {
-            rt.put_bytes(
-                peer,
-                elem_offset::<E>(self.__heap_offset(), start),
-                src.as_ptr().cast(),
-                size_of_val(src),
-            )
-        }
+        unsafe { rt.put_bytes(peer, at, src.as_ptr().cast(), size_of_val(src)) }
         let (add, value) = match op {
             SignalOp::Set(v) => (false, v),
             SignalOp::Add(v) => (true, v),
@@ -189,21 +187,11 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[track_caller]
     fn get<R: RangeBounds<usize>>(&self, pe: usize, range: R, dst: &mut [E]) {
         let rt = runtime();
-        let (start, count) = resolve(&range, self.len(), "get");
-        if count != dst.len() {
-            len_mismatch("get", count, "destination", dst.len());
-        }
+        let at = checked_offset(self, &range, dst.len(), "get", "destination");
         let peer = rt.peer(pe);
         let len = size_of_val(dst);
         // SAFETY: the range was checked against the object; `dst` is a unique borrow of `len` bytes.
-        unsafe {
-            rt.get_bytes(
-                peer,
-                elem_offset::<E>(self.__heap_offset(), start),
-                dst.as_mut_ptr().cast(),
-                len,
-            )
-        }
+        unsafe { rt.get_bytes(peer, at, dst.as_mut_ptr().cast(), len) }
     }
 
     /// `shmem_p`: writes one element on PE `pe`.
@@ -367,26 +355,20 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[track_caller]
     fn local_read<R: RangeBounds<usize>>(&self, range: R, dst: &mut [E]) {
         let rt = runtime();
-        let (start, count) = resolve(&range, self.len(), "local_read");
-        if count != dst.len() {
-            len_mismatch("local_read", count, "destination", dst.len());
-        }
-        let src = rt.local(elem_offset::<E>(self.__heap_offset(), start));
+        let at = checked_offset(self, &range, dst.len(), "local_read", "destination");
+        let src = rt.local(at);
         // SAFETY: range checked; `dst` is a unique local borrow, disjoint from the heap.
-        unsafe { std::ptr::copy_nonoverlapping(src.cast::<E>(), dst.as_mut_ptr(), count) }
+        unsafe { std::ptr::copy_nonoverlapping(src.cast::<E>(), dst.as_mut_ptr(), dst.len()) }
     }
 
     /// Copies `src` into elements `range` of this PE's own copy.
     #[track_caller]
     fn local_write<R: RangeBounds<usize>>(&self, range: R, src: &[E]) {
         let rt = runtime();
-        let (start, count) = resolve(&range, self.len(), "local_write");
-        if count != src.len() {
-            len_mismatch("local_write", count, "source", src.len());
-        }
-        let dst = rt.local(elem_offset::<E>(self.__heap_offset(), start));
+        let at = checked_offset(self, &range, src.len(), "local_write", "source");
+        let dst = rt.local(at);
         // SAFETY: range checked; `src` is a local borrow, disjoint from the heap.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.cast::<E>(), count) }
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.cast::<E>(), src.len()) }
     }
 
     /// This PE's own copy as a slice.
@@ -467,19 +449,12 @@ impl<'buf> NbiScope<'buf> {
         range: R,
         src: &'buf [E],
     ) {
-        let (start, count) = resolve(&range, target.len(), "put_nbi");
-        if count != src.len() {
-            len_mismatch("put_nbi", count, "source", src.len());
-        }
+        let at = checked_offset(target, &range, src.len(), "put_nbi", "source");
         let peer = self.rt.peer(pe);
         // SAFETY: range checked; `src` is borrowed for 'buf, which outlives the quiet at scope end.
         unsafe {
-            self.rt.put_bytes_nbi(
-                peer,
-                elem_offset::<E>(target.__heap_offset(), start),
-                src.as_ptr().cast(),
-                size_of_val(src),
-            )
+            self.rt
+                .put_bytes_nbi(peer, at, src.as_ptr().cast(), size_of_val(src))
         }
     }
 
@@ -493,20 +468,13 @@ impl<'buf> NbiScope<'buf> {
         range: R,
         dst: &'buf mut [E],
     ) {
-        let (start, count) = resolve(&range, target.len(), "get_nbi");
-        if count != dst.len() {
-            len_mismatch("get_nbi", count, "destination", dst.len());
-        }
+        let at = checked_offset(target, &range, dst.len(), "get_nbi", "destination");
         let peer = self.rt.peer(pe);
         let len = size_of_val(dst);
         // SAFETY: range checked; `dst` is uniquely borrowed for 'buf, past the quiet at scope end.
         unsafe {
-            self.rt.get_bytes_nbi(
-                peer,
-                elem_offset::<E>(target.__heap_offset(), start),
-                dst.as_mut_ptr().cast(),
-                len,
-            )
+            self.rt
+                .get_bytes_nbi(peer, at, dst.as_mut_ptr().cast(), len)
         }
     }
 }
