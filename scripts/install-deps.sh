@@ -6,7 +6,8 @@ set -euo pipefail
 
 need=()
 pkg-config --exists 'ucx >= 1.12' 2>/dev/null || need+=(libucx-dev pkg-config)
-ldconfig -p 2>/dev/null | grep -q 'libclang' || need+=(libclang-dev)
+# libclang itself (libclang.so, libclang-14.so.1, ...), not libclang-cpp, which bindgen cannot use.
+ldconfig -p 2>/dev/null | grep -Eq 'libclang(-[0-9.]+)?\.so' || need+=(libclang-dev)
 if [ ${#need[@]} -eq 0 ]; then
     exit 0
 fi
