@@ -263,13 +263,15 @@ impl Runtime {
         // Prepare our own memory before any peer learns where it is.
         // SAFETY: the mapping is `total` bytes long and exclusively ours until the rendezvous.
         unsafe { ptr::write_bytes(base, 0, sync::SYNC_BYTES) };
-        for slot in 0..crate::team::TEAM_SLOTS {
-            // Flags only: the scratch is always written before it is read, and untouched pages
-            // of the pool then cost nothing.
-            let at = sync::SYNC_BYTES + slot * crate::team::BLOCK;
-            // SAFETY: inside the mapping (the pool precedes the statics region).
-            unsafe { ptr::write_bytes(base.add(at), 0, crate::team::SCRATCH) };
-        }
+        // The world team's block; the others are cleared when a team takes them.
+        // SAFETY: block 0 lies inside the mapping (the pool precedes the statics region).
+        unsafe {
+            ptr::write_bytes(
+                base.add(crate::team::block_offset(0)),
+                0,
+                crate::team::BLOCK,
+            )
+        };
         // SAFETY: the statics region lies inside the mapping (layout computed above).
         unsafe { statics::place_all(base.add(statics_at), statics_at) };
 

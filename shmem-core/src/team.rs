@@ -7,6 +7,7 @@
 
 use crate::runtime::{Runtime, runtime};
 use crate::world::World;
+use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,23 +16,48 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) const TEAM_SLOTS: usize = 64;
 /// Rounds of the dissemination and tree algorithms (teams of up to 2^32 PEs).
 pub(crate) const ROUNDS: usize = 32;
-/// Bytes of scratch per tree round (reductions and scans move data in chunks of this size).
+/// Bytes of scratch per tree round (scans and the mailbox slots move data in chunks of this
+/// size).
 pub(crate) const CHUNK: usize = 1024;
-/// Layout of one team block (byte offsets within the block).
+/// Layout of one team block (byte offsets within the block, each region 64-byte aligned).
 pub(crate) const BARRIER_FLAGS: usize = 0;
 pub(crate) const DATA_FLAGS: usize = BARRIER_FLAGS + ROUNDS * 8;
 pub(crate) const DOWN_FLAG: usize = DATA_FLAGS + ROUNDS * 8;
-pub(crate) const SCRATCH: usize = DOWN_FLAG + 64;
-pub(crate) const BLOCK: usize = SCRATCH + ROUNDS * CHUNK;
+/// The last eager-broadcast epoch this PE has taken out of its ring (parents read it before
+/// reusing a ring slot).
+pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;
+pub(crate) const SCRATCH: usize = BCAST_DONE + 64;
+/// A mailbox slot: a 16-byte header (epoch, tag and length) and up to [`CHUNK`] payload bytes,
+/// the header sharing its cache line with the first 48 payload bytes.
+pub(crate) const SLOT: usize = (16 + CHUNK).next_multiple_of(64);
+/// Mailbox slots per parity for the recursive-doubling and Bruck exchanges: one per round, plus
+/// the fold and unfold slots of non-power-of-two teams.
+pub(crate) const MAIL_ROUNDS: usize = ROUNDS + 2;
+/// Two parities of [`MAIL_ROUNDS`] slots.
+pub(crate) const MAIL: usize = SCRATCH + ROUNDS * CHUNK;
+/// Bytes per parity of the all-to-all mailbox (one slot per sender).
+pub(crate) const A2A_BYTES: usize = 16 << 10;
+pub(crate) const A2A: usize = MAIL + 2 * MAIL_ROUNDS * SLOT;
+/// Slots of the eager-broadcast ring.
+pub(crate) const RING: usize = 8;
+pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
+pub(crate) const BLOCK: usize = BCAST + RING * SLOT;
 /// Bytes of the whole pool (placed after the runtime's own sync area).
 pub(crate) const POOL_BYTES: usize = TEAM_SLOTS * BLOCK;
+const _: () = assert!(SCRATCH % 64 == 0 && MAIL % 64 == 0 && BLOCK % 64 == 0);
 
 /// Per-process record of which team blocks are in use, and the epoch counters of each block
 /// (they live with the block, not with a `Team` value, so two handles of one team agree).
 pub(crate) struct Slots {
     used: AtomicU64,
     pub(crate) barrier_epoch: [AtomicU64; TEAM_SLOTS],
+    /// Tree collectives that sync first (large broadcasts, scans).
     pub(crate) coll_epoch: [AtomicU64; TEAM_SLOTS],
+    /// Mailbox exchanges in which every member waits for every other (reductions, fcollect,
+    /// alltoall): their slots alternate by parity of this counter.
+    pub(crate) mail_epoch: [AtomicU64; TEAM_SLOTS],
+    /// Eager broadcasts (ring slots, flow-controlled by [`BCAST_DONE`]).
+    pub(crate) bcast_epoch: [AtomicU64; TEAM_SLOTS],
 }
 
 impl Default for Slots {
@@ -41,6 +67,8 @@ impl Default for Slots {
             used: AtomicU64::new(1),
             barrier_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
             coll_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
+            mail_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
+            bcast_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -53,6 +81,8 @@ impl Slots {
         self.used.fetch_or(1 << slot, Ordering::Relaxed);
         self.barrier_epoch[slot].store(0, Ordering::Relaxed);
         self.coll_epoch[slot].store(0, Ordering::Relaxed);
+        self.mail_epoch[slot].store(0, Ordering::Relaxed);
+        self.bcast_epoch[slot].store(0, Ordering::Relaxed);
     }
     fn release(&self, slot: usize) {
         self.used.fetch_and(!(1 << slot), Ordering::Relaxed);
@@ -97,6 +127,9 @@ pub struct Team<'w> {
     my_index: usize,
     slot: usize,
     config: TeamConfig,
+    /// What this handle knows of each member's [`BCAST_DONE`] word, so that an eager broadcast
+    /// reads a child's word only once per few ring turns (a stale value only costs a re-read).
+    pub(crate) bcast_known: RefCell<Vec<u64>>,
     /// Tied to the thread that calls its collectives.
     _world: PhantomData<(&'w World, *const ())>,
 }
@@ -176,6 +209,7 @@ impl<'w> Team<'w> {
             my_index,
             slot,
             config,
+            bcast_known: RefCell::new(Vec::new()),
             _world: PhantomData,
         }
     }
@@ -233,10 +267,18 @@ impl<'w> Team<'w> {
         &self.rt.team_slots.coll_epoch[self.slot]
     }
 
+    pub(crate) fn mail_epoch(&self) -> &AtomicU64 {
+        &self.rt.team_slots.mail_epoch[self.slot]
+    }
+
+    pub(crate) fn bcast_epoch(&self) -> &AtomicU64 {
+        &self.rt.team_slots.bcast_epoch[self.slot]
+    }
+
     /// Heap offset of byte `at` of this team's block.
     #[inline]
     pub(crate) fn block(&self, at: usize) -> usize {
-        crate::sync::SYNC_BYTES + self.slot * BLOCK + at
+        block_offset(self.slot) + at
     }
 
     /// `shmem_team_split_strided`: the members of this team numbered `start, start + stride,
@@ -335,11 +377,11 @@ impl<'w> Team<'w> {
         };
         if selected(self.my_index) {
             self.rt.team_slots.take(slot);
-            // A block may have served another team before: its flags start from zero again.
-            let flags = crate::sync::SYNC_BYTES + slot * BLOCK;
-            // SAFETY: the flag words of the block lie in this PE's reserved sync area; no member
-            // of the new team writes them before the sync below.
-            unsafe { std::ptr::write_bytes(self.rt.local(flags), 0, SCRATCH) };
+            // A block may have served another team before: its flags and mailbox headers start
+            // from zero again.
+            // SAFETY: the block lies in this PE's reserved sync area; no member of the new team
+            // writes it before the sync below.
+            unsafe { std::ptr::write_bytes(self.rt.local(block_offset(slot)), 0, BLOCK) };
         }
         // Nobody signals into the new block before every member has reset it.
         crate::collectives::team_sync(self);
@@ -387,6 +429,11 @@ impl Drop for Team<'_> {
             self.rt.team_slots.release(self.slot);
         }
     }
+}
+
+/// Heap offset of team block `slot`.
+pub(crate) fn block_offset(slot: usize) -> usize {
+    crate::sync::SYNC_BYTES + slot * BLOCK
 }
 
 /// Local flag word of this team's block.

@@ -1,18 +1,23 @@
 //! Collectives on teams: sync, broadcast, reductions, scans, fcollect, collect, alltoall(s).
 //!
-//! Algorithms scale with the team size: dissemination sync (`ceil(log2 n)` rounds), binomial
-//! tree broadcast and reduction (reductions chunked through per-round scratch in the team
-//! block, so results are identical on every PE), Hillis-Steele scans. fcollect, collect and
-//! alltoall write every block straight into its destination (one put per peer, direct stores on
-//! one node). Collectives that write into other members' `dest` start with a team sync (nobody's
-//! `dest` changes before it has entered) and the all-gathers end with a barrier (every block has
-//! arrived when they return).
+//! Algorithms scale with the team size (`ceil(log2 n)` rounds where the data allows):
+//! - small messages go through mailbox slots in the team block ([`mailbox`]): binomial-tree
+//!   broadcast (up to 1 KiB), recursive-doubling reductions (any size, in 1 KiB chunks; the same
+//!   combining order everywhere, so results are bit-identical on every PE), Bruck fcollect and a
+//!   direct all-to-all. No member writes another's `dest`, so they need no entry sync;
+//! - larger broadcasts, fcollects and all-to-alls write every block straight into its
+//!   destination (direct stores on one node). They start with a sync (nobody's `dest` changes
+//!   before it has entered) and the all-gathers end with a barrier (every block has arrived);
+//! - dissemination sync, Hillis-Steele scans.
+
+mod mailbox;
 
 use crate::element::Element;
 use crate::rma::SymmetricArray;
 use crate::runtime::Runtime;
 use crate::team::{self, CHUNK, DATA_FLAGS, DOWN_FLAG, ROUNDS, SCRATCH, Team};
 use std::sync::atomic::Ordering;
+use zerocopy::IntoBytes;
 
 fn next_epoch(c: &std::sync::atomic::AtomicU64) -> u64 {
     c.fetch_add(1, Ordering::Relaxed) + 1
@@ -41,7 +46,7 @@ pub(crate) fn team_sync(team: &Team<'_>) {
 }
 
 /// Position in a binomial tree rooted at team PE `root`.
-struct Tree {
+pub(crate) struct Tree {
     rel: usize,
     n: usize,
     root: usize,
@@ -124,6 +129,17 @@ fn check_fits<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, need: usize, 
     }
 }
 
+/// This PE's own copy of the first `elems` elements of `dest`, as bytes, for a collective to
+/// assemble its result in.
+#[track_caller]
+#[allow(clippy::mut_from_ref)]
+fn own_bytes<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, elems: usize) -> &mut [u8] {
+    // SAFETY: the callers checked `elems <= dest.len()`. During a mailbox collective only this PE
+    // writes its own copy of `dest` (no member writes another's), and the program must not touch
+    // `dest` while it takes part in a collective on it (OpenSHMEM's rule).
+    unsafe { dest.local_slice_mut()[..elems].as_mut_bytes() }
+}
+
 impl Team<'_> {
     /// `shmem_broadcast`: copies `source` (read on team PE `root` only) into elements
     /// `0..source.len()` of `dest` on every member, the root included. Binomial tree.
@@ -147,10 +163,15 @@ impl Team<'_> {
     ) {
         check_root(self, root, "broadcast");
         check_fits(dest, source.len(), "broadcast");
+        let tree = Tree::new(self, root);
+        if size_of_val(source) <= CHUNK {
+            let out = own_bytes(dest, source.len());
+            mailbox::broadcast(self, out, source.as_bytes(), &tree, "broadcast");
+            return;
+        }
         let rt = self.rt;
         // No member's `dest` is written before that member has entered the broadcast.
         team_sync(self);
-        let tree = Tree::new(self, root);
         let epoch = next_epoch(self.coll_epoch());
         let bytes = size_of_val(source);
         let at = dest.__heap_offset();
@@ -173,14 +194,22 @@ impl Team<'_> {
         let n = self.n_pes();
         let k = source.len();
         check_fits(dest, n * k, "fcollect");
-        let sizes =
-            allreduce_u64(self, k as u64, u64::min) == allreduce_u64(self, k as u64, u64::max);
-        if !sizes {
+        if mailbox::allgather_fits(n, size_of_val(source)) {
+            let out = own_bytes(dest, n * k);
+            mailbox::allgather(self, out, source.as_bytes(), "fcollect");
+            return;
+        }
+        // The maxima of k and !k give both the largest and the smallest k, and every member has
+        // entered once they are known.
+        let mut span = [k as u64, !(k as u64)];
+        mailbox::allreduce(self, &mut span, u64::max, "fcollect");
+        if span[0] != !span[1] {
             panic!(
-                "shmem: fcollect: members contribute different numbers of elements; use collect"
+                "shmem: fcollect: members contribute between {} and {} elements; fcollect needs \
+                 the same number everywhere (use collect)",
+                !span[1], span[0]
             );
         }
-        // (The all-reduces above also ensure every member has entered.)
         for i in 0..n {
             let pe = (self.my_pe() + i) % n;
             dest.put(
@@ -200,13 +229,24 @@ impl Team<'_> {
         dest: &A,
         source: &[E],
     ) -> usize {
-        let k = source.len() as u64;
-        let before = self.exscan_u64(k) as usize;
-        let total = allreduce_u64(self, k, u64::wrapping_add) as usize;
-        check_fits(dest, total, "collect");
         let n = self.n_pes();
+        let me = self.my_pe();
+        let k = source.len() as u64;
+        // Every member's length (which also tells that every member has entered).
+        let (before, total) = if mailbox::allgather_fits(n, 8) {
+            let mut lens = vec![0u64; n];
+            mailbox::allgather(self, lens.as_mut_bytes(), k.as_bytes(), "collect");
+            let before: u64 = lens[..me].iter().sum();
+            (before as usize, lens.iter().sum::<u64>() as usize)
+        } else {
+            let before = self.exscan_u64(k) as usize;
+            let mut total = [k];
+            mailbox::allreduce(self, &mut total, u64::wrapping_add, "collect");
+            (before, total[0] as usize)
+        };
+        check_fits(dest, total, "collect");
         for i in 0..n {
-            let pe = (self.my_pe() + i) % n;
+            let pe = (me + i) % n;
             dest.put(self.world_pe(pe), before..before + source.len(), source);
         }
         self.barrier();
@@ -226,6 +266,12 @@ impl Team<'_> {
         }
         let k = source.len() / n;
         check_fits(dest, n * k, "alltoall");
+        let block = k * size_of::<E>();
+        if mailbox::alltoall_fits(n, block) {
+            let out = own_bytes(dest, n * k);
+            mailbox::alltoall(self, out, source.as_bytes(), block, "alltoall");
+            return;
+        }
         let me = self.my_pe();
         // No member's `dest` is written before that member has entered.
         team_sync(self);
@@ -288,73 +334,11 @@ impl Team<'_> {
     }
 }
 
-/// All-reduce of one `u64` over the team with a commutative, associative `op` (tree reduce,
-/// tree broadcast through the team block's scratch).
+/// All-reduce of one `u64` over the team with a commutative, associative `op`.
 pub(crate) fn allreduce_u64(team: &Team<'_>, v: u64, op: fn(u64, u64) -> u64) -> u64 {
-    let mut out = [0u64];
-    reduce_chunks::<u64>(team, &[v], &mut out, op);
+    let mut out = [v];
+    mailbox::allreduce(team, &mut out, op, "team split");
     out[0]
-}
-
-/// Tree reduction of `source` into `out` on every member, in chunks that fit the scratch.
-pub(crate) fn reduce_chunks<E: Element>(
-    team: &Team<'_>,
-    source: &[E],
-    out: &mut [E],
-    op: impl Fn(E, E) -> E,
-) {
-    let rt = team.rt;
-    let per = (CHUNK / size_of::<E>()).max(1);
-    let tree = Tree::new(team, 0);
-    for (c, chunk) in source.chunks(per).enumerate() {
-        let epoch = next_epoch(team.coll_epoch());
-        let mut acc: Vec<E> = chunk.to_vec();
-        // Up: combine the children's partials (each arrives in the scratch slot of its round).
-        for (_, round) in tree.children() {
-            wait_flag(team, rt, DATA_FLAGS + round * 8, epoch);
-            let slot = rt.local(team.block(SCRATCH + round * CHUNK)).cast::<E>();
-            for (i, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the child wrote `chunk.len()` elements there before raising the flag.
-                let x = unsafe { slot.add(i).read_volatile() };
-                *a = op(*a, x);
-            }
-        }
-        if let Some((parent, round)) = tree.parent() {
-            put_then_flag(
-                team,
-                parent,
-                team.block(SCRATCH + round * CHUNK),
-                acc.as_ptr().cast(),
-                size_of_val(acc.as_slice()),
-                DATA_FLAGS + round * 8,
-                epoch,
-            );
-            // Down: the result comes back through the root's tree into scratch round 0 area of
-            // the down flag.
-            wait_flag(team, rt, DOWN_FLAG, epoch);
-            let slot = rt.local(team.block(SCRATCH)).cast::<E>();
-            for (i, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the parent wrote the result there before raising the down flag.
-                *a = unsafe { slot.add(i).read_volatile() };
-            }
-        }
-        // Forward the result to the children. They have all consumed their scratch slot 0
-        // partials of this chunk (they sent up before waiting), so it can be reused.
-        for (child, _) in tree.children() {
-            put_then_flag(
-                team,
-                child,
-                team.block(SCRATCH),
-                acc.as_ptr().cast(),
-                size_of_val(acc.as_slice()),
-                DOWN_FLAG,
-                epoch,
-            );
-        }
-        out[c * per..c * per + chunk.len()].copy_from_slice(&acc);
-        // A child's next chunk must not land in scratch a parent still reads.
-        team_sync(team);
-    }
 }
 
 /// Hillis-Steele scan of `source` into `out` (inclusive or exclusive; exclusive leaves PE 0's
@@ -503,7 +487,7 @@ impl Team<'_> {
     ) {
         check_fits(dest, source.len(), name);
         let mut out = source.to_vec();
-        reduce_chunks(self, source, &mut out, op);
+        mailbox::allreduce(self, &mut out, op, name);
         dest.local_write(0..out.len(), &out);
     }
 

@@ -1,0 +1,388 @@
+//! Eager small-message collectives through mailbox slots in the team block.
+//!
+//! A message is written into a slot of the receiver's team block: the payload, then a header
+//! word holding a tag and the payload length, then the slot's epoch word, raised with release
+//! ordering (on a UCX peer: the data is flushed and the epoch set by an atomic swap). The
+//! receiver waits for the epoch, checks the tag and length against what it expects (so members
+//! that call different collectives, or pass different lengths, get a clear panic rather than
+//! garbage), and reads the payload. Up to 48 payload bytes share the header's cache line, so a
+//! small message crosses between cores as one line.
+//!
+//! Nobody writes another member's `dest`: each PE assembles its own result, which is why these
+//! collectives need no entry sync.
+//!
+//! Slot reuse:
+//! - Recursive doubling (reductions), Bruck (fcollect) and all-to-all use two sets of slots,
+//!   alternating by the parity of the team's mail epoch. In each of them a PE finishes epoch
+//!   `e + 1` only after every member has sent its part of `e + 1`, which every member does only
+//!   after finishing `e`; so whoever writes a slot for `e + 2` knows that its reader is done with
+//!   `e`. (This holds because only such all-waiting collectives use the mail epoch.)
+//! - A broadcast root waits for nobody, so broadcasts use a ring of [`RING`] slots and a parent
+//!   checks its child's [`BCAST_DONE`] word before reusing a slot. It caches what it read, so the
+//!   check costs one remote load per few turns of the ring.
+
+use crate::element::Element;
+use crate::team::{A2A, A2A_BYTES, BCAST, BCAST_DONE, CHUNK, MAIL, MAIL_ROUNDS, RING, SLOT, Team};
+use std::sync::atomic::{AtomicU64, Ordering};
+use zerocopy::IntoBytes;
+
+/// Header bytes before a slot's payload.
+const HEADER: usize = 16;
+/// Mail slots of the fold and unfold steps of non-power-of-two teams.
+const FOLD: usize = MAIL_ROUNDS - 2;
+const UNFOLD: usize = MAIL_ROUNDS - 1;
+
+/// What a message belongs to, checked by the receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Tag {
+    Reduce = 1,
+    Gather = 2,
+    AllToAll = 3,
+    Broadcast = 4,
+}
+
+impl Tag {
+    fn name(raw: u32) -> &'static str {
+        match raw {
+            1 => "a reduction",
+            2 => "an fcollect or collect",
+            3 => "an alltoall",
+            4 => "a broadcast",
+            _ => "an unknown collective",
+        }
+    }
+}
+
+fn next_epoch(c: &AtomicU64) -> u64 {
+    c.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// The epoch and header words at `ptr` (a slot in a mapped heap).
+///
+/// # Safety
+/// `ptr` is a 64-byte aligned slot of a team block in a live mapping.
+unsafe fn words<'a>(ptr: *mut u8) -> &'a [AtomicU64; 2] {
+    // SAFETY: per the caller; slots are only accessed atomically in their header words.
+    unsafe { &*(ptr as *const [AtomicU64; 2]) }
+}
+
+/// Writes `parts` (back to back) as one message into the slot at team-block offset `slot` of
+/// team PE `to`, tagged `tag`, published with `epoch`. The caller has made sure the slot is free
+/// and the payload fits it.
+fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[&[u8]]) {
+    let rt = team.rt;
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let meta = tag as u64 | (len as u64) << 32;
+    let peer = rt.peer(team.world_pe(to));
+    let at = team.block(slot);
+    if rt.is_direct(peer) {
+        let base = rt.direct_ptr(peer, at);
+        let mut off = HEADER;
+        for p in parts {
+            // SAFETY: the slot lies in the peer's mapped team block and has room for the payload
+            // (the callers' size checks); the parts are local buffers.
+            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), base.add(off), p.len()) };
+            off += p.len();
+        }
+        // SAFETY: a slot of a mapped team block.
+        let w = unsafe { words(base) };
+        w[1].store(meta, Ordering::Relaxed);
+        w[0].store(epoch, Ordering::Release);
+    } else {
+        let mut off = at + HEADER;
+        for p in parts {
+            // SAFETY: as above, in the peer's registered heap; blocking put.
+            unsafe { rt.put_bytes(peer, off, p.as_ptr(), p.len()) };
+            off += p.len();
+        }
+        let m = meta.to_ne_bytes();
+        // SAFETY: the header word of the slot; `m` lives across the blocking put.
+        unsafe { rt.put_bytes(peer, at + 8, m.as_ptr(), 8) };
+        rt.signal_update(peer, at, false, epoch);
+    }
+}
+
+/// Waits for the message of `epoch` in this PE's slot at `slot`, checks that team PE `from`
+/// sent `len` bytes of `tag`, and returns the payload.
+#[track_caller]
+fn receive<'a>(
+    team: &Team<'_>,
+    slot: usize,
+    epoch: u64,
+    (tag, len): (Tag, usize),
+    from: usize,
+    what: &str,
+) -> &'a [u8] {
+    let rt = team.rt;
+    let base = rt.local(team.block(slot));
+    // SAFETY: a slot of this PE's team block.
+    let w = unsafe { words(base) };
+    rt.wait_local(|| w[0].load(Ordering::Acquire) >= epoch);
+    let meta = w[1].load(Ordering::Relaxed);
+    let (their_tag, their_len) = (meta as u32, (meta >> 32) as usize);
+    if their_tag != tag as u32 || their_len != len {
+        mismatch(team, what, from, their_tag, their_len, len);
+    }
+    // SAFETY: the sender wrote `len` payload bytes before raising the epoch (acquired above),
+    // and nobody writes this slot again before this PE is done with it (module docs).
+    unsafe { std::slice::from_raw_parts(base.add(HEADER), len) }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn mismatch(team: &Team<'_>, what: &str, from: usize, tag: u32, len: usize, mine: usize) -> ! {
+    panic!(
+        "shmem: {what}: team PE {from} sent {len} bytes for {} while team PE {} expects {mine} \
+         bytes for {what}: every member must call the same collectives in the same order, with \
+         the same number of elements",
+        Tag::name(tag),
+        team.my_pe()
+    )
+}
+
+fn mail_slot(parity: usize, round: usize) -> usize {
+    MAIL + (parity * MAIL_ROUNDS + round) * SLOT
+}
+
+/// In-place all-reduce of `data` over the team by recursive doubling (non-power-of-two teams
+/// fold the extra members in first and out last), in chunks of [`CHUNK`] bytes. Every member
+/// combines in the same order (lower team PE first), so all get bit-identical results.
+pub(crate) fn allreduce<E: Element>(
+    team: &Team<'_>,
+    data: &mut [E],
+    op: impl Fn(E, E) -> E,
+    what: &str,
+) {
+    const { assert!(size_of::<E>() <= CHUNK) };
+    if team.n_pes() == 1 {
+        return;
+    }
+    for chunk in data.chunks_mut(CHUNK / size_of::<E>().max(1)) {
+        allreduce_chunk(team, chunk, &op, what);
+    }
+}
+
+fn combine<E: Element>(data: &mut [E], theirs: &[u8], mine_first: bool, op: &impl Fn(E, E) -> E) {
+    for (i, d) in data.iter_mut().enumerate() {
+        let x = E::read_from_bytes(&theirs[i * size_of::<E>()..(i + 1) * size_of::<E>()])
+            .unwrap_or_else(|_| unreachable!("the slice has exactly one element's bytes"));
+        *d = if mine_first { op(*d, x) } else { op(x, *d) };
+    }
+}
+
+fn allreduce_chunk<E: Element>(
+    team: &Team<'_>,
+    data: &mut [E],
+    op: &impl Fn(E, E) -> E,
+    what: &str,
+) {
+    let (n, me) = (team.n_pes(), team.my_pe());
+    // The largest power of two not above n; members from `m` up are folded in.
+    let m = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    let epoch = next_epoch(team.mail_epoch());
+    let parity = (epoch & 1) as usize;
+    let expect = (Tag::Reduce, size_of_val(data));
+    if me >= m {
+        post(
+            team,
+            me - m,
+            mail_slot(parity, FOLD),
+            epoch,
+            Tag::Reduce,
+            &[data.as_bytes()],
+        );
+        let got = receive(team, mail_slot(parity, UNFOLD), epoch, expect, me - m, what);
+        data.as_mut_bytes().copy_from_slice(got);
+        return;
+    }
+    if me + m < n {
+        let got = receive(team, mail_slot(parity, FOLD), epoch, expect, me + m, what);
+        combine(data, got, true, op);
+    }
+    let (mut bit, mut round) = (1, 0);
+    while bit < m {
+        let partner = me ^ bit;
+        post(
+            team,
+            partner,
+            mail_slot(parity, round),
+            epoch,
+            Tag::Reduce,
+            &[data.as_bytes()],
+        );
+        let got = receive(team, mail_slot(parity, round), epoch, expect, partner, what);
+        combine(data, got, me < partner, op);
+        bit <<= 1;
+        round += 1;
+    }
+    if me + m < n {
+        post(
+            team,
+            me + m,
+            mail_slot(parity, UNFOLD),
+            epoch,
+            Tag::Reduce,
+            &[data.as_bytes()],
+        );
+    }
+}
+
+/// True when [`allgather`] takes `block` bytes per member on a team of `n`.
+pub(crate) fn allgather_fits(n: usize, block: usize) -> bool {
+    n.div_ceil(2).saturating_mul(block) <= CHUNK
+}
+
+/// Bruck all-gather of `block` bytes per member into `out` (`n * block` bytes, member order),
+/// `mine` being this PE's block. `ceil(log2 n)` rounds; the caller checked [`allgather_fits`].
+pub(crate) fn allgather(team: &Team<'_>, out: &mut [u8], mine: &[u8], what: &str) {
+    let (n, me, block) = (team.n_pes(), team.my_pe(), mine.len());
+    debug_assert_eq!(out.len(), n * block);
+    out[me * block..(me + 1) * block].copy_from_slice(mine);
+    if n == 1 {
+        return;
+    }
+    let epoch = next_epoch(team.mail_epoch());
+    let parity = (epoch & 1) as usize;
+    // Blocks `first, first + 1, ..` (wrapping) as at most two byte ranges of `out`.
+    let ranges = |first: usize, count: usize| {
+        let tail = count.min(n - first);
+        [
+            first * block..(first + tail) * block,
+            0..(count - tail) * block,
+        ]
+    };
+    let (mut dist, mut round) = (1, 0);
+    while dist < n {
+        // Send the blocks of me .. me + cnt to `me - dist`; receive those of `me + dist` ...
+        let cnt = dist.min(n - dist);
+        let to = (me + n - dist) % n;
+        let from = (me + dist) % n;
+        let [a, b] = ranges(me, cnt);
+        post(
+            team,
+            to,
+            mail_slot(parity, round),
+            epoch,
+            Tag::Gather,
+            &[&out[a], &out[b]],
+        );
+        let got = receive(
+            team,
+            mail_slot(parity, round),
+            epoch,
+            (Tag::Gather, cnt * block),
+            from,
+            what,
+        );
+        let [a, b] = ranges(from, cnt);
+        let split = a.len();
+        out[a].copy_from_slice(&got[..split]);
+        out[b].copy_from_slice(&got[split..]);
+        dist <<= 1;
+        round += 1;
+    }
+}
+
+/// True when [`alltoall`] takes `block` bytes per pair on a team of `n` (each sender's slot,
+/// header included, must hold one block).
+pub(crate) fn alltoall_fits(n: usize, block: usize) -> bool {
+    a2a_stride(n) >= HEADER + block
+}
+
+fn a2a_stride(n: usize) -> usize {
+    (A2A_BYTES / n) & !63
+}
+
+/// All-to-all of `block`-byte blocks: block `j` of `source` goes to member `j`, and `out`
+/// receives member `j`'s block at position `j`. The caller checked [`alltoall_fits`].
+pub(crate) fn alltoall(team: &Team<'_>, out: &mut [u8], source: &[u8], block: usize, what: &str) {
+    let (n, me) = (team.n_pes(), team.my_pe());
+    let stride = a2a_stride(n);
+    debug_assert_eq!(out.len(), n * block);
+    out[me * block..(me + 1) * block].copy_from_slice(&source[me * block..(me + 1) * block]);
+    if n == 1 {
+        return;
+    }
+    let epoch = next_epoch(team.mail_epoch());
+    let area = A2A + (epoch & 1) as usize * A2A_BYTES;
+    for i in 1..n {
+        let j = (me + i) % n;
+        let part = &source[j * block..(j + 1) * block];
+        post(team, j, area + me * stride, epoch, Tag::AllToAll, &[part]);
+    }
+    for i in 1..n {
+        let j = (me + n - i) % n;
+        let got = receive(
+            team,
+            area + j * stride,
+            epoch,
+            (Tag::AllToAll, block),
+            j,
+            what,
+        );
+        out[j * block..(j + 1) * block].copy_from_slice(got);
+    }
+}
+
+/// Eager broadcast of up to [`CHUNK`] bytes down a binomial tree through ring slots: the root
+/// copies `source` into `out`; every other member takes the message from its ring, copies it
+/// into `out` and forwards it to its children.
+pub(crate) fn broadcast(
+    team: &Team<'_>,
+    out: &mut [u8],
+    source: &[u8],
+    tree: &super::Tree,
+    what: &str,
+) {
+    let rt = team.rt;
+    let len = source.len();
+    debug_assert!(len <= CHUNK && out.len() == len);
+    let epoch = next_epoch(team.bcast_epoch());
+    let slot = BCAST + (epoch as usize % RING) * SLOT;
+    match tree.parent() {
+        None => out.copy_from_slice(source),
+        Some((parent, _)) => {
+            let got = receive(team, slot, epoch, (Tag::Broadcast, len), parent, what);
+            out.copy_from_slice(got);
+        }
+    }
+    // The slot may be reused from here on.
+    // SAFETY: the BCAST_DONE word of this PE's team block, accessed atomically by everyone.
+    unsafe { AtomicU64::from_ptr(rt.local(team.block(BCAST_DONE)).cast()) }
+        .store(epoch, Ordering::Release);
+    for (child, _) in tree.children() {
+        wait_ring_slot(team, child, epoch);
+        post(team, child, slot, epoch, Tag::Broadcast, &[&*out]);
+    }
+}
+
+/// Waits until team PE `child` is done with the ring slot that `epoch` reuses.
+fn wait_ring_slot(team: &Team<'_>, child: usize, epoch: u64) {
+    let Some(need) = epoch.checked_sub(RING as u64) else {
+        return;
+    };
+    let mut known = team.bcast_known.borrow_mut();
+    if known.len() != team.n_pes() {
+        *known = vec![0; team.n_pes()];
+    }
+    if known[child] >= need {
+        return;
+    }
+    let rt = team.rt;
+    let peer = rt.peer(team.world_pe(child));
+    let at = team.block(BCAST_DONE);
+    rt.wait_local(|| {
+        known[child] = if rt.is_direct(peer) {
+            // SAFETY: the child's BCAST_DONE word in its mapped team block, accessed atomically.
+            unsafe { AtomicU64::from_ptr(rt.direct_ptr(peer, at).cast()) }.load(Ordering::Acquire)
+        } else {
+            let mut word = [0u8; 8];
+            // SAFETY: the word lies in the peer's heap; `word` is a local buffer.
+            unsafe { rt.get_bytes(peer, at, word.as_mut_ptr(), 8) };
+            u64::from_ne_bytes(word)
+        };
+        known[child] >= need
+    });
+}
