@@ -111,13 +111,15 @@ problems=()
 check_rows() {
     local name=$1 want=$2 csv=$3 log=$4 rc=$5 rows
     rows=$(grep -c "$row_re" "$csv" || true)
-    if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-        echo "   $name: timed out after ${JOB_TIMEOUT}s" >&2
-    fi
     if [[ $rows -ne $want ]]; then
+        if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+            echo "   $name: timed out after ${JOB_TIMEOUT}s" >&2
+        fi
         echo "   $name: exit status $rc, $rows of $want result rows; log tail:" >&2
         tail -n 5 "$log" | sed 's/^/      /' >&2
         problems+=("$name: $rows of $want rows (exit status $rc; log $log)")
+    elif [[ $rc -eq 124 || $rc -eq 137 ]]; then
+        echo "   $name: ok (all rows; then killed at the ${JOB_TIMEOUT}s time limit)" >&2
     else
         echo "   $name: ok (exit status $rc)" >&2
     fi
