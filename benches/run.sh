@@ -18,7 +18,9 @@
 #
 # Usage: benches/run.sh                 (from anywhere)
 #        TINY=1 benches/run.sh          (CI: every job type, minimal loops, well under a minute
-#                                        after the build; PE counts 2 and 3; no results.md)
+#                                        after the build; PE counts 2 and 3; neither results.md
+#                                        nor latency.png is written, the plot goes to
+#                                        target/bench-results/latency.png)
 # Knobs (environment; TINY=1 changes the defaults, explicit values still win):
 #   ROUNDS=3                   rounds of each part, order of the implementations rotated per round
 #   ITERS=20000 REPS=15        loop size and loop count for ours direct and oshmem (part 1 and 3)
@@ -350,9 +352,12 @@ if [[ -n $plot_bin ]]; then
         for (r = 1; r <= nrows; r++)
             printf "%s,%s,%s,%s,%s\n", rc[r], rs[r], median("direct" SUBSEP order[r]), median("ucx" SUBSEP order[r]), median("oshmem" SUBSEP order[r])
     }' >"$results/plot.csv"
-    if "$plot_bin" benches/latency.png <"$results/plot.csv"; then
+    # A tiny run's plot stays with its raw results.
+    png=benches/latency.png
+    [[ $TINY == 1 ]] && png=$results/latency.png
+    if "$plot_bin" "$png" <"$results/plot.csv"; then
         echo
-        echo "plot: benches/latency.png"
+        echo "plot: $png"
     else
         problems+=("latency_plot failed")
     fi
