@@ -1,19 +1,34 @@
 /*
  * Latency of RMA, atomic, point-to-point and collective operations on Open MPI's OpenSHMEM
- * (oshmem). The C twin of benches/src/bin/latency.rs: same cases, same statistics, same output
- * format (case,size,variant,median_ns,min_ns), except that oshmem 4.1.4 implements OpenSHMEM
- * 1.4, which has no put_signal (that row is missing) and no teams (the collectives are the 1.4
- * active-set ones: shmem_broadcast64, shmem_long_sum_to_all, shmem_fcollect64,
- * shmem_alltoall64, over all PEs).
+ * (oshmem), and the bandwidth of a 256 KiB put against a local memcpy. The C twin of
+ * benches/src/bin/latency.rs: same cases, same statistics, same output format
+ * (case,size,variant,median_ns,min_ns), except that oshmem 4.1.4 implements OpenSHMEM 1.4,
+ * which has no put_signal (that row is missing) and no teams (the collectives are the 1.4
+ * active-set ones: shmem_broadcast64 with root 0, shmem_long_sum_to_all, shmem_fcollect64,
+ * shmem_alltoall64, over all PEs; in 1.4 the root's own dest is not written by a broadcast).
  *
  * PE 0 measures the one-sided cases against PE 1 while the others wait in shmem_barrier_all.
  * "heap" is shmem_malloc'd memory, "static" a file-scope static array in the symmetric data
- * segment. After a warm-up, each case runs REPS timed loops of ITERS iterations (scaled as in
- * the Rust twin); the report gives the median and minimum over the loops of the mean time per
- * operation, in ns.
+ * segment, "local" private memory of PE 0. Point-to-point cases: after a warm-up, each case
+ * runs REPS timed loops of ITERS iterations (scaled as in the Rust twin); the report gives the
+ * median and minimum over the loops of the mean time per operation, in ns.
+ *
+ * Collectives (OSU style, exactly as in the Rust twin): barrier_all is a back-to-back loop
+ * timed on PE 0. For broadcast, sum_reduce, fcollect and alltoall, every iteration is an
+ * untimed shmem_barrier_all followed by the collective call, and only that call is timed, on
+ * every PE; each PE's figure for a loop is its mean over the loop, and the loop's figure is the
+ * average of those means over all PEs (gathered to PE 0 with shmem_double_p into a symmetric
+ * array, then shmem_barrier_all). The row is the median over the loops of that average, and
+ * the minimum. Collective loops have a quarter of ITERS iterations.
+ *
+ * Bandwidth ("bandwidth"): on PE 0, a 256 KiB shmem_putmem to PE 1 followed by shmem_quiet,
+ * against a memcpy of 256 KiB between two private buffers, in alternating timed loops.
  *
  * Build: oshcc -O2 -o latency latency.c
  * Run:   oshrun --allow-run-as-root --oversubscribe -np 2 ./latency [csv] [iters N] [reps N]
+ *            [collectives | bandwidth]
+ * "collectives" runs only the collectives (at any number of PEs, 2 or more), "bandwidth" only
+ * the put/memcpy case.
  *
  * oshmem 4.1.4 segfaults inside shmem_finalize here, so all results are printed and flushed
  * before it is called; expect a non-zero exit status.
@@ -32,6 +47,7 @@
 #define TARGET 1
 #define CHECK 0x5eedcafeL /* written at the end to check that puts land on the target */
 #define MAX_ROWS 64
+#define BW_BYTES (256 << 10) /* bytes per copy in the bandwidth case */
 
 static long glob[LEN];
 static long pp[LEN];
@@ -60,7 +76,8 @@ static int nrows;
 
 enum op {
     OP_PUT, OP_GET, OP_P, OP_G, OP_IPUT, OP_IGET, OP_FADD, OP_ADD, OP_CSWAP, OP_SWAP,
-    OP_PINGPONG, OP_NBI, OP_BARRIER, OP_BCAST, OP_SUM, OP_FCOLLECT, OP_ALLTOALL
+    OP_PINGPONG, OP_NBI, OP_BARRIER, OP_BCAST, OP_SUM, OP_FCOLLECT, OP_ALLTOALL, OP_BW_PUT,
+    OP_MEMCPY
 };
 
 /* Shared state of the loop. */
@@ -71,6 +88,8 @@ static long *dst_buf; /* BIG longs */
 static long nelems;   /* elements per put/get */
 static long seq;      /* ping-pong counter */
 static long *all_src, *all_dst; /* npes longs each, symmetric */
+static double *means;           /* npes doubles, symmetric: per-PE loop means, read on PE 0 */
+static char *local_dst;         /* BW_BYTES, private */
 
 static double now_ns(void)
 {
@@ -79,93 +98,110 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* One operation of kind `op`, iteration i. */
+static inline void one_op(enum op op, long i)
+{
+    switch (op) {
+    case OP_PUT:
+        BLACK_BOX(src_buf);
+        shmem_long_put(dest, src_buf, (size_t)nelems, TARGET);
+        shmem_quiet();
+        break;
+    case OP_GET:
+        shmem_long_get(dst_buf, dest, (size_t)nelems, TARGET);
+        BLACK_BOX(dst_buf);
+        break;
+    case OP_P:
+        BLACK_BOX(i);
+        shmem_long_p(dest, i, TARGET);
+        shmem_quiet();
+        break;
+    case OP_G: {
+        long v = shmem_long_g(dest, TARGET);
+        BLACK_BOX(v);
+        break;
+    }
+    case OP_IPUT:
+        BLACK_BOX(src_buf);
+        shmem_long_iput(dest, src_buf, STRIDE, 1, STRIDED, TARGET);
+        shmem_quiet();
+        break;
+    case OP_IGET:
+        shmem_long_iget(dst_buf, dest, 1, STRIDE, STRIDED, TARGET);
+        BLACK_BOX(dst_buf);
+        break;
+    case OP_FADD: {
+        long v = shmem_long_atomic_fetch_add(&dest[2], 1, TARGET);
+        BLACK_BOX(v);
+        break;
+    }
+    case OP_ADD:
+        shmem_long_atomic_add(&dest[2], 1, TARGET);
+        shmem_quiet();
+        break;
+    case OP_CSWAP: {
+        long v = shmem_long_atomic_compare_swap(&dest[2], i, i + 1, TARGET);
+        BLACK_BOX(v);
+        break;
+    }
+    case OP_SWAP: {
+        long v = shmem_long_atomic_swap(&dest[2], i, TARGET);
+        BLACK_BOX(v);
+        break;
+    }
+    case OP_PINGPONG:
+        seq++;
+        if (me == 0) {
+            shmem_long_put(&pp[0], &seq, 1, 1);
+            shmem_long_wait_until(&pp[0], SHMEM_CMP_GE, seq);
+        } else {
+            shmem_long_wait_until(&pp[0], SHMEM_CMP_GE, seq);
+            shmem_long_put(&pp[0], &seq, 1, 0);
+        }
+        break;
+    case OP_NBI:
+        for (int k = 0; k < WINDOW; k++)
+            shmem_long_put_nbi(&pp[2], src_buf, 1, TARGET);
+        shmem_quiet();
+        break;
+    case OP_BARRIER:
+        shmem_barrier_all();
+        break;
+    case OP_BCAST:
+        one_src = i;
+        shmem_broadcast64(&one_dst, &one_src, 1, 0, 0, 0, npes, psync[i & 1]);
+        break;
+    case OP_SUM:
+        one_src = i;
+        shmem_long_sum_to_all(&one_dst, &one_src, 1, 0, 0, npes, pwrk, psync[i & 1]);
+        break;
+    case OP_FCOLLECT:
+        one_src = i;
+        shmem_fcollect64(all_dst, &one_src, 1, 0, 0, npes, psync[i & 1]);
+        break;
+    case OP_ALLTOALL:
+        shmem_alltoall64(all_dst, all_src, 1, 0, 0, npes, psync[i & 1]);
+        break;
+    case OP_BW_PUT:
+        BLACK_BOX(src_buf);
+        shmem_putmem(dest, src_buf, BW_BYTES, TARGET);
+        shmem_quiet();
+        break;
+    case OP_MEMCPY:
+        /* The compiler barriers make it assume the source may have changed and the copy
+         * is read, so it can neither drop nor hoist the copy. */
+        BLACK_BOX(src_buf);
+        memcpy(local_dst, src_buf, BW_BYTES);
+        BLACK_BOX(local_dst);
+        break;
+    }
+}
+
 /* One loop of n operations of kind `op`. */
 static void loop(enum op op, long n)
 {
-    for (long i = 0; i < n; i++) {
-        switch (op) {
-        case OP_PUT:
-            BLACK_BOX(src_buf);
-            shmem_long_put(dest, src_buf, (size_t)nelems, TARGET);
-            shmem_quiet();
-            break;
-        case OP_GET:
-            shmem_long_get(dst_buf, dest, (size_t)nelems, TARGET);
-            BLACK_BOX(dst_buf);
-            break;
-        case OP_P:
-            BLACK_BOX(i);
-            shmem_long_p(dest, i, TARGET);
-            shmem_quiet();
-            break;
-        case OP_G: {
-            long v = shmem_long_g(dest, TARGET);
-            BLACK_BOX(v);
-            break;
-        }
-        case OP_IPUT:
-            BLACK_BOX(src_buf);
-            shmem_long_iput(dest, src_buf, STRIDE, 1, STRIDED, TARGET);
-            shmem_quiet();
-            break;
-        case OP_IGET:
-            shmem_long_iget(dst_buf, dest, 1, STRIDE, STRIDED, TARGET);
-            BLACK_BOX(dst_buf);
-            break;
-        case OP_FADD: {
-            long v = shmem_long_atomic_fetch_add(&dest[2], 1, TARGET);
-            BLACK_BOX(v);
-            break;
-        }
-        case OP_ADD:
-            shmem_long_atomic_add(&dest[2], 1, TARGET);
-            shmem_quiet();
-            break;
-        case OP_CSWAP: {
-            long v = shmem_long_atomic_compare_swap(&dest[2], i, i + 1, TARGET);
-            BLACK_BOX(v);
-            break;
-        }
-        case OP_SWAP: {
-            long v = shmem_long_atomic_swap(&dest[2], i, TARGET);
-            BLACK_BOX(v);
-            break;
-        }
-        case OP_PINGPONG:
-            seq++;
-            if (me == 0) {
-                shmem_long_put(&pp[0], &seq, 1, 1);
-                shmem_long_wait_until(&pp[0], SHMEM_CMP_GE, seq);
-            } else {
-                shmem_long_wait_until(&pp[0], SHMEM_CMP_GE, seq);
-                shmem_long_put(&pp[0], &seq, 1, 0);
-            }
-            break;
-        case OP_NBI:
-            for (int k = 0; k < WINDOW; k++)
-                shmem_long_put_nbi(&pp[2], src_buf, 1, TARGET);
-            shmem_quiet();
-            break;
-        case OP_BARRIER:
-            shmem_barrier_all();
-            break;
-        case OP_BCAST:
-            one_src = i;
-            shmem_broadcast64(&one_dst, &one_src, 1, 0, 0, 0, npes, psync[i & 1]);
-            break;
-        case OP_SUM:
-            one_src = i;
-            shmem_long_sum_to_all(&one_dst, &one_src, 1, 0, 0, npes, pwrk, psync[i & 1]);
-            break;
-        case OP_FCOLLECT:
-            one_src = i;
-            shmem_fcollect64(all_dst, &one_src, 1, 0, 0, npes, psync[i & 1]);
-            break;
-        case OP_ALLTOALL:
-            shmem_alltoall64(all_dst, all_src, 1, 0, 0, npes, psync[i & 1]);
-            break;
-        }
-    }
+    for (long i = 0; i < n; i++)
+        one_op(op, i);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -174,20 +210,92 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static struct stats measure(enum op op, long iters, long reps, double *per_op)
+static long warm_up(long iters)
 {
     long warm = iters / 4, lo = iters < 1000 ? iters : 1000;
-    loop(op, warm > lo ? warm : lo);
-    for (long r = 0; r < reps; r++) {
-        double t0 = now_ns();
-        loop(op, iters);
-        per_op[r] = (now_ns() - t0) / (double)iters;
-    }
-    qsort(per_op, (size_t)reps, sizeof *per_op, cmp_double);
+    return warm > lo ? warm : lo;
+}
+
+/* Median and minimum of v[0..n) (sorts v). */
+static struct stats stats_of(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
     struct stats s;
-    s.median = reps % 2 ? per_op[reps / 2] : (per_op[reps / 2 - 1] + per_op[reps / 2]) / 2.0;
-    s.min = per_op[0];
+    s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+    s.min = v[0];
     return s;
+}
+
+static double time_loop(enum op op, long iters)
+{
+    double t0 = now_ns();
+    loop(op, iters);
+    return (now_ns() - t0) / (double)iters;
+}
+
+static struct stats measure(enum op op, long iters, long reps, double *per_op)
+{
+    loop(op, warm_up(iters));
+    for (long r = 0; r < reps; r++)
+        per_op[r] = time_loop(op, iters);
+    return stats_of(per_op, reps);
+}
+
+/* Like measure for two operations, their timed loops alternating (the order swapped every
+ * repetition); per_op_b holds reps more doubles. */
+static void measure_pair(enum op a, enum op b, long iters, long reps, double *per_op_a,
+                         double *per_op_b, struct stats *sa, struct stats *sb)
+{
+    for (long i = 0, n = warm_up(iters); i < n; i++) {
+        one_op(a, i);
+        one_op(b, i);
+    }
+    for (long r = 0; r < reps; r++) {
+        if (r % 2 == 0) {
+            per_op_a[r] = time_loop(a, iters);
+            per_op_b[r] = time_loop(b, iters);
+        } else {
+            per_op_b[r] = time_loop(b, iters);
+            per_op_a[r] = time_loop(a, iters);
+        }
+    }
+    *sa = stats_of(per_op_a, reps);
+    *sb = stats_of(per_op_b, reps);
+}
+
+/* OSU-style timing of a collective, called by every PE: each iteration is an untimed
+ * shmem_barrier_all, then the timed call. Each PE's mean over a loop goes into means[me] on
+ * PE 0; the loop's figure is the average over the PEs. Returns the median and minimum over reps
+ * loops of that average (meaningful on PE 0 only; the other PEs get their own means). */
+static struct stats measure_collective(enum op op, long iters, long reps, double *per_op)
+{
+    for (long i = 0, n = warm_up(iters); i < n; i++) {
+        shmem_barrier_all();
+        one_op(op, i);
+    }
+    for (long r = 0; r < reps; r++) {
+        double spent = 0;
+        for (long i = 0; i < iters; i++) {
+            shmem_barrier_all();
+            double t0 = now_ns();
+            one_op(op, i);
+            spent += now_ns() - t0;
+        }
+        double mean = spent / (double)iters;
+        shmem_double_p(&means[me], mean, 0);
+        /* Completes the put and lets PE 0 read every PE's mean. No PE writes means again
+         * before PE 0 has passed the first barrier of the next loop. */
+        shmem_barrier_all();
+        if (me == 0) {
+            double sum = 0;
+            for (int pe = 0; pe < npes; pe++)
+                sum += means[pe];
+            per_op[r] = sum / npes;
+        } else {
+            per_op[r] = mean;
+        }
+    }
+    return stats_of(per_op, reps);
 }
 
 static void add_row(const char *name, long size, const char *variant, struct stats s, double k)
@@ -238,19 +346,38 @@ static long parse_count(const char *name, const char *s)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: oshrun -np 2 latency [csv] [iters N] [reps N]\n");
+    fprintf(stderr, "usage: oshrun -np 2 latency [csv] [iters N] [reps N] [collectives | bandwidth]\n");
     exit(2);
+}
+
+/* Collectives over all PEs (every PE calls this; PE 0 keeps the rows). */
+static void run_collectives(long iters, long reps, double *per_op)
+{
+    long quarter = iters / 4 < 10 ? 10 : iters / 4;
+    shmem_barrier_all();
+    add_row("barrier_all", 0, "heap", measure(OP_BARRIER, quarter, reps, per_op), 1);
+    /* 1.4 collectives work on symmetric static data here ("heap" kept as the variant name to
+     * line up with the Rust rows, whose buffers are on the heap). */
+    add_row("broadcast", 8, "heap", measure_collective(OP_BCAST, quarter, reps, per_op), 1);
+    add_row("sum_reduce 1 long", 8, "heap", measure_collective(OP_SUM, quarter, reps, per_op), 1);
+    add_row("fcollect", 8, "heap", measure_collective(OP_FCOLLECT, quarter, reps, per_op), 1);
+    add_row("alltoall", 8, "heap", measure_collective(OP_ALLTOALL, quarter, reps, per_op), 1);
+    shmem_barrier_all();
 }
 
 int main(int argc, char **argv)
 {
     static const long sizes[] = {8, 64, 512, 4096, 32 << 10, 256 << 10, 1 << 20};
     const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
-    int csv = 0;
+    int csv = 0, collectives_only = 0, bandwidth_only = 0;
     long iters = 20000, reps = 15;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "csv") == 0 || strcmp(argv[i], "--csv") == 0) {
             csv = 1;
+        } else if (strcmp(argv[i], "collectives") == 0 || strcmp(argv[i], "--collectives") == 0) {
+            collectives_only = 1;
+        } else if (strcmp(argv[i], "bandwidth") == 0 || strcmp(argv[i], "--bandwidth") == 0) {
+            bandwidth_only = 1;
         } else if ((strcmp(argv[i], "iters") == 0 || strcmp(argv[i], "--iters") == 0) && i + 1 < argc) {
             iters = parse_count("iters", argv[++i]);
         } else if ((strcmp(argv[i], "reps") == 0 || strcmp(argv[i], "--reps") == 0) && i + 1 < argc) {
@@ -259,6 +386,9 @@ int main(int argc, char **argv)
             usage();
         }
     }
+    if (collectives_only && bandwidth_only)
+        usage();
+    int full = !collectives_only && !bandwidth_only;
 
     for (int k = 0; k < 2; k++)
         for (size_t j = 0; j < sizeof psync[k] / sizeof psync[k][0]; j++)
@@ -274,11 +404,13 @@ int main(int argc, char **argv)
     long *big = shmem_calloc(BIG, sizeof(long));
     all_src = shmem_calloc((size_t)npes, sizeof(long));
     all_dst = shmem_calloc((size_t)npes, sizeof(long));
+    means = shmem_calloc((size_t)npes, sizeof(double));
     src_buf = malloc(BIG * sizeof(long));
     dst_buf = malloc(BIG * sizeof(long));
-    double *per_op = malloc((size_t)reps * sizeof *per_op);
-    if (heap == NULL || big == NULL || all_src == NULL || all_dst == NULL || src_buf == NULL ||
-        dst_buf == NULL || per_op == NULL) {
+    local_dst = malloc(BW_BYTES);
+    double *per_op = malloc(2 * (size_t)reps * sizeof *per_op);
+    if (heap == NULL || big == NULL || all_src == NULL || all_dst == NULL || means == NULL ||
+        src_buf == NULL || dst_buf == NULL || local_dst == NULL || per_op == NULL) {
         fprintf(stderr, "latency: allocation failed\n");
         shmem_global_exit(1);
     }
@@ -286,48 +418,49 @@ int main(int argc, char **argv)
         src_buf[j] = j;
     shmem_barrier_all();
 
-    if (me == 0) {
-        dest = big;
-        for (int k = 0; k < nsizes; k++) {
-            nelems = sizes[k] / 8;
-            add_row("put + quiet", sizes[k], "heap",
-                    measure(OP_PUT, iters_for(iters, sizes[k]), reps, per_op), 1);
+    if (bandwidth_only) {
+        if (me == 0) {
+            struct stats put, copy;
+            dest = big;
+            measure_pair(OP_BW_PUT, OP_MEMCPY, iters_for(iters, BW_BYTES), reps, per_op,
+                         per_op + reps, &put, &copy);
+            add_row("put 256 KiB + quiet", BW_BYTES, "heap", put, 1);
+            add_row("memcpy 256 KiB", BW_BYTES, "local", copy, 1);
         }
-        for (int k = 0; k < nsizes; k++) {
-            nelems = sizes[k] / 8;
-            add_row("get", sizes[k], "heap",
-                    measure(OP_GET, iters_for(iters, sizes[k]), reps, per_op), 1);
+        shmem_barrier_all();
+    } else if (full) {
+        if (me == 0) {
+            dest = big;
+            for (int k = 0; k < nsizes; k++) {
+                nelems = sizes[k] / 8;
+                add_row("put + quiet", sizes[k], "heap",
+                        measure(OP_PUT, iters_for(iters, sizes[k]), reps, per_op), 1);
+            }
+            for (int k = 0; k < nsizes; k++) {
+                nelems = sizes[k] / 8;
+                add_row("get", sizes[k], "heap",
+                        measure(OP_GET, iters_for(iters, sizes[k]), reps, per_op), 1);
+            }
+            run_cases(heap, "heap", 0, iters, reps, per_op);
+            run_cases(glob, "static", 1, iters, reps, per_op);
         }
-        run_cases(heap, "heap", 0, iters, reps, per_op);
-        run_cases(glob, "static", 1, iters, reps, per_op);
-    }
-    /* The other PEs wait here (progressing the library) for the one-sided cases. */
-    shmem_barrier_all();
+        /* The other PEs wait here (progressing the library) for the one-sided cases. */
+        shmem_barrier_all();
 
-    long half = iters / 2 < 10 ? 10 : iters / 2;
-    if (me < 2) {
-        seq = 0;
-        add_row("ping-pong put + wait_until", 8, "heap", measure(OP_PINGPONG, half, reps, per_op), 2);
+        long half = iters / 2 < 10 ? 10 : iters / 2;
+        if (me < 2) {
+            seq = 0;
+            add_row("ping-pong put + wait_until", 8, "heap", measure(OP_PINGPONG, half, reps, per_op), 2);
+        }
+        shmem_barrier_all();
+        if (me == 0) {
+            long n = iters / 8 < 10 ? 10 : iters / 8;
+            add_row("put_nbi 8 B stream (ns/op)", 8, "heap", measure(OP_NBI, n, reps, per_op), WINDOW);
+        }
+        shmem_barrier_all();
     }
-    shmem_barrier_all();
-    if (me == 0) {
-        long n = iters / 8 < 10 ? 10 : iters / 8;
-        add_row("put_nbi 8 B stream (ns/op)", 8, "heap", measure(OP_NBI, n, reps, per_op), WINDOW);
-    }
-    shmem_barrier_all();
-
-    long quarter = iters / 4 < 10 ? 10 : iters / 4;
-    add_row("barrier_all", 0, "heap", measure(OP_BARRIER, quarter, reps, per_op), 1);
-    /* 1.4 collectives work on symmetric static data here ("heap" kept as the variant name to
-     * line up with the Rust rows, whose buffers are on the heap). */
-    add_row("broadcast", 8, "heap", measure(OP_BCAST, quarter, reps, per_op), 1);
-    shmem_barrier_all();
-    add_row("sum_reduce 1 long", 8, "heap", measure(OP_SUM, quarter, reps, per_op), 1);
-    shmem_barrier_all();
-    add_row("fcollect", 8, "heap", measure(OP_FCOLLECT, quarter, reps, per_op), 1);
-    shmem_barrier_all();
-    add_row("alltoall", 8, "heap", measure(OP_ALLTOALL, quarter, reps, per_op), 1);
-    shmem_barrier_all();
+    if (!bandwidth_only)
+        run_collectives(iters, reps, per_op);
 
     if (me == 0) {
         if (csv)
@@ -342,6 +475,9 @@ int main(int argc, char **argv)
                 printf("%-28s %8ld %-7s %10.1f %10.1f\n", rows[r].name, rows[r].size,
                        rows[r].variant, rows[r].s.median, rows[r].s.min);
         }
+        if (!csv && bandwidth_only)
+            for (int r = 0; r < nrows; r++)
+                printf("%s: %.2f GB/s\n", rows[r].name, (double)rows[r].size / rows[r].s.median);
         fflush(stdout); /* before shmem_finalize, which crashes */
     }
     shmem_barrier_all();
@@ -353,7 +489,7 @@ int main(int argc, char **argv)
     }
     shmem_barrier_all();
     int status = 0;
-    if (me == TARGET && (heap[1] != CHECK || glob[1] != CHECK || big[BIG - 1] != BIG - 1)) {
+    if (me == TARGET && (heap[1] != CHECK || glob[1] != CHECK || (full && big[BIG - 1] != BIG - 1))) {
         fprintf(stderr, "latency: check failed: PE %d holds %#lx (heap) and %#lx (static), "
                         "big[last] = %ld; expected %#lx\n",
                 TARGET, heap[1], glob[1], big[BIG - 1], CHECK);

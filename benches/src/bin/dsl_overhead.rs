@@ -3,8 +3,9 @@
 //! Both forms of each case run in alternating timed loops (so machine noise hits both alike) on
 //! the direct path to this PE's own heap (one PE, no launcher needed: the point is the CPU cost of
 //! the expansion, not the wire). Prints the median time per operation of each form and their
-//! ratio (of the medians, and of the fastest loops). `--only dsl|call --iters N` runs just one form, for instruction counts under callgrind
-//! (`benches/dsl-callgrind.sh`).
+//! ratio (of the medians, and of the fastest loops). `--only dsl|call --iters N` runs just one
+//! form, for instruction counts under callgrind (`benches/dsl-callgrind.sh`).
+//! `benches/dsl-overhead.sh` builds it with aligned loops and runs it; `benches/run.sh` too.
 
 use clap::{Parser, ValueEnum};
 use shmem_core::prelude::*;
@@ -20,12 +21,12 @@ enum Form {
 #[derive(Parser, Debug)]
 #[command(about = "shmem! versus the hand-written runtime call")]
 struct Args {
-    /// Operations per timed loop.
+    /// Operations per timed loop (0 is allowed with `--only`: the callgrind baseline).
     #[arg(long, default_value_t = 200_000)]
     iters: u64,
     /// Timed loops per form and case.
-    #[arg(long, default_value_t = 31)]
-    reps: usize,
+    #[arg(long, default_value_t = 31, value_parser = clap::value_parser!(u64).range(1..))]
+    reps: u64,
     /// Run only this form once (for callgrind), without timing.
     #[arg(long, value_enum)]
     only: Option<Form>,
@@ -103,6 +104,10 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn main() -> Result<(), shmem_core::Error> {
     let args = Args::parse();
+    if args.only.is_none() && args.iters == 0 {
+        eprintln!("dsl_overhead: --iters must be at least 1 when timing");
+        std::process::exit(2);
+    }
     let world = shmem_core::init()?;
     let pe = black_box(world.my_pe());
     if let Some(form) = args.only {

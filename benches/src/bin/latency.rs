@@ -1,9 +1,11 @@
-//! Latency of RMA, atomic, point-to-point and collective operations.
+//! Latency of RMA, atomic, point-to-point and collective operations, and the bandwidth of a
+//! 256 KiB put against a local memcpy.
 //!
 //! PE 0 measures the one-sided cases against PE 1 while the other PEs wait in `barrier_all`
 //! (which also progresses UCX, so operations that need the target's progress engine, as over
 //! tcp, complete). Output columns: case, size (bytes per operation, per PE for collectives),
-//! variant (`heap`: `world.alloc` array; `static`: a `#[symmetric]` static), median and minimum.
+//! variant (`heap`: `world.alloc` array; `static`: a `#[symmetric]` static; `local`: private
+//! memory of PE 0), median and minimum, in ns per operation.
 //!
 //! - `put + quiet` (heap: 8 B to 1 MiB; static: 8 B) and `get` (same sizes);
 //! - `p + quiet`, `g`: one `u64`;
@@ -16,21 +18,39 @@
 //! - `barrier_all`, `broadcast`, `sum_reduce 1 long`, `fcollect`, `alltoall` (8 B per PE), over
 //!   all PEs.
 //!
-//! After a warm-up, each case runs `--reps` timed loops of `--iters` iterations (fewer for sizes
-//! over 4 KiB, half for ping-pong, a quarter for collectives, an eighth of scopes for the
+//! Point-to-point cases: after a warm-up, each case runs `--reps` timed loops of `--iters`
+//! iterations (fewer for sizes over 4 KiB, half for ping-pong, an eighth of scopes for the
 //! stream); the report gives the median and the minimum over the loops of the mean time per
-//! operation, in nanoseconds. `benches/c/latency.c` runs the same cases on Open MPI's
-//! OpenSHMEM, with the same output format; `benches/run-latency.sh` runs both side by side.
+//! operation.
 //!
-//! Run: `target/release/shmemrun -n 2 target/release/latency [--iters N] [--reps N] [--csv]`
-//! (add `UCX_TLS=tcp,self` to the environment to send everything through UCX; `--basic` limits
-//! the run to the 8-byte put/get/p/g cases, heap and static).
+//! Collectives (OSU style; `benches/c/latency.c` does exactly the same): `barrier_all` is a
+//! back-to-back loop timed on PE 0. For `broadcast` (root 0), `sum_reduce`, `fcollect` and
+//! `alltoall`, every iteration is an untimed `barrier_all` followed by the collective call, and
+//! only that call is timed, on every PE; each PE's figure for a loop is its mean over the loop,
+//! and the loop's figure is the average of those means over all PEs (gathered to PE 0 by a put
+//! into a symmetric array there, then `barrier_all`). The row is the median over the loops of
+//! that average, and the minimum. Collective loops have a quarter of `--iters` iterations.
+//! (Timing only the root of a broadcast, back to back, would measure how fast it can fire
+//! messages, not a latency.)
+//!
+//! Bandwidth (`--bandwidth`): on PE 0, a 256 KiB `put` to PE 1 followed by `quiet`, against a
+//! `copy_from_slice` of 256 KiB between two private buffers of PE 0, in alternating timed
+//! loops; rows `put 256 KiB + quiet` and `memcpy 256 KiB` (ns per copy; bytes / ns = GB/s).
+//!
+//! `benches/c/latency.c` runs the same cases on Open MPI's OpenSHMEM, with the same output
+//! format; `benches/run.sh` runs both side by side.
+//!
+//! Run: `target/release/shmemrun -n 2 target/release/latency [--iters N] [--reps N] [--csv]
+//! [--collectives | --bandwidth | --basic]` (add `UCX_TLS=tcp,self` to the environment to send
+//! everything through UCX). `--collectives` runs only the collectives (at any number of PEs,
+//! 2 or more), `--bandwidth` only the put/memcpy bandwidth case, `--basic` only the 8-byte
+//! put/get/p/g cases, heap and static.
 
 use clap::Parser;
 use shmem_core::prelude::*;
 use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -46,9 +66,15 @@ struct Args {
     /// Print `case,size,variant,median_ns,min_ns` lines instead of a table.
     #[arg(long)]
     csv: bool,
-    /// Only the 8-byte put/get/p/g cases (the slow UCX-over-tcp run of the script uses this).
-    #[arg(long)]
+    /// Only the 8-byte put/get/p/g cases (a quick check).
+    #[arg(long, conflicts_with_all = ["collectives", "bandwidth"])]
     basic: bool,
+    /// Only the collectives (`barrier_all`, `broadcast`, `sum_reduce`, `fcollect`, `alltoall`).
+    #[arg(long, conflicts_with = "bandwidth")]
+    collectives: bool,
+    /// Only the bandwidth of a 256 KiB put + quiet against a local 256 KiB memcpy.
+    #[arg(long)]
+    bandwidth: bool,
 }
 
 /// Elements of the small target objects (`iput`/`iget` use 16 of them at stride 2).
@@ -64,6 +90,8 @@ const STRIDE: usize = 2;
 const WINDOW: u64 = 64;
 /// The PE that is written to and read from.
 const TARGET: usize = 1;
+/// Bytes per copy in the bandwidth case.
+const BW_BYTES: usize = 256 << 10;
 /// Value written at the end to check that puts land on the target.
 const CHECK: u64 = 0x5eed_cafe;
 
@@ -98,31 +126,102 @@ fn iters_for(iters: u64, bytes: usize) -> u64 {
     (iters * 4096 / bytes.max(4096) as u64).max(10)
 }
 
+/// Warm-up iterations before the timed loops of `iters` iterations.
+fn warm_up(iters: u64) -> u64 {
+    (iters / 4).max(iters.min(1000))
+}
+
+/// Median and minimum of `v` (not empty).
+fn stats(mut v: Vec<f64>) -> Stats {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    Stats { median, min: v[0] }
+}
+
+/// Mean ns per call of `iters` calls of `op`.
+fn time_loop(iters: u64, op: &mut impl FnMut(u64)) -> f64 {
+    let start = Instant::now();
+    for i in 0..iters {
+        op(black_box(i));
+    }
+    start.elapsed().as_nanos() as f64 / iters as f64
+}
+
 /// Runs `op(i)` for a warm-up, then `reps` timed loops of `iters` calls each.
 fn measure(iters: u64, reps: u64, mut op: impl FnMut(u64)) -> Stats {
-    for i in 0..(iters / 4).max(iters.min(1000)) {
+    for i in 0..warm_up(iters) {
         op(i);
     }
-    let mut per_op: Vec<f64> = (0..reps)
-        .map(|_| {
-            let start = Instant::now();
-            for i in 0..iters {
-                op(black_box(i));
-            }
-            start.elapsed().as_nanos() as f64 / iters as f64
-        })
-        .collect();
-    per_op.sort_by(f64::total_cmp);
-    let n = per_op.len();
-    let median = if n % 2 == 1 {
-        per_op[n / 2]
-    } else {
-        (per_op[n / 2 - 1] + per_op[n / 2]) / 2.0
-    };
-    Stats {
-        median,
-        min: per_op[0],
+    stats((0..reps).map(|_| time_loop(iters, &mut op)).collect())
+}
+
+/// Like [`measure`] for two operations, their timed loops alternating (the order swapped every
+/// repetition) so that machine noise hits both alike.
+fn measure_pair(
+    iters: u64,
+    reps: u64,
+    mut a: impl FnMut(u64),
+    mut b: impl FnMut(u64),
+) -> (Stats, Stats) {
+    for i in 0..warm_up(iters) {
+        a(i);
+        b(i);
     }
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for r in 0..reps {
+        if r % 2 == 0 {
+            ta.push(time_loop(iters, &mut a));
+            tb.push(time_loop(iters, &mut b));
+        } else {
+            tb.push(time_loop(iters, &mut b));
+            ta.push(time_loop(iters, &mut a));
+        }
+    }
+    (stats(ta), stats(tb))
+}
+
+/// OSU-style timing of a collective `op(i)`, called by every PE: each iteration is an untimed
+/// `barrier_all`, then the timed call. Each PE's mean over a loop goes into `means[my_pe]` on
+/// PE 0; the loop's figure is the average over the PEs. Returns the median and minimum over
+/// `reps` loops of that average (meaningful on PE 0 only; the other PEs get their own means).
+fn measure_collective(
+    world: &World,
+    means: &SymArray<'_, f64>,
+    iters: u64,
+    reps: u64,
+    mut op: impl FnMut(u64),
+) -> Stats {
+    let (me, n) = (world.my_pe(), world.n_pes());
+    for i in 0..warm_up(iters) {
+        world.barrier_all();
+        op(i);
+    }
+    let mut figures = Vec::new();
+    for _ in 0..reps {
+        let mut spent = Duration::ZERO;
+        for i in 0..iters {
+            world.barrier_all();
+            let start = Instant::now();
+            op(black_box(i));
+            spent += start.elapsed();
+        }
+        let mean = spent.as_nanos() as f64 / iters as f64;
+        means.p(0, me, mean);
+        // Completes the put and lets PE 0 read every PE's mean. No PE writes `means` again
+        // before PE 0 has passed the first barrier of the next loop.
+        world.barrier_all();
+        figures.push(if me == 0 {
+            (0..n).map(|pe| means.local_get(pe)).sum::<f64>() / n as f64
+        } else {
+            mean
+        });
+    }
+    stats(figures)
 }
 
 /// Sized `put + quiet` and `get` on the heap array `big`, at every size in [`SIZES`].
@@ -289,13 +388,16 @@ fn run_p2p(world: &World, pp: &SymArray<'_, u64>, args: &Args, rows: &mut Vec<Ro
     world.barrier_all();
 }
 
-/// Collectives over all PEs (every PE calls this; PE 0 keeps the rows).
-fn run_collectives(world: &World, args: &Args, rows: &mut Vec<Row>) {
+/// Collectives over all PEs (every PE calls this; PE 0 keeps the rows). `barrier_all` is a
+/// back-to-back loop; the others are timed by [`measure_collective`].
+fn run_collectives(world: &World, args: &Args, rows: &mut Vec<Row>) -> Result<(), String> {
     let team = world.team_world();
     let n = world.n_pes();
     let (iters, reps) = ((args.iters / 4).max(10), args.reps);
-    let one = world.alloc::<u64>(1);
-    let all = world.alloc::<u64>(n);
+    let alloc_err = |e| format!("symmetric heap allocation failed: {e}");
+    let one = world.try_alloc::<u64>(1).map_err(alloc_err)?;
+    let all = world.try_alloc::<u64>(n).map_err(alloc_err)?;
+    let means = world.try_alloc::<f64>(n).map_err(alloc_err)?;
     let src: Vec<u64> = (0..n as u64).collect();
     world.barrier_all();
     rows.push((
@@ -304,14 +406,44 @@ fn run_collectives(world: &World, args: &Args, rows: &mut Vec<Row>) {
         "heap",
         measure(iters, reps, |_| world.barrier_all()),
     ));
-    let bcast = measure(iters, reps, |i| team.broadcast(&one, &[i], 0));
+    let bcast = measure_collective(world, &means, iters, reps, |i| {
+        team.broadcast(&one, &[i], 0)
+    });
     rows.push(("broadcast", 8, "heap", bcast));
-    let sum = measure(iters, reps, |i| team.sum_reduce(&one, &[i]));
+    let sum = measure_collective(world, &means, iters, reps, |i| team.sum_reduce(&one, &[i]));
     rows.push(("sum_reduce 1 long", 8, "heap", sum));
-    let fcollect = measure(iters, reps, |i| team.fcollect(&all, &[i]));
+    let fcollect = measure_collective(world, &means, iters, reps, |i| team.fcollect(&all, &[i]));
     rows.push(("fcollect", 8, "heap", fcollect));
-    let alltoall = measure(iters, reps, |_| team.alltoall(&all, black_box(&src)));
+    let alltoall = measure_collective(world, &means, iters, reps, |_| {
+        team.alltoall(&all, black_box(&src))
+    });
     rows.push(("alltoall", 8, "heap", alltoall));
+    Ok(())
+}
+
+/// On PE 0: a [`BW_BYTES`] `put + quiet` into `big` on PE 1 against a local copy of the same
+/// size between two private buffers (neither of them `big`), in alternating timed loops.
+fn run_bandwidth(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut Vec<Row>) {
+    let n = BW_BYTES / 8;
+    let src: Vec<u64> = (0..n as u64).collect();
+    let mut local = vec![0u64; n];
+    let iters = iters_for(args.iters, BW_BYTES);
+    let (put, copy) = measure_pair(
+        iters,
+        args.reps,
+        |_| {
+            big.put(TARGET, 0..n, black_box(&src));
+            world.quiet();
+        },
+        |_| {
+            // black_box on both sides: the source may have changed and the copy is read, so
+            // the compiler can neither drop nor hoist it.
+            local.copy_from_slice(black_box(&src));
+            black_box(&mut local);
+        },
+    );
+    rows.push(("put 256 KiB + quiet", BW_BYTES, "heap", put));
+    rows.push(("memcpy 256 KiB", BW_BYTES, "local", copy));
 }
 
 fn main() -> ExitCode {
@@ -345,16 +477,26 @@ fn run(args: &Args) -> Result<(), String> {
     world.barrier_all();
 
     let mut rows = Vec::new();
-    if world.my_pe() == 0 {
-        run_sized(&world, &big, args, &mut rows);
-        run_cases(&world, &heap, "heap", false, args, &mut rows);
-        run_cases(&world, &STATIC_BUF, "static", true, args, &mut rows);
+    let full = !(args.basic || args.collectives || args.bandwidth);
+    if args.bandwidth {
+        if world.my_pe() == 0 {
+            run_bandwidth(&world, &big, args, &mut rows);
+        }
+        world.barrier_all();
+    } else if !args.collectives {
+        if world.my_pe() == 0 {
+            run_sized(&world, &big, args, &mut rows);
+            run_cases(&world, &heap, "heap", false, args, &mut rows);
+            run_cases(&world, &STATIC_BUF, "static", true, args, &mut rows);
+        }
+        // The other PEs wait here (progressing UCX) for the one-sided cases.
+        world.barrier_all();
     }
-    // The other PEs wait here (progressing UCX) for the one-sided cases.
-    world.barrier_all();
-    if !args.basic {
+    if full {
         run_p2p(&world, &pp, args, &mut rows);
-        run_collectives(&world, args, &mut rows);
+    }
+    if full || args.collectives {
+        run_collectives(&world, args, &mut rows)?;
     }
 
     if world.my_pe() == 0 {
@@ -373,6 +515,11 @@ fn run(args: &Args) -> Result<(), String> {
                     "{case:<28} {size:>8} {variant:<7} {:>10.1} {:>10.1}",
                     s.median, s.min
                 );
+            }
+            for (case, size, _, s) in &rows {
+                if case.starts_with("put 256") || case.starts_with("memcpy") {
+                    println!("{case}: {:.2} GB/s", *size as f64 / s.median);
+                }
             }
         }
     }
@@ -393,7 +540,7 @@ fn run(args: &Args) -> Result<(), String> {
         }
         // The last sized put wrote 0..BIG from a 0, 1, 2, ... source.
         let last = big.local_get(BIG - 1);
-        if !args.basic && last != BIG as u64 - 1 {
+        if full && last != BIG as u64 - 1 {
             return Err(format!(
                 "check failed: PE {TARGET} big[{}] = {last}",
                 BIG - 1

@@ -1,8 +1,9 @@
-//! Draws put and get latency against message size, ours and Open MPI's OpenSHMEM, log-log.
+//! Draws put and get latency against message size, log-log: ours on the direct path, ours over
+//! UCX (tcp) and Open MPI's OpenSHMEM.
 //!
-//! Reads lines `case,size_bytes,ours_ns,oshmem_ns` (case `put + quiet` or `get`; `n/a` or a
-//! negative value for a missing figure) from stdin and writes a PNG to the path given.
-//! `benches/run-latency.sh` feeds it. Build: `cargo build --release -p shmem-benches --features
+//! Reads lines `case,size_bytes,direct_ns,ucx_ns,oshmem_ns` (case `put + quiet` or `get`; `n/a`
+//! or a non-positive value for a missing figure) from stdin and writes a PNG to the path given.
+//! Series without any figure are left out. `benches/run.sh` feeds it. Build: `cargo build --release -p shmem-benches --features
 //! plot --bin latency_plot`.
 
 use plotters::prelude::*;
@@ -13,7 +14,7 @@ type Series = Vec<(f64, f64)>;
 
 fn main() -> ExitCode {
     let Some(path) = std::env::args().nth(1) else {
-        eprintln!("usage: latency_plot OUT.png < case,size,ours_ns,oshmem_ns lines");
+        eprintln!("usage: latency_plot OUT.png < case,size,direct_ns,ucx_ns,oshmem_ns lines");
         return ExitCode::FAILURE;
     };
     let mut input = String::new();
@@ -31,17 +32,24 @@ fn main() -> ExitCode {
 }
 
 fn draw(path: &str, input: &str) -> Result<(), Box<dyn std::error::Error>> {
-    // (case, implementation) -> points
+    // (case, column after the size: 0 direct, 1 UCX, 2 oshmem, label, colour) -> points
     let names = [
-        ("put + quiet", 0, "put + quiet, ours", RED),
-        ("put + quiet", 1, "put + quiet, oshmem", MAGENTA),
-        ("get", 0, "get, ours", BLUE),
-        ("get", 1, "get, oshmem", CYAN),
+        ("put + quiet", 0, "put + quiet, ours direct", RED),
+        (
+            "put + quiet",
+            1,
+            "put + quiet, ours UCX (tcp)",
+            RGBColor(255, 140, 0),
+        ),
+        ("put + quiet", 2, "put + quiet, oshmem", MAGENTA),
+        ("get", 0, "get, ours direct", BLUE),
+        ("get", 1, "get, ours UCX (tcp)", GREEN),
+        ("get", 2, "get, oshmem", CYAN),
     ];
     let mut series: Vec<Series> = vec![Vec::new(); names.len()];
     for line in input.lines() {
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 4 {
+        if f.len() != 5 {
             continue;
         }
         let Ok(size) = f[1].parse::<f64>() else {
@@ -71,7 +79,7 @@ fn draw(path: &str, input: &str) -> Result<(), Box<dyn std::error::Error>> {
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "put / get latency vs size, 2 PEs on one node",
+            "put + quiet / get latency vs size, 2 PEs on one node",
             ("sans-serif", 22),
         )
         .margin(15)
@@ -85,8 +93,13 @@ fn draw(path: &str, input: &str) -> Result<(), Box<dyn std::error::Error>> {
         .configure_mesh()
         .x_desc("message size (bytes)")
         .y_desc("latency (ns)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()?;
     for (k, (_, _, label, color)) in names.iter().enumerate() {
+        if series[k].is_empty() {
+            continue;
+        }
         let color = *color;
         chart
             .draw_series(LineSeries::new(series[k].clone(), color.stroke_width(2)))?

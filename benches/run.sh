@@ -1,0 +1,382 @@
+#!/usr/bin/env bash
+# The benchmark suite: shmem-core against Open MPI's OpenSHMEM (oshmem), side by side, in one
+# command. Four parts, each alternating the implementations round by round so that machine noise
+# hits them alike:
+#   1. latency (benches/src/bin/latency.rs and its C twin benches/c/latency.c: RMA at 8 B to
+#      1 MiB, strided, atomics, ping-pong, put_nbi rate, collectives) at 2 PEs: ours on the
+#      direct shared-memory path, ours with every transfer through UCX over tcp
+#      (UCX_TLS=tcp,self; smaller loops, ~10-30 us per op there), and oshmem;
+#   2. the collectives alone at every PE count of NPES_LIST other than 2 (2 comes from part 1):
+#      ours direct and oshmem;
+#   3. bandwidth: a 256 KiB put + quiet against a local 256 KiB memcpy, on PE 0 (ours, oshmem);
+#   4. shmem! against the hand-written runtime call (benches/dsl-overhead.sh's aligned build).
+# Prints the latency table, the collectives table (ours, oshmem, ratio per PE count), the
+# bandwidth lines and the DSL/call table; saves them to benches/results.md (full runs only) and
+# draws benches/latency.png (put/get latency vs size, log-log) with the plotters-based
+# latency_plot. Raw CSVs of every run (with minima): target/bench-results/. Exits non-zero if
+# any job did not produce all its rows.
+#
+# Usage: benches/run.sh                 (from anywhere)
+#        TINY=1 benches/run.sh          (CI: every job type, minimal loops, well under a minute
+#                                        after the build; PE counts 2 and 3; neither results.md
+#                                        nor latency.png is written, the plot goes to
+#                                        target/bench-results/latency.png)
+# Knobs (environment; TINY=1 changes the defaults, explicit values still win):
+#   ROUNDS=3                   rounds of each part, order of the implementations rotated per round
+#   ITERS=20000 REPS=15        loop size and loop count for ours direct and oshmem (part 1 and 3)
+#   UCX_ITERS=2000 UCX_REPS=9  the same for ours over UCX_TLS=tcp,self
+#   COLL_ITERS=8000 COLL_REPS=REPS   the same for part 2 (collective loops are a quarter)
+#   NPES_LIST="2 4 8"          PE counts of the collectives table
+#   DSL_ITERS=200000 DSL_REPS=31     shmem!/call benchmark
+#   OSHRUN_FLAGS="..."         extra flags for oshrun (e.g. --mca ... settings)
+#   JOB_TIMEOUT=180            seconds before a single job is killed
+#   PLOT=1                     0 skips benches/latency.png
+# Needs: cargo, and oshcc/oshrun from the Debian packages openmpi-bin and libopenmpi-dev.
+set -euo pipefail
+
+TINY=${TINY:-0}
+if [[ $TINY == 1 ]]; then
+    ROUNDS=${ROUNDS:-1}
+    ITERS=${ITERS:-40}
+    REPS=${REPS:-2}
+    UCX_ITERS=${UCX_ITERS:-20}
+    UCX_REPS=${UCX_REPS:-1}
+    COLL_ITERS=${COLL_ITERS:-40}
+    COLL_REPS=${COLL_REPS:-2}
+    NPES_LIST=${NPES_LIST:-2 3}
+    DSL_ITERS=${DSL_ITERS:-2000}
+    DSL_REPS=${DSL_REPS:-3}
+    JOB_TIMEOUT=${JOB_TIMEOUT:-60}
+else
+    ROUNDS=${ROUNDS:-3}
+    ITERS=${ITERS:-20000}
+    REPS=${REPS:-15}
+    UCX_ITERS=${UCX_ITERS:-2000}
+    UCX_REPS=${UCX_REPS:-9}
+    COLL_ITERS=${COLL_ITERS:-8000}
+    COLL_REPS=${COLL_REPS:-$REPS}
+    NPES_LIST=${NPES_LIST:-2 4 8}
+    DSL_ITERS=${DSL_ITERS:-200000}
+    DSL_REPS=${DSL_REPS:-31}
+    JOB_TIMEOUT=${JOB_TIMEOUT:-180}
+fi
+PLOT=${PLOT:-1}
+read -r -a EXTRA_OSHRUN <<<"${OSHRUN_FLAGS:-}"
+read -r -a NPES <<<"$NPES_LIST"
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+for tool in oshcc oshrun; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "run.sh: '$tool' not found; install Open MPI's OpenSHMEM first:" >&2
+        echo "    sudo apt-get install -y openmpi-bin libopenmpi-dev" >&2
+        exit 1
+    fi
+done
+for n in "${NPES[@]}"; do
+    if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 2)); then
+        echo "run.sh: NPES_LIST must hold PE counts of 2 or more, got '$NPES_LIST'" >&2
+        exit 1
+    fi
+done
+
+echo "== building" >&2
+cargo build --release -p shmem-benches -p shmem-core >&2
+plot_bin=
+if [[ $PLOT != 0 ]]; then
+    if cargo build --release -p shmem-benches --features plot --bin latency_plot >&2; then
+        plot_bin=target/release/latency_plot
+    else
+        echo "run.sh: latency_plot did not build; no plot" >&2
+    fi
+fi
+dsl_bin=$(bash benches/dsl-overhead.sh --build)
+out_dir=target/c-bench
+mkdir -p "$out_dir"
+oshcc -O2 -Wall -o "$out_dir/latency" benches/c/latency.c
+
+# Raw results of this run: NAME.NPES.ROUND.csv and .log per job.
+results=target/bench-results
+rm -rf "$results"
+mkdir -p "$results"
+
+shmemrun=target/release/shmemrun
+ours=target/release/latency
+
+# A result line: case,size,variant,median_ns,min_ns.
+row_re='^[^,]*,[0-9]*,[^,]*,[0-9.]*,[0-9.]*$'
+problems=()
+
+# check_rows NAME WANT CSV LOG RC: counts the result rows of one job, records a problem when
+# they are not all there.
+check_rows() {
+    local name=$1 want=$2 csv=$3 log=$4 rc=$5 rows
+    rows=$(grep -c "$row_re" "$csv" || true)
+    if [[ $rows -ne $want ]]; then
+        if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+            echo "   $name: timed out after ${JOB_TIMEOUT}s" >&2
+        fi
+        echo "   $name: exit status $rc, $rows of $want result rows; log tail:" >&2
+        tail -n 5 "$log" | sed 's/^/      /' >&2
+        problems+=("$name: $rows of $want rows (exit status $rc; log $log)")
+    elif [[ $rc -eq 124 || $rc -eq 137 ]]; then
+        echo "   $name: ok (all rows; then killed at the ${JOB_TIMEOUT}s time limit)" >&2
+    else
+        echo "   $name: ok (exit status $rc)" >&2
+    fi
+}
+
+# run_job NAME NPES ROUND: runs one job, its CSV to $results/NAME.NPES.ROUND.csv; a failed job
+# is recorded in `problems`, it does not stop the script.
+run_job() {
+    local name=$1 n=$2 round=$3 rc=0 want
+    local csv="$results/$name.$n.$round.csv" log="$results/$name.$n.$round.log"
+    local t=(timeout -k 10 "$JOB_TIMEOUT")
+    local osh=(oshrun --allow-run-as-root --oversubscribe -np "$n" "${EXTRA_OSHRUN[@]}")
+    # oshmem 4.1.4 segfaults in shmem_finalize on every run here, after the results are out: a
+    # non-zero status is expected from it, only missing rows count as a failure.
+    case $name in
+    direct)
+        want=40
+        "${t[@]}" "$shmemrun" -n "$n" "$ours" --csv --iters "$ITERS" --reps "$REPS" \
+            >"$csv" 2>"$log" || rc=$?
+        ;;
+    ucx)
+        want=40
+        UCX_TLS=tcp,self "${t[@]}" "$shmemrun" -n "$n" "$ours" --csv \
+            --iters "$UCX_ITERS" --reps "$UCX_REPS" >"$csv" 2>"$log" || rc=$?
+        ;;
+    oshmem)
+        want=39 # OpenSHMEM 1.4 has no put_signal
+        "${t[@]}" "${osh[@]}" "$out_dir/latency" csv iters "$ITERS" reps "$REPS" \
+            >"$csv" 2>"$log" || rc=$?
+        ;;
+    coll-direct)
+        want=5
+        "${t[@]}" "$shmemrun" -n "$n" "$ours" --csv --collectives --iters "$COLL_ITERS" \
+            --reps "$COLL_REPS" >"$csv" 2>"$log" || rc=$?
+        ;;
+    coll-oshmem)
+        want=5
+        "${t[@]}" "${osh[@]}" "$out_dir/latency" csv collectives iters "$COLL_ITERS" \
+            reps "$COLL_REPS" >"$csv" 2>"$log" || rc=$?
+        ;;
+    bw-direct)
+        want=2
+        "${t[@]}" "$shmemrun" -n "$n" "$ours" --csv --bandwidth --iters "$ITERS" \
+            --reps "$REPS" >"$csv" 2>"$log" || rc=$?
+        ;;
+    bw-oshmem)
+        want=2
+        "${t[@]}" "${osh[@]}" "$out_dir/latency" csv bandwidth iters "$ITERS" reps "$REPS" \
+            >"$csv" 2>"$log" || rc=$?
+        ;;
+    esac
+    check_rows "$name at $n PEs, round $round" "$want" "$csv" "$log" "$rc"
+}
+
+# rounds NPES JOB...: ROUNDS rounds of the jobs at NPES PEs, their order rotated per round.
+rounds() {
+    local n=$1
+    shift
+    local jobs=("$@") round k
+    for ((round = 1; round <= ROUNDS; round++)); do
+        echo "== $n PEs, round $round of $ROUNDS: ${jobs[*]}" >&2
+        for ((k = 0; k < ${#jobs[@]}; k++)); do
+            run_job "${jobs[(k + round - 1) % ${#jobs[@]}]}" "$n" "$round"
+        done
+    done
+}
+
+t_start=$SECONDS
+rounds 2 direct ucx oshmem
+for n in "${NPES[@]}"; do
+    [[ $n == 2 ]] || rounds "$n" coll-direct coll-oshmem
+done
+rounds 2 bw-direct bw-oshmem
+echo "== shmem! against the call" >&2
+dsl_out=$results/dsl.txt
+dsl_rc=0
+timeout -k 10 "$JOB_TIMEOUT" "$dsl_bin" --iters "$DSL_ITERS" --reps "$DSL_REPS" >"$dsl_out" \
+    2>"$results/dsl.log" || dsl_rc=$?
+# Data lines: a name, then dsl ns, call ns, ratio, min ratio.
+dsl_rows=$(grep -cE '^[^ ].* [0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$dsl_out" || true)
+if [[ $dsl_rows -ne 5 || $dsl_rc -ne 0 ]]; then
+    echo "   dsl_overhead: exit status $dsl_rc, $dsl_rows of 5 result rows" >&2
+    problems+=("dsl_overhead: $dsl_rows of 5 rows (exit status $dsl_rc; log $results/dsl.log)")
+else
+    echo "   dsl_overhead: ok" >&2
+fi
+elapsed=$((SECONDS - t_start))
+
+# All rows as "impl,npes,case,size,variant,median_ns,min_ns".
+all_rows() {
+    local f name n
+    for f in "$results"/*.csv; do
+        [[ -e $f ]] || continue
+        IFS=. read -r name n _ <<<"$(basename "$f")"
+        grep "$row_re" "$f" | awk -v pre="$name,$n," '{ print pre $0 }' || true
+    done
+}
+
+# Shared awk helpers: median over rounds, number and size formats.
+awk_lib='
+function median(key,    n, i, j, t, v) {
+    n = cnt[key]
+    if (n == 0) return -1
+    for (i = 1; i <= n; i++) v[i] = val[key, i]
+    for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+function fmt(x) { return x < 0 ? "n/a" : sprintf("%.1f", x) }
+function ratio(a, b) { return (a < 0 || b <= 0) ? "n/a" : sprintf("%.3f", a / b) }
+function hsize(b) { return b >= 1048576 ? (b / 1048576) " MiB" : b >= 1024 ? (b / 1024) " KiB" : b " B" }
+'
+
+tables=$results/tables.md
+{
+    echo "### Latency, 2 PEs on one node, ns per operation"
+    echo
+    echo "Median over $ROUNDS rounds of each run's median. ours direct and oshmem: $REPS loops x"
+    echo "$ITERS ops, fewer above 4 KiB, ITERS/2 for ping-pong, ITERS/4 for collectives; ours UCX:"
+    echo "the same cases, $UCX_REPS loops x $UCX_ITERS ops. ours direct = shmem-core, on-node"
+    echo "load/store; ours UCX = shmem-core with UCX_TLS=tcp,self (tcp has no RDMA: PE 1's progress"
+    echo "engine, running while it waits in barrier_all, carries out puts, gets and atomics);"
+    echo "oshmem = Open MPI's OpenSHMEM 4.1.4 (static = file-scope static long[], its data segment;"
+    echo "it has no put_signal). size: bytes per operation (per PE for collectives); ping-pong rows"
+    echo "are half a round trip; the put_nbi row is ns per put in windows of 64 (1e9 / message"
+    echo "rate). Collectives: barrier_all is a back-to-back loop; the others are OSU-style (an"
+    echo "untimed barrier_all before each call, only the call timed on every PE, the loop's figure"
+    echo "the average of the PEs' means; oshmem: the OpenSHMEM 1.4 active-set calls, broadcast"
+    echo "root 0)."
+    echo
+    all_rows | awk -F, "$awk_lib"'
+    $2 == 2 && ($1 == "direct" || $1 == "ucx" || $1 == "oshmem") {
+        key = $1 SUBSEP $3 SUBSEP $4 SUBSEP $5
+        val[key, ++cnt[key]] = $6 + 0
+        row = $3 SUBSEP $4 SUBSEP $5
+        if (!(row in seen)) { seen[row] = 1; order[++nrows] = row; rc[nrows] = $3; rs[nrows] = $4; rv[nrows] = $5 }
+    }
+    END {
+        printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s |\n", "case", "size", "variant", "ours direct", "ours UCX", "oshmem", "direct/oshmem"
+        printf "|------------------------------|--------:|---------|-------------:|-------------:|-------------:|--------------:|\n"
+        # Rows in the order the runs print them (the direct run is read first: file names sort
+        # "direct" < "oshmem" < "ucx"), heap, static, then the rest.
+        for (r = 1; r <= nrows; r++) {
+            d = median("direct" SUBSEP order[r]); u = median("ucx" SUBSEP order[r]); o = median("oshmem" SUBSEP order[r])
+            printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio(d, o)
+        }
+    }'
+    echo
+    echo "### Collectives, ns per call, by number of PEs on one node"
+    echo
+    echo "OSU-style, the same in both implementations: barrier_all is a back-to-back loop timed on"
+    echo "PE 0; for the others each iteration is an untimed barrier_all, then the call, timed on"
+    echo "every PE; a loop's figure is the average over all PEs of their mean per call; the table"
+    echo "gives the median over loops (then over $ROUNDS rounds). 8 bytes per PE; broadcast from"
+    echo "root 0. ours = shmem-core, direct path (tree broadcast and reductions); oshmem = the"
+    echo "OpenSHMEM 1.4 active-set calls. 2 PEs: from the latency run; other counts: $COLL_REPS loops x"
+    echo "$COLL_ITERS/4 calls. The machine has $(nproc) cores: above that PEs share cores and wait"
+    echo "for each other's time slices."
+    echo
+    all_rows | awk -F, -v npes="${NPES[*]}" "$awk_lib"'
+    ($1 == "direct" || $1 == "oshmem" || $1 == "coll-direct" || $1 == "coll-oshmem") && ($3 == "barrier_all" || $3 == "broadcast" || $3 == "sum_reduce 1 long" || $3 == "fcollect" || $3 == "alltoall") {
+        imp = ($1 ~ /direct/) ? "ours" : "oshmem"
+        key = imp SUBSEP $2 SUBSEP $3
+        val[key, ++cnt[key]] = $6 + 0
+        if (!($3 in seen)) { seen[$3] = 1; order[++nrows] = $3; size[$3] = $4 }
+    }
+    END {
+        k = split(npes, ns, " ")
+        line = sprintf("| %-17s | %4s |", "case", "size"); sep = "|-------------------|-----:|"
+        for (i = 1; i <= k; i++) {
+            line = line sprintf(" %9s | %9s | %7s |", "ours " ns[i], "oshmem " ns[i], "ratio " ns[i])
+            sep = sep "----------:|----------:|--------:|"
+        }
+        print line; print sep
+        for (r = 1; r <= nrows; r++) {
+            c = order[r]
+            line = sprintf("| %-17s | %4s |", c, hsize(size[c]))
+            for (i = 1; i <= k; i++) {
+                a = median("ours" SUBSEP ns[i] SUBSEP c); b = median("oshmem" SUBSEP ns[i] SUBSEP c)
+                line = line sprintf(" %9s | %9s | %7s |", fmt(a), fmt(b), ratio(a, b))
+            }
+            print line
+        }
+    }'
+    echo
+    echo "### Bandwidth, 256 KiB, PE 0 (2 PEs on one node)"
+    echo
+    echo "put + quiet into PE 1's heap against a memcpy between two private 256 KiB buffers of"
+    echo "PE 0, in alternating loops of $((ITERS * 4096 / 262144 > 10 ? ITERS * 4096 / 262144 : 10)) copies, $REPS loops, median over $ROUNDS rounds; GB/s = 1e9 bytes/s."
+    echo
+    all_rows | awk -F, "$awk_lib"'
+    $1 == "bw-direct" || $1 == "bw-oshmem" {
+        key = $1 SUBSEP $3
+        val[key, ++cnt[key]] = $6 + 0
+        size = $4
+    }
+    function gbs(ns) { return ns <= 0 ? -1 : size / ns }
+    function line(name, imp,    p, m) {
+        p = gbs(median(imp SUBSEP "put 256 KiB + quiet")); m = gbs(median(imp SUBSEP "memcpy 256 KiB"))
+        printf "- %s: put %s GB/s, memcpy %s GB/s, put/memcpy = %s\n", name, p < 0 ? "n/a" : sprintf("%.2f", p), m < 0 ? "n/a" : sprintf("%.2f", m), ratio(p, m)
+    }
+    END { line("ours (direct path)", "bw-direct"); line("oshmem", "bw-oshmem") }'
+    echo
+    echo "### shmem! against the hand-written call"
+    echo
+    echo "One PE, to its own heap (the CPU cost of the expansion, not the wire); the two forms in"
+    echo "alternating loops of $DSL_ITERS ops, $DSL_REPS loops each; ns per operation (medians), ratio"
+    echo "of the medians and of the fastest loops. Built with loops aligned to 64 bytes"
+    echo "(benches/dsl-overhead.sh)."
+    echo
+    awk 'NR == 1 { print "| case | shmem! ns | call ns | ratio | min ratio |"; print "|---|---:|---:|---:|---:|"; next }
+        NF >= 5 { name = $1; for (i = 2; i <= NF - 4; i++) name = name " " $i
+                  printf "| %s | %s | %s | %s | %s |\n", name, $(NF - 3), $(NF - 2), $(NF - 1), $NF }' "$dsl_out"
+} >"$tables"
+
+echo
+cat "$tables"
+
+if [[ -n $plot_bin ]]; then
+    # "case,size,direct,ucx,oshmem" for the heap put + quiet and get rows.
+    all_rows | awk -F, "$awk_lib"'
+    $2 == 2 && ($1 == "direct" || $1 == "ucx" || $1 == "oshmem") && $5 == "heap" && ($3 == "put + quiet" || $3 == "get") {
+        key = $1 SUBSEP $3 SUBSEP $4
+        val[key, ++cnt[key]] = $6 + 0
+        row = $3 SUBSEP $4
+        if (!(row in seen)) { seen[row] = 1; order[++nrows] = row; rc[nrows] = $3; rs[nrows] = $4 }
+    }
+    END {
+        for (r = 1; r <= nrows; r++)
+            printf "%s,%s,%s,%s,%s\n", rc[r], rs[r], median("direct" SUBSEP order[r]), median("ucx" SUBSEP order[r]), median("oshmem" SUBSEP order[r])
+    }' >"$results/plot.csv"
+    # A tiny run's plot stays with its raw results.
+    png=benches/latency.png
+    [[ $TINY == 1 ]] && png=$results/latency.png
+    if "$plot_bin" "$png" <"$results/plot.csv"; then
+        echo
+        echo "plot: $png"
+    else
+        problems+=("latency_plot failed")
+    fi
+fi
+
+echo >&2
+echo "run.sh: the jobs took ${elapsed}s (raw results: $results/)" >&2
+if ((${#problems[@]} > 0)); then
+    echo "run.sh: FAILED: some jobs did not produce all their rows:" >&2
+    printf '   %s\n' "${problems[@]}" >&2
+    exit 1
+fi
+if [[ $TINY != 1 ]]; then
+    {
+        echo "<!-- Written by benches/run.sh on $(date -u +%Y-%m-%d) ($(nproc) cores, $(uname -m));"
+        echo "     ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS"
+        echo "     COLL_ITERS=$COLL_ITERS COLL_REPS=$COLL_REPS NPES_LIST=\"$NPES_LIST\" DSL_ITERS=$DSL_ITERS DSL_REPS=$DSL_REPS -->"
+        echo
+        cat "$tables"
+    } >benches/results.md
+    echo "run.sh: tables saved to benches/results.md" >&2
+fi

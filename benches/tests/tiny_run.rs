@@ -1,0 +1,236 @@
+//! The benchmarks build and complete a tiny run: every expected row is there with a positive
+//! figure. `latency` runs under `shmemrun` at 2 PEs (direct and UCX path) and 3 PEs, in its
+//! full, `--collectives` and `--bandwidth` modes; `dsl_overhead` runs a short timing.
+//! (`TINY=1 bash benches/run.sh` does the same against Open MPI's OpenSHMEM; it needs `oshcc`.)
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// One job at a time: the machine may have 2 cores.
+static JOBS: Mutex<()> = Mutex::new(());
+
+/// Message sizes of the sized put/get rows, as in `latency.rs`.
+const SIZES: [u64; 7] = [8, 64, 512, 4096, 32 << 10, 256 << 10, 1 << 20];
+
+/// The collective rows, in order.
+const COLLECTIVES: [(&str, u64); 5] = [
+    ("barrier_all", 0),
+    ("broadcast", 8),
+    ("sum_reduce 1 long", 8),
+    ("fcollect", 8),
+    ("alltoall", 8),
+];
+
+/// `shmemrun` from shmem-core, built next to this package's binaries (same target directory and
+/// profile) by `cargo test --workspace` or `cargo build --workspace`.
+fn shmemrun() -> PathBuf {
+    let latency = PathBuf::from(env!("CARGO_BIN_EXE_latency"));
+    let run = latency
+        .parent()
+        .expect("the benchmark binary has a directory")
+        .join("shmemrun");
+    assert!(
+        run.exists(),
+        "{} is missing: build the workspace (cargo build --workspace) or run cargo test --workspace",
+        run.display()
+    );
+    run
+}
+
+/// Runs `cmd`, killing it (SIGINT, which makes `shmemrun` end every PE) after `limit`.
+fn run_with_limit(mut cmd: Command, limit: Duration) -> Output {
+    let _one_at_a_time = JOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap_or_else(|e| panic!("waiting for {cmd:?}: {e}")),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .arg("-INT")
+                .arg(pid.to_string())
+                .status();
+            let _ = rx.recv_timeout(Duration::from_secs(10));
+            panic!("{cmd:?} did not finish within {limit:?}");
+        }
+    }
+}
+
+/// One CSV row of `latency --csv`.
+#[derive(Debug)]
+struct Row {
+    case: String,
+    size: u64,
+    variant: String,
+    median: f64,
+    min: f64,
+}
+
+/// Runs `latency --csv --iters 20 --reps 1 <extra>` on `n` PEs (UCX path: `UCX_TLS=tcp,self`)
+/// and returns its rows, checking the exit status and the CSV format.
+fn latency(n: usize, ucx: bool, extra: &[&str]) -> Vec<Row> {
+    let mut cmd = Command::new(shmemrun());
+    cmd.arg("-n")
+        .arg(n.to_string())
+        .arg(env!("CARGO_BIN_EXE_latency"))
+        .args(["--csv", "--iters", "20", "--reps", "1"])
+        .args(extra)
+        .env("SHMEM_INIT_TIMEOUT", "60");
+    if ucx {
+        cmd.env("UCX_TLS", "tcp,self");
+    } else {
+        cmd.env_remove("UCX_TLS");
+    }
+    let what = format!("latency {extra:?} on {n} PEs (UCX path: {ucx})");
+    let out = run_with_limit(cmd, Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("case,size,variant,median_ns,min_ns"),
+        "{what}: header\n{stdout}"
+    );
+    lines
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            assert_eq!(f.len(), 5, "{what}: bad row {line:?}");
+            let num = |s: &str| -> f64 {
+                s.parse()
+                    .unwrap_or_else(|e| panic!("{what}: bad number in {line:?}: {e}"))
+            };
+            Row {
+                case: f[0].to_string(),
+                size: f[1]
+                    .parse()
+                    .unwrap_or_else(|e| panic!("{what}: bad size in {line:?}: {e}")),
+                variant: f[2].to_string(),
+                median: num(f[3]),
+                min: num(f[4]),
+            }
+        })
+        .collect()
+}
+
+/// Checks that `rows` are exactly `want` (case, size, variant), in order, each with a positive
+/// median and minimum no larger than the median.
+fn check(rows: &[Row], want: &[(&str, u64, &str)], what: &str) {
+    let got: Vec<(&str, u64, &str)> = rows
+        .iter()
+        .map(|r| (r.case.as_str(), r.size, r.variant.as_str()))
+        .collect();
+    assert_eq!(got, want, "{what}: rows");
+    for r in rows {
+        assert!(
+            r.median > 0.0 && r.min > 0.0 && r.min <= r.median && r.median.is_finite(),
+            "{what}: implausible figures in {r:?}"
+        );
+    }
+}
+
+/// The rows of a full `latency` run, in order.
+fn full_rows() -> Vec<(&'static str, u64, &'static str)> {
+    let mut want = Vec::new();
+    for case in ["put + quiet", "get"] {
+        want.extend(SIZES.iter().map(|&s| (case, s, "heap")));
+    }
+    let cases = [
+        ("p + quiet", 8),
+        ("g", 8),
+        ("iput 16x stride 2 + quiet", 128),
+        ("iget 16x stride 2", 128),
+        ("fetch_add", 8),
+        ("add + quiet", 8),
+        ("compare_swap", 8),
+        ("swap", 8),
+    ];
+    want.extend(cases.iter().map(|&(c, s)| (c, s, "heap")));
+    want.extend([("put + quiet", 8, "static"), ("get", 8, "static")]);
+    want.extend(cases.iter().map(|&(c, s)| (c, s, "static")));
+    want.extend([
+        ("ping-pong put + wait_until", 8, "heap"),
+        ("ping-pong put_signal + wait", 8, "heap"),
+        ("put_nbi 8 B stream (ns/op)", 8, "heap"),
+    ]);
+    want.extend(COLLECTIVES.iter().map(|&(c, s)| (c, s, "heap")));
+    want
+}
+
+#[test]
+fn latency_full_run_direct_and_ucx() {
+    let want = full_rows();
+    assert_eq!(want.len(), 40);
+    for (n, ucx) in [(2, false), (2, true), (3, false)] {
+        let rows = latency(n, ucx, &[]);
+        check(&rows, &want, &format!("full run, {n} PEs, UCX path {ucx}"));
+    }
+}
+
+#[test]
+fn latency_collectives_only() {
+    let want: Vec<_> = COLLECTIVES.iter().map(|&(c, s)| (c, s, "heap")).collect();
+    for n in [2, 3] {
+        let rows = latency(n, false, &["--collectives"]);
+        check(&rows, &want, &format!("--collectives, {n} PEs"));
+    }
+}
+
+#[test]
+fn latency_bandwidth() {
+    let rows = latency(2, false, &["--bandwidth"]);
+    check(
+        &rows,
+        &[
+            ("put 256 KiB + quiet", 256 << 10, "heap"),
+            ("memcpy 256 KiB", 256 << 10, "local"),
+        ],
+        "--bandwidth",
+    );
+}
+
+#[test]
+fn dsl_overhead_tiny() {
+    // One PE without the launcher.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsl_overhead"));
+    cmd.args(["--iters", "1000", "--reps", "3"])
+        .env_remove("UCX_TLS");
+    let out = run_with_limit(cmd, Duration::from_secs(60));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "dsl_overhead failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<&str> = stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 5, "dsl_overhead rows:\n{stdout}");
+    for row in rows {
+        let nums: Vec<f64> = row
+            .split_whitespace()
+            .rev()
+            .take(4)
+            .map(|f| {
+                f.parse()
+                    .unwrap_or_else(|e| panic!("bad number in {row:?}: {e}"))
+            })
+            .collect();
+        assert!(
+            nums.len() == 4 && nums.iter().all(|&x| x > 0.0 && x.is_finite()),
+            "dsl_overhead row {row:?}"
+        );
+    }
+}
