@@ -9,7 +9,7 @@ const MIN_VERSION: (u32, u32) = (1, 12);
 /// UCP functions the safe layer calls.
 const FUNCTIONS: &str = "ucp_(init_version|cleanup|config_read|config_release|get_version|\
 worker_create|worker_destroy|worker_query|worker_get_address|worker_release_address|\
-worker_progress|worker_flush_nbx|worker_fence|ep_create|ep_close_nbx|ep_flush_nbx|mem_map|\
+worker_progress|worker_flush_nbx|worker_fence|worker_get_efd|worker_arm|worker_signal|ep_create|ep_close_nbx|ep_flush_nbx|mem_map|\
 mem_unmap|mem_query|rkey_pack|rkey_buffer_release|ep_rkey_unpack|rkey_ptr|rkey_destroy|\
 put_nbx|get_nbx|atomic_op_nbx|request_check_status|request_free)|ucs_status_string";
 

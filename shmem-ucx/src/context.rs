@@ -24,6 +24,9 @@ pub struct ContextParams {
     pub multi_threaded: bool,
     /// Expected number of endpoints, a sizing hint (`UCP_PARAM_FIELD_ESTIMATED_NUM_EPS`).
     pub estimated_num_eps: Option<usize>,
+    /// Event notification (`UCP_FEATURE_WAKEUP`): lets a thread sleep until a worker has
+    /// something to progress ([`Worker::wait_for_events`]).
+    pub wakeup: bool,
 }
 
 impl Default for ContextParams {
@@ -35,6 +38,7 @@ impl Default for ContextParams {
             amo64: true,
             multi_threaded: true,
             estimated_num_eps: None,
+            wakeup: false,
         }
     }
 }
@@ -116,6 +120,9 @@ impl Context {
         }
         if params.amo64 {
             features |= u64::from(sys::UCP_FEATURE_AMO64);
+        }
+        if params.wakeup {
+            features |= u64::from(sys::UCP_FEATURE_WAKEUP);
         }
         let mut p = sys::ucp_params_t {
             field_mask: u64::from(

@@ -178,6 +178,52 @@ impl Worker {
         check("ucp_worker_fence", status)
     }
 
+    /// Blocks until this worker has something to progress, another thread calls
+    /// [`signal`](Worker::signal), or `timeout` passes; returns at once when events are already
+    /// pending. It arms the worker's event file descriptor (`ucp_worker_arm`, then `poll` on
+    /// `ucp_worker_get_efd`), so the context needs [`ContextParams::wakeup`]
+    /// (crate::ContextParams::wakeup). Call [`progress`](Worker::progress) until it returns 0
+    /// before waiting: an armed worker only wakes for events that arrive after arming.
+    pub fn wait_for_events(&self, timeout: std::time::Duration) -> Result<()> {
+        let mut fd: std::os::fd::RawFd = -1;
+        // SAFETY: the worker is alive; `fd` is a valid out-pointer.
+        let status = unsafe { sys::ucp_worker_get_efd(self.raw, &mut fd) };
+        check("ucp_worker_get_efd", status)?;
+        // SAFETY: the worker is alive.
+        let status = unsafe { sys::ucp_worker_arm(self.raw) };
+        if status == sys::UCS_ERR_BUSY {
+            return Ok(());
+        }
+        check("ucp_worker_arm", status)?;
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd for the duration of the call; the descriptor belongs to
+        // the live worker.
+        if unsafe { libc::poll(&mut pfd, 1, ms) } < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(Error::with_detail(
+                    "poll(ucp_worker_get_efd)",
+                    sys::UCS_ERR_IO_ERROR,
+                    &e.to_string(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Wakes a thread blocked in [`wait_for_events`](Worker::wait_for_events) on this worker
+    /// (`ucp_worker_signal`).
+    pub fn signal(&self) -> Result<()> {
+        // SAFETY: the worker is alive; UCX allows signalling from any thread.
+        let status = unsafe { sys::ucp_worker_signal(self.raw) };
+        check("ucp_worker_signal", status)
+    }
+
     /// The raw `ucp_worker_h`, valid while this `Worker` (or an endpoint of it) lives.
     #[inline]
     pub fn raw(&self) -> sys::ucp_worker_h {
