@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Installs the system packages shmem-rs needs to build and run on Debian/Ubuntu: UCX (the transport,
-# with its headers for bindgen), pkg-config (to find UCX) and libclang (for bindgen). Skips the
-# install when everything is already there.
+# with its headers for bindgen), the PMIx client library (start-up under PMIx launchers, with its
+# headers for bindgen), pkg-config (to find both) and libclang (for bindgen). Skips the install
+# when everything is already there.
 set -euo pipefail
 
 need=()
 pkg-config --exists 'ucx >= 1.12' 2>/dev/null || need+=(libucx-dev pkg-config)
+pkg-config --exists 'pmix >= 4.2' 2>/dev/null || need+=(libpmix-dev pkg-config)
 # libclang itself (libclang.so, libclang-14.so.1, ...), not libclang-cpp, which bindgen cannot use.
 ldconfig -p 2>/dev/null | grep -Eq 'libclang(-[0-9.]+)?\.so' || need+=(libclang-dev)
 if [ ${#need[@]} -eq 0 ]; then
     exit 0
 fi
 if ! command -v apt-get >/dev/null; then
-    echo "install-deps: please install UCX >= 1.12 (with headers), pkg-config and libclang" >&2
+    echo "install-deps: please install UCX >= 1.12 and PMIx >= 4.2 (with headers), pkg-config and libclang" >&2
     exit 1
 fi
 sudo=""
