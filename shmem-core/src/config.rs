@@ -81,3 +81,22 @@ mod tests {
         assert_eq!(parse_size("99999999999999999999T"), None);
     }
 }
+
+/// Whether to run a progress thread: `SHMEM_PROGRESS_THREAD` is `auto` (the default: only when
+/// the job spans nodes, where atomics over the network need the target's progress), `on` or
+/// `off` (also 1/0, yes/no, true/false).
+pub(crate) fn progress_thread(spans_nodes: bool) -> Result<bool> {
+    let Ok(v) = std::env::var("SHMEM_PROGRESS_THREAD") else {
+        return Ok(spans_nodes);
+    };
+    match v.trim().to_ascii_lowercase().as_str() {
+        "" | "auto" => Ok(spans_nodes),
+        "1" | "on" | "yes" | "true" => Ok(true),
+        "0" | "off" | "no" | "false" => Ok(false),
+        _ => Err(Error::BadEnv {
+            name: "SHMEM_PROGRESS_THREAD",
+            value: v.clone(),
+            reason: "expected auto, on or off".into(),
+        }),
+    }
+}

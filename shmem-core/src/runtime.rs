@@ -101,6 +101,8 @@ pub(crate) struct Runtime {
     /// The workers of live contexts: every wait progresses them too, because a peer's operation
     /// (or UCX's own wire-up traffic over tcp) may be waiting on any worker of this process.
     ctx_workers: std::sync::RwLock<Vec<Worker>>,
+    /// Serves other PEs' operations on this worker while this PE computes.
+    progress: Option<ProgressThread>,
     worker: Worker,
     _mem: MemHandle,
     context: Context,
@@ -118,19 +120,22 @@ struct PeerInfo {
     base: u64,
     len: u64,
     statics_sig: u64,
+    /// Equal for exactly the PEs on one node (from the launcher or PMIx).
+    node: u64,
     worker_addr: Vec<u8>,
     rkey: Vec<u8>,
 }
 
-const BLOB_MAGIC: u32 = 0x5348_4d31; // "SHM1"
+const BLOB_MAGIC: u32 = 0x5348_4d32; // "SHM2"
 
 impl PeerInfo {
     fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(40 + self.worker_addr.len() + self.rkey.len());
+        let mut v = Vec::with_capacity(48 + self.worker_addr.len() + self.rkey.len());
         v.extend_from_slice(&BLOB_MAGIC.to_le_bytes());
         v.extend_from_slice(&self.base.to_le_bytes());
         v.extend_from_slice(&self.len.to_le_bytes());
         v.extend_from_slice(&self.statics_sig.to_le_bytes());
+        v.extend_from_slice(&self.node.to_le_bytes());
         for part in [&self.worker_addr, &self.rkey] {
             v.extend_from_slice(&(part.len() as u32).to_le_bytes());
             v.extend_from_slice(part);
@@ -156,6 +161,7 @@ impl PeerInfo {
         let base = u64_of(take(8)?);
         let len = u64_of(take(8)?);
         let statics_sig = u64_of(take(8)?);
+        let node = u64_of(take(8)?);
         let n = u32_of(take(4)?) as usize;
         let worker_addr = take(n)?.to_vec();
         let n = u32_of(take(4)?) as usize;
@@ -164,6 +170,7 @@ impl PeerInfo {
             base,
             len,
             statics_sig,
+            node,
             worker_addr,
             rkey,
         })
@@ -247,8 +254,11 @@ impl Runtime {
         let user_len = align_up(crate::config::heap_size()?, PAGE);
         let total = user + user_len;
 
+        let node = bootstrap.node_key();
+        let progress_thread = crate::config::progress_thread(bootstrap.spans_nodes())?;
         let context = Context::new(&ContextParams {
             estimated_num_eps: Some(n_pes),
+            wakeup: progress_thread,
             ..ContextParams::default()
         })?;
         let worker = context.create_worker(ThreadMode::Multi)?;
@@ -279,6 +289,7 @@ impl Runtime {
             base: base as u64,
             len: total as u64,
             statics_sig,
+            node,
             worker_addr: worker.address()?,
             rkey: mem.pack_rkey()?,
         };
@@ -325,8 +336,12 @@ impl Runtime {
             let ep = unsafe { worker.connect(&info.worker_addr)? };
             // SAFETY: as above.
             let rkey = unsafe { ep.unpack_rkey(&info.rkey)? };
+            // Only PEs of this node are mapped: UCX may well map a PE of another "node" on the
+            // same machine (containers, network namespaces), but the job's layout says that
+            // traffic goes over the network.
             let direct = match rkey.ptr(info.base) {
-                Ok(p) => p,
+                Ok(p) if info.node == node => p,
+                Ok(_) => ptr::null_mut(),
                 Err(e) if e.is_unreachable() => ptr::null_mut(),
                 Err(e) => return Err(e.into()),
             };
@@ -363,6 +378,11 @@ impl Runtime {
         bootstrap.barrier(&mut || {
             worker.progress();
         })?;
+        // Every endpoint is wired up: from here on a PE that computes without calling the
+        // library still serves the operations that need its progress (atomics over tcp).
+        let progress = (progress_thread && any_ucx)
+            .then(|| ProgressThread::start(worker.clone()))
+            .transpose()?;
 
         Ok(Runtime {
             my_pe,
@@ -377,6 +397,7 @@ impl Runtime {
             allocator: Mutex::new(Allocator::new(layout.user_len)),
             bootstrap: Mutex::new(bootstrap),
             ctx_workers: std::sync::RwLock::new(Vec::new()),
+            progress,
             worker,
             _mem: mem,
             context,
@@ -403,6 +424,9 @@ impl Runtime {
             worker.progress();
         });
         let _ = bootstrap.finalize();
+        if let Some(t) = self.progress.take() {
+            t.stop();
+        }
     }
 
     /// A new UCX worker and endpoints from it to every PE, for a context. Peers mapped into this
@@ -701,6 +725,52 @@ impl Runtime {
             check(self.worker.flush(), "quiet");
         }
         std::sync::atomic::fence(Ordering::SeqCst);
+    }
+}
+
+/// A thread that progresses the main worker whenever UCX has an event for it, sleeping in
+/// between (`ucp_worker_arm` and the worker's event fd): operations that need this PE's
+/// progress, such as atomics emulated over tcp, complete while the PE computes.
+struct ProgressThread {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    worker: Worker,
+    handle: std::thread::JoinHandle<()>,
+}
+
+impl ProgressThread {
+    fn start(worker: Worker) -> Result<ProgressThread> {
+        use std::sync::atomic::AtomicBool;
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let (w, s) = (worker.clone(), std::sync::Arc::clone(&stop));
+        let handle = std::thread::Builder::new()
+            .name("shmem-progress".into())
+            .spawn(move || {
+                let mut event_wait = true;
+                while !s.load(Ordering::Acquire) {
+                    while w.progress() != 0 {}
+                    if event_wait {
+                        if let Err(e) = w.wait_for_events(std::time::Duration::from_millis(100)) {
+                            eprintln!("shmem: progress thread: {e}; polling every 100 µs instead");
+                            event_wait = false;
+                        }
+                    } else {
+                        std::thread::sleep(std::time::Duration::from_micros(100));
+                    }
+                }
+            })
+            .map_err(|e| Error::Bootstrap(format!("cannot start the progress thread: {e}")))?;
+        Ok(ProgressThread {
+            stop,
+            worker,
+            handle,
+        })
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Release);
+        // A failed signal only delays the exit by the thread's 100 ms wait.
+        let _ = self.worker.signal();
+        let _ = self.handle.join();
     }
 }
 
