@@ -396,9 +396,14 @@ impl Server {
         s.heard.map(|t| t.elapsed())
     }
 
-    /// The number of control connections still open.
-    pub fn controls_open(&self) -> usize {
-        self.slots.iter().filter(|s| s.control.is_some()).count()
+    /// The number of control connections still open whose PE was heard from within `within`
+    /// (any open one when there are no heartbeats).
+    pub fn controls_alive(&self, within: Duration) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.control.is_some())
+            .filter(|s| self.heartbeat.is_none() || s.heard.is_some_and(|t| t.elapsed() < within))
+            .count()
     }
 
     fn all_hello(&self) -> bool {

@@ -513,7 +513,7 @@ fn abort_reaches_the_watchdog_with_status_and_reason() {
     // Let both control hellos arrive and heartbeats flow for a while.
     let notices = poll_until(&mut server, Duration::from_millis(400), |_| false);
     assert!(notices.is_empty(), "{notices:?}");
-    assert_eq!(server.controls_open(), 2);
+    assert_eq!(server.controls_alive(LONG), 2);
     assert_eq!(server.pid(1), Some(std::process::id()));
     assert!(server.silence(0).unwrap() < Duration::from_millis(300));
     server.abort_all(137, "PE 9 on host b was killed by signal 9 (SIGKILL)");
@@ -597,7 +597,7 @@ fn launcher_reports_a_silent_pe_and_a_lost_control_connection() {
         matches!(notices.as_slice(), [Notice::ControlLost { pe: 0, .. }]),
         "{notices:?}"
     );
-    assert_eq!(server.controls_open(), 1);
+    assert_eq!(server.controls_alive(LONG), 1);
 }
 
 #[test]

@@ -270,13 +270,17 @@ impl TwoHosts {
         format!("bash {} exec {{host}}", netns_script())
     }
 
-    /// `shmemrun` run on host 1 with `--rsh` and `args`; add the rest.
-    pub fn shmemrun(&self, args: &[&str]) -> Command {
+    /// `shmemrun` run on host 1; add the arguments.
+    pub fn launcher(&self) -> Command {
         let mut cmd = Command::new("bash");
-        cmd.args([netns_script(), "enter", &self.hosts[0], shmemrun()])
-            .arg("--rsh")
-            .arg(self.rsh())
-            .args(args);
+        cmd.args([netns_script(), "enter", &self.hosts[0], shmemrun()]);
+        cmd
+    }
+
+    /// `shmemrun` run on host 1 with `--rsh` for these hosts and `args`; add the rest.
+    pub fn shmemrun(&self, args: &[&str]) -> Command {
+        let mut cmd = self.launcher();
+        cmd.arg("--rsh").arg(self.rsh()).args(args);
         cmd
     }
 

@@ -31,8 +31,8 @@ const KILL_GRACE: Duration = Duration::from_millis(300);
 /// Time the PEs on other hosts have to act on an abort (their start commands then end by
 /// themselves) before the launcher signals the start commands.
 const ABORT_GRACE: Duration = Duration::from_secs(1);
-/// Time the launcher waits, after the last start command ended, for remote PEs to close their
-/// control connections (they exit on the abort, or on the end of the connection).
+/// Time the launcher waits, after the last start command ended, for remote PEs that still answer
+/// to close their control connections (they exit on the abort, or on the end of the connection).
 const LINGER: Duration = Duration::from_secs(1);
 /// Time a remote PE's start command has to end after the PE's control connection ended before
 /// the launcher counts the PE as lost.
@@ -197,8 +197,9 @@ impl Job {
         loop {
             if self.running() == 0 {
                 // Remote PEs may still be acting on the abort; their control connections close
-                // when they are gone. Nothing of the kind on this host: waitpid said it all.
-                if !self.multi_host() || self.server.controls_open() == 0 {
+                // when they are gone (silent ones will not: no use waiting for them). Nothing
+                // of the kind on this host: waitpid said it all.
+                if !self.multi_host() || self.server.controls_alive(3 * HEARTBEAT_INTERVAL) == 0 {
                     break;
                 }
                 let until = *linger_until.get_or_insert_with(|| Instant::now() + LINGER);
