@@ -364,11 +364,10 @@ fn a_host_whose_link_goes_down_is_found_by_heartbeats() {
 #[test]
 fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
     let hosts = TwoHosts::up();
-    let mut job = Job::start(
-        &hosts,
-        "sleep",
-        &["--hosts", &hosts.list(2), "--heartbeat-timeout", "2"],
-    );
+    // The timeout from the environment this time.
+    let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2)]);
+    cmd.env("SHMEM_HEARTBEAT_TIMEOUT", "2");
+    let mut job = Job::start_with(cmd, "sleep");
     let pids = job.wait_ready(4);
     let stopped = Instant::now();
     signal(pids[3], libc::SIGSTOP);
@@ -455,5 +454,44 @@ fn hosts_that_cannot_be_started_fail_the_job_with_the_reason() {
         "{r:?}"
     );
     assert!(r.stderr.contains("before reaching the launcher"), "{r:?}");
+    hosts.assert_no_processes_left(CLEANUP);
+}
+
+#[test]
+fn hosts_left_over_from_a_killed_run_are_replaced() {
+    let hosts = TwoHosts::up();
+    // A process left running on host 2, as after a killed test run.
+    let mut stray = Command::new("bash")
+        .args([
+            common::netns_script(),
+            "exec",
+            &hosts.hosts[1],
+            "sleep",
+            "60",
+        ])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while hosts.processes().len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the stray did not start"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    let out = Command::new("bash")
+        .args([common::netns_script(), "up", &hosts.tag.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("{} {}", hosts.hosts[0], hosts.hosts[1])
+    );
+    assert!(hosts.processes().is_empty(), "{:?}", hosts.processes());
+    let _ = stray.wait();
+    // The new hosts work.
+    let r = Job::start(&hosts, "place", &["--hosts", &hosts.list(1)]).finish();
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
     hosts.assert_no_processes_left(CLEANUP);
 }

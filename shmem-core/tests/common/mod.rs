@@ -233,15 +233,20 @@ impl TwoHosts {
         });
         // Spread the starting points so that concurrent runs rarely probe the same tags.
         let start = std::process::id() + 37 * NEXT.fetch_add(1, Ordering::Relaxed);
-        let (tag, lock) = (0..254)
-            .map(|i| (start + i) % 254 + 1)
-            .find_map(|tag| {
-                let f = File::create(format!("{TAG_LOCKS}/{tag}.lock")).ok()?;
-                // SAFETY: flock on a descriptor we own; no memory is involved.
-                let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-                (rc == 0).then_some((tag, f))
-            })
-            .expect("every netns-hosts tag from 1 to 254 is locked by another test");
+        let mut tagged = None;
+        for tag in (0..254).map(|i| (start + i) % 254 + 1) {
+            let path = format!("{TAG_LOCKS}/{tag}.lock");
+            let f = File::create(&path).unwrap_or_else(|e| {
+                panic!("two-host tests need root (network namespaces): cannot create {path}: {e}")
+            });
+            // SAFETY: flock on a descriptor we own; no memory is involved.
+            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                tagged = Some((tag, f));
+                break;
+            }
+        }
+        let (tag, lock) =
+            tagged.expect("every netns-hosts tag from 1 to 254 is locked by another test");
         let out = Command::new("bash")
             .args([netns_script(), "up", &tag.to_string()])
             .output()
