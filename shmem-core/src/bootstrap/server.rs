@@ -362,14 +362,11 @@ impl Server {
             reason: reason.to_string(),
         }
         .encode();
-        self.abort_frame = Some(frame.clone());
-        for slot in &mut self.slots {
-            if let Some(c) = slot.control.as_mut() {
-                if c.send(&frame).is_err() {
-                    slot.control = None;
-                }
-            }
+        for c in self.slots.iter_mut().filter_map(|s| s.control.as_mut()) {
+            // A broken connection is found (and reported) by the next read.
+            let _ = c.send(&frame);
         }
+        self.abort_frame = Some(frame);
     }
 
     /// PE `pe`'s pid on its host, once its control connection said hello.
@@ -616,12 +613,11 @@ impl Server {
         if now >= self.next_beat {
             self.next_beat = now + h.interval;
             let frame = Msg::Heartbeat.encode();
-            for slot in &mut self.slots {
-                if let Some(c) = slot.control.as_mut() {
-                    // A PE that has not taken the last ones needs no more.
-                    if c.out.is_empty() && c.send(&frame).is_err() {
-                        slot.control = None;
-                    }
+            for c in self.slots.iter_mut().filter_map(|s| s.control.as_mut()) {
+                // A PE that has not taken the last ones needs no more. A broken connection is
+                // found (and reported) by the next read.
+                if c.out.is_empty() {
+                    let _ = c.send(&frame);
                 }
             }
         }
