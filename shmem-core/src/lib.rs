@@ -21,8 +21,9 @@
 //! # Ok::<(), shmem_core::Error>(())
 //! ```
 //!
-//! Run it on 4 PEs with `target/release/shmemrun -n 4 ./my_program`. A program started without
-//! the launcher runs as a single PE.
+//! Run it on 4 PEs with `target/release/shmemrun -n 4 ./my_program`, or across hosts with
+//! `shmemrun --hosts node1:4,node2:4 ./my_program` (started over ssh; see `shmemrun --help`). A
+//! program started without the launcher runs as a single PE.
 //!
 //! # Errors and panics
 //! Environment failures (UCX, the launcher, the heap) are [`Error`]s. Misuse that only shows at run
@@ -33,6 +34,8 @@
 //! # Environment
 //! - `SHMEM_SYMMETRIC_SIZE`: size of the symmetric heap per PE, with K/M/G suffixes (default 256M).
 //! - `SHMEM_INIT_TIMEOUT`: seconds `init` waits for every PE at the rendezvous (default 60).
+//! - `SHMEM_NODE`, `SHMEM_NNODES`: set by `shmemrun`: the index of this PE's host and the number
+//!   of hosts in the job.
 //! - `UCX_TLS` and the other `UCX_*` variables configure UCX; `UCX_TLS=tcp,self` turns the
 //!   direct shared-memory path off, so every transfer goes through UCX.
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::multi_pe;
+use common::multi_pe_hosts;
 use shmem_core::prelude::*;
 
 #[symmetric]
@@ -19,7 +19,7 @@ const K: u64 = 50;
 
 #[test]
 fn fetch_inc_and_add_from_every_pe_count_exactly() {
-    multi_pe("fetch_inc_and_add_from_every_pe_count_exactly", |world| {
+    multi_pe_hosts("fetch_inc_and_add_from_every_pe_count_exactly", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         let heap = world.alloc::<i64>(2);
         let target = n - 1;
@@ -47,7 +47,7 @@ fn fetch_inc_and_add_from_every_pe_count_exactly() {
 
 #[test]
 fn compare_swap_has_exactly_one_winner() {
-    multi_pe("compare_swap_has_exactly_one_winner", |world| {
+    multi_pe_hosts("compare_swap_has_exactly_one_winner", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         let slot = world.alloc::<u32>(2);
         let old = slot.at(0, 0).compare_swap(0, me as u32 + 1);
@@ -73,7 +73,7 @@ fn compare_swap_has_exactly_one_winner() {
 
 #[test]
 fn bitwise_swap_set_and_sub() {
-    multi_pe("bitwise_swap_set_and_sub", |world| {
+    multi_pe_hosts("bitwise_swap_set_and_sub", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         let words = world.alloc::<u64>(4);
         words.at(0, 1).set(u64::MAX);

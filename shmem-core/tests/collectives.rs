@@ -3,12 +3,12 @@
 
 mod common;
 
-use common::multi_pe;
+use common::multi_pe_hosts;
 use shmem_core::prelude::*;
 
 #[test]
 fn broadcast_from_every_root_and_fcollect_collect() {
-    multi_pe("broadcast_from_every_root_and_fcollect_collect", |world| {
+    multi_pe_hosts("broadcast_from_every_root_and_fcollect_collect", |world| {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
         let dest = world.alloc::<u32>(3000);
@@ -52,7 +52,7 @@ fn broadcast_from_every_root_and_fcollect_collect() {
 
 #[test]
 fn alltoall_and_alltoalls() {
-    multi_pe("alltoall_and_alltoalls", |world| {
+    multi_pe_hosts("alltoall_and_alltoalls", |world| {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
         let k = 3;
@@ -87,7 +87,7 @@ fn alltoall_and_alltoalls() {
 
 #[test]
 fn reductions_and_scans() {
-    multi_pe("reductions_and_scans", |world| {
+    multi_pe_hosts("reductions_and_scans", |world| {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
         // 300 elements: more than one scratch chunk of u64s.
@@ -136,7 +136,7 @@ fn reductions_and_scans() {
 
 #[test]
 fn split_teams_translate_and_run_their_own_collectives() {
-    multi_pe(
+    multi_pe_hosts(
         "split_teams_translate_and_run_their_own_collectives",
         |world| {
             let all = world.team_world();
@@ -179,19 +179,27 @@ fn split_teams_translate_and_run_their_own_collectives() {
             assert_eq!(col.n_pes(), (n - me % 2).div_ceil(2));
             col.sum_reduce(&sums, &[1]);
             assert_eq!(sums.local_get(0), col.n_pes() as u64);
-            // One node: every PE's memory is mapped, unless shared memory is off (UCX path).
+            // Every PE of this node's memory is mapped, unless shared memory is off (UCX path).
+            // The harness's layouts put the PEs on SHMEM_NNODES nodes in equal blocks.
+            let nnodes: usize = std::env::var("SHMEM_NNODES").map_or(1, |v| v.parse().unwrap());
+            let per_node = n / nnodes;
+            let node_of = |pe: usize| pe / per_node;
             let shared = world.team_shared();
             let ucx_only =
                 std::env::var("UCX_TLS").is_ok_and(|t| !t.contains("sysv") && !t.contains("posix"));
-            assert_eq!(shared.n_pes(), if ucx_only { 1 } else { n });
+            assert_eq!(shared.n_pes(), if ucx_only { 1 } else { per_node });
             assert_eq!(shared.world_pe(shared.my_pe()), me);
             // team_ptr: every member of the shared team is mapped here; read its sums copy.
             for pe in 0..shared.n_pes() {
+                assert_eq!(node_of(shared.world_pe(pe)), node_of(me));
                 let view = shared.ptr(&sums, pe).expect("shared-team PEs are mapped");
                 assert_eq!(view.len(), 1);
             }
             let last = all.n_pes() - 1;
-            assert_eq!(all.ptr(&sums, last).is_some(), !ucx_only || last == me);
+            assert_eq!(
+                all.ptr(&sums, last).is_some(),
+                (!ucx_only && node_of(last) == node_of(me)) || last == me
+            );
             world.barrier_all();
         },
     );

@@ -403,3 +403,232 @@ fn bad_command_lines_are_refused() {
         "{r:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Several hosts, without root: a start command that runs the remote command right here.
+
+/// `sh -c "exec CMD" HOST`: the remote command, shell-quoted in one word as for ssh, run on this
+/// host in place of the start command (so that stopping the start command stops the PE, as a
+/// shell script PE has no control connection).
+const HERE_RSH: &str = "sh -c \"exec {cmd}\" {host}";
+
+#[test]
+fn local_jobs_are_node_0_of_1_and_get_exported_variables() {
+    let r = run(shmemrun(&[
+        "-n",
+        "2",
+        "-x",
+        "EXPORTED_A=a b",
+        "-x",
+        "PATH",
+        "sh",
+        "-c",
+        "echo \"$SHMEM_NODE $SHMEM_NNODES $EXPORTED_A\"",
+    ]));
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    assert_eq!(r.stdout, "0 1 a b\n0 1 a b\n", "{r:?}");
+}
+
+#[test]
+fn hosts_get_their_pes_in_blocks_through_the_start_command() {
+    let script = "echo \"$SHMEM_PE|$SHMEM_NODE|$SHMEM_NNODES|$SHMEM_NPES|$SHMEM_RENDEZVOUS|\
+                  $EXPORTED_A|$SHMEM_EXTRA|$UCX_EXTRA|$PWD|$0|$1\"";
+    let mut cmd = shmemrun(&[
+        "--hosts",
+        "127.0.0.1:2,localhost:1",
+        "--rsh",
+        HERE_RSH,
+        "-x",
+        "EXPORTED_A=it's \"quoted\" $HOME",
+        "sh",
+        "-c",
+        script,
+        "zero",
+        "one two",
+    ]);
+    cmd.env("SHMEM_EXTRA", "shmem var")
+        .env("UCX_EXTRA", "ucx var");
+    let r = run(cmd);
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    let mut lines: Vec<Vec<&str>> = r.stdout.lines().map(|l| l.split('|').collect()).collect();
+    lines.sort();
+    assert_eq!(lines.len(), 3, "{r:?}");
+    let cwd = std::env::current_dir().unwrap();
+    for (pe, l) in lines.iter().enumerate() {
+        let node = if pe < 2 { "0" } else { "1" };
+        assert_eq!(l[..4], [pe.to_string().as_str(), node, "2", "3"], "{r:?}");
+        // Both host names resolve to loopback, so the launcher is reached there.
+        assert!(l[4].starts_with("127.0.0.1:"), "{r:?}");
+        assert_eq!(l[5], "it's \"quoted\" $HOME", "{r:?}");
+        assert_eq!(l[6..8], ["shmem var", "ucx var"], "{r:?}");
+        assert_eq!(l[8], cwd.to_str().unwrap(), "{r:?}");
+        assert_eq!(l[9..], ["zero", "one two"], "{r:?}");
+    }
+    // Without slots: as even as possible, the first hosts get one more.
+    let r = run(shmemrun(&[
+        "--hosts",
+        "127.0.0.1,localhost",
+        "-n",
+        "3",
+        "--rsh",
+        HERE_RSH,
+        "sh",
+        "-c",
+        "echo $SHMEM_PE $SHMEM_NODE",
+    ]));
+    let mut lines: Vec<&str> = r.stdout.lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["0 0", "1 0", "2 1"], "{r:?}");
+}
+
+#[test]
+fn a_failing_pe_on_a_host_ends_the_job_with_its_status() {
+    let r = run(shmemrun(&[
+        "--hosts",
+        "127.0.0.1,localhost",
+        "-n",
+        "2",
+        "--rsh",
+        HERE_RSH,
+        "sh",
+        "-c",
+        "if [ $SHMEM_PE = 1 ]; then sleep 0.3; exit 3; fi; exec sleep 30",
+    ]));
+    assert_eq!(r.code(), Some(3), "{r:?}");
+    // A shell script never reaches the launcher: its start command and stderr are shown.
+    assert!(
+        r.stderr.contains(
+            "shmemrun: PE 1 on host localhost exited with status 3 before reaching the \
+             launcher; terminating 1 other PE"
+        ),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr
+            .contains("shmemrun:   start command: sh -c 'exec env -C "),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("it wrote nothing on stderr"), "{r:?}");
+    // 0.3 s, the abort grace (1 s) for PE 0, SIGTERM.
+    assert!(r.elapsed < Duration::from_secs(3), "{r:?}");
+}
+
+#[test]
+fn start_commands_that_cannot_run_or_fail_are_reported() {
+    let r = run(shmemrun(&[
+        "--hosts",
+        "127.0.0.1",
+        "--rsh",
+        "/nonexistent/rsh {host}",
+        "true",
+    ]));
+    assert_eq!(r.code(), Some(127), "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "shmemrun: cannot run the start command of PE 0 on host 127.0.0.1: \
+             /nonexistent/rsh: No such file or directory"
+        ),
+        "{r:?}"
+    );
+    // Like ssh that cannot reach its host: status 255 and a word on stderr.
+    let r = run(shmemrun(&[
+        "--hosts",
+        "127.0.0.1",
+        "--rsh",
+        "sh -c 'echo ssh: connect to host $0 port 22: Connection refused >&2; exit 255' {host}",
+        "true",
+    ]));
+    assert_eq!(r.code(), Some(255), "{r:?}");
+    for want in [
+        "shmemrun: PE 0 on host 127.0.0.1 exited with status 255 before reaching the launcher",
+        "shmemrun:   start command: sh -c 'echo ssh: connect",
+        "shmemrun:   | ssh: connect to host 127.0.0.1 port 22: Connection refused",
+    ] {
+        assert!(r.stderr.contains(want), "{want}\n{r:?}");
+    }
+    assert!(r.elapsed < Duration::from_secs(2), "{r:?}");
+}
+
+#[test]
+fn bad_host_options_are_refused_with_the_reason() {
+    let dir = scratch_dir("hostfile");
+    let hostfile = dir.join("hosts");
+    std::fs::write(&hostfile, "node1 slots=2\nnode2 cpus=4\n").unwrap();
+    let hostfile = hostfile.to_str().unwrap();
+    for (args, want) in [
+        (&["--hosts", "a,,b"][..], "--hosts: host \"\" is empty"),
+        (&["--hosts", "a:0"], "a host needs at least 1 slot"),
+        (
+            &["--hosts", "a,a"],
+            "host a is listed twice; give it slots instead (a:2)",
+        ),
+        (
+            &["--hosts", "a:2,b"],
+            "give slots for every host or for none",
+        ),
+        (
+            &["--hosts", "a:1,b:1", "-n", "3"],
+            "3 PEs do not fit in the 2 slots",
+        ),
+        (&["--hosts", "-oProxyCommand=x"], "starts with '-'"),
+        (
+            &["--hosts", "a", "--hostfile", hostfile],
+            "cannot be used with",
+        ),
+        (&["--rsh", "ssh {host} {cmd}"], "--hosts"),
+        (
+            &["--hosts", "127.0.0.1", "--rsh", "ssh node1 {cmd}"],
+            "does not contain {host}",
+        ),
+        (
+            &["--hosts", "127.0.0.1", "--rsh", "ssh 'x {host}"],
+            "unterminated '",
+        ),
+        (
+            &["--hosts", "no-such-host.invalid"],
+            "pass --rendezvous-addr",
+        ),
+        (
+            &["--hosts", "a", "--rendezvous-addr", "::1"],
+            "expected an IPv4 address",
+        ),
+        (
+            &["--hosts", "127.0.0.1", "--heartbeat-timeout", "0.2"],
+            "too short",
+        ),
+        (&["--hostfile", hostfile], ":2: \"cpus=4\": expected HOST"),
+        (
+            &["--hostfile", "/nonexistent/hosts"],
+            "cannot read the host file",
+        ),
+        (&["-x", "1BAD"], "\"1BAD\" is not a variable name"),
+        (&["-x", "SHMEM_PE=3"], "shmemrun sets SHMEM_PE itself"),
+        (
+            &["-x", "SHMEMRUN_SURELY_UNSET"],
+            "is not set in shmemrun's environment",
+        ),
+    ] {
+        let mut all = args.to_vec();
+        all.push("true");
+        let r = run(shmemrun(&all));
+        assert_eq!(r.code(), Some(2), "{args:?}: {r:?}");
+        assert!(r.stderr.contains(want), "{args:?}: want {want:?}: {r:?}");
+    }
+    let r = run(shmemrun(&["--help"]));
+    for option in [
+        "--hosts <HOST[:SLOTS],...>",
+        "--hostfile <FILE>",
+        "--rsh <TEMPLATE>",
+        "--rendezvous-addr <IP>",
+        "--heartbeat-timeout <SECS>",
+        "-x <NAME[=VALUE]>",
+        "SHMEM_NODE",
+        "SHMEM_NNODES",
+        "SHMEM_RSH",
+        "SHMEM_RENDEZVOUS_ADDR",
+        "SHMEM_HEARTBEAT_TIMEOUT",
+    ] {
+        assert!(r.stdout.contains(option), "{option}: {r:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

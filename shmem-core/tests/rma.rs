@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::multi_pe;
+use common::multi_pe_hosts;
 use shmem_core::prelude::*;
 use zerocopy::{FromBytes, Immutable, IntoBytes};
 
@@ -35,7 +35,7 @@ fn pattern(pe: usize, i: usize) -> u64 {
 
 #[test]
 fn heap_put_then_get_round_trip() {
-    multi_pe("heap_put_then_get_round_trip", |world| {
+    multi_pe_hosts("heap_put_then_get_round_trip", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         let right = (me + 1) % n;
         let left = (me + n - 1) % n;
@@ -73,7 +73,7 @@ fn heap_put_then_get_round_trip() {
 
 #[test]
 fn static_initial_values_and_puts() {
-    multi_pe("static_initial_values_and_puts", |world| {
+    multi_pe_hosts("static_initial_values_and_puts", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         assert_eq!(SCALAR.local(), 0xdead_beef);
         for i in 0..100 {
@@ -139,7 +139,7 @@ fn static_initial_values_and_puts() {
 
 #[test]
 fn p_and_g_to_every_pe() {
-    multi_pe("p_and_g_to_every_pe", |world| {
+    multi_pe_hosts("p_and_g_to_every_pe", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         let a = world.alloc::<f32>(n);
         for pe in 0..n {
@@ -160,7 +160,7 @@ fn p_and_g_to_every_pe() {
 
 #[test]
 fn strided_iput_iget_with_independent_strides() {
-    multi_pe("strided_iput_iget_with_independent_strides", |world| {
+    multi_pe_hosts("strided_iput_iget_with_independent_strides", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         let right = (me + 1) % n;
         let left = (me + n - 1) % n;
@@ -198,7 +198,7 @@ fn strided_iput_iget_with_independent_strides() {
 
 #[test]
 fn nonblocking_put_and_get() {
-    multi_pe("nonblocking_put_and_get", |world| {
+    multi_pe_hosts("nonblocking_put_and_get", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         let a = world.alloc::<u32>(256);
         let src: Vec<u32> = (0..256).map(|i| (me * 1000 + i) as u32).collect();
@@ -228,7 +228,7 @@ static STATIC_ARR_U32: [u32; 10] = [3; 10];
 
 #[test]
 fn fence_and_quiet_order_puts() {
-    multi_pe("fence_and_quiet_order_puts", |world| {
+    multi_pe_hosts("fence_and_quiet_order_puts", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         let right = (me + 1) % n;
         let a = world.alloc::<u64>(1024);
@@ -251,7 +251,7 @@ fn fence_and_quiet_order_puts() {
 
 #[test]
 fn many_allocations_reuse_the_heap() {
-    multi_pe("many_allocations_reuse_the_heap", |world| {
+    multi_pe_hosts("many_allocations_reuse_the_heap", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         for round in 0..50usize {
             let len = 1 + (round * 37) % 4000;

@@ -8,7 +8,7 @@ use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use super::wire::{CollectiveKind, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION};
+use super::wire::{CollectiveKind, ENV_RENDEZVOUS, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION};
 
 /// Extra time the PE waits for the launcher's verdict beyond the rendezvous timeout before it
 /// gives up on its own.
@@ -57,6 +57,16 @@ impl Backoff {
     }
 }
 
+/// Resolves `addr` (`host:port`) and connects to it with `timeout`, with Nagle off.
+pub fn connect_stream(addr: &str, timeout: Duration) -> io::Result<TcpStream> {
+    let sock = addr.to_socket_addrs()?.next().ok_or_else(|| {
+        io::Error::new(io::ErrorKind::NotFound, "the name resolves to no address")
+    })?;
+    let stream = TcpStream::connect_timeout(&sock, timeout)?;
+    stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
 /// An open connection to the launcher.
 #[derive(Debug)]
 pub struct Client {
@@ -91,16 +101,13 @@ impl Client {
                 "PE {pe}: cannot {what} the launcher at {addr}: {e}"
             ))
         };
-        let sock = addr
-            .to_socket_addrs()
-            .map_err(|e| fail("resolve", e))?
-            .next()
-            .ok_or_else(|| fail("resolve", io::ErrorKind::NotFound.into()))?;
-        let mut stream =
-            TcpStream::connect_timeout(&sock, timeout).map_err(|e| fail("connect to", e))?;
-        stream
-            .set_nodelay(true)
-            .map_err(|e| fail("configure the connection to", e))?;
+        let mut stream = connect_stream(addr, timeout).map_err(|e| {
+            ClientError::Failed(format!(
+                "PE {pe}: cannot connect to the launcher at {addr} ({ENV_RENDEZVOUS}): {e}; \
+                 is that address reachable from this host? (shmemrun --rendezvous-addr \
+                 chooses it)"
+            ))
+        })?;
         let hello = Msg::Hello {
             version: PROTOCOL_VERSION,
             job_id,

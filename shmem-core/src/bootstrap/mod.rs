@@ -2,11 +2,18 @@
 //! barrier over the connection to `shmemrun`.
 //!
 //! `shmemrun` starts every PE with `SHMEM_RENDEZVOUS` (the launcher's `host:port`), `SHMEM_PE`,
-//! `SHMEM_NPES`, `SHMEM_JOB_ID` and `SHMEM_INIT_TIMEOUT` in the environment. A program started
-//! without the launcher (no `SHMEM_RENDEZVOUS`) is a singleton: PE 0 of 1, with no I/O at all.
+//! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` (the index of the PE's host)
+//! and `SHMEM_NNODES` (the number of hosts) in the environment. A program started without the
+//! launcher (no `SHMEM_RENDEZVOUS`) is a singleton: PE 0 of 1 on node 0 of 1, with no I/O at all.
 //!
 //! The protocol is in [`wire`]; the PE's side of the conversation in [`client`]. Both use only
 //! `std`, so the launcher binary and the integration tests compile the very same files.
+//!
+//! Supervision: besides the synchronous connection of [`client`], a PE started by the launcher
+//! opens a control connection served by a [`watchdog`] thread. The launcher ends a PE on another
+//! host through it ([`wire::Msg::Abort`]), and the PE ends itself when the launcher closes it or,
+//! in multi-host jobs, stops sending heartbeats. The watchdog runs from `init` until the process
+//! exits, finalize included.
 //!
 //! Timeouts: the first collective is the rendezvous. If not every PE has said hello to the
 //! launcher within `SHMEM_INIT_TIMEOUT` seconds (default 60), the launcher sends the connected
@@ -16,8 +23,11 @@
 //! finalizing (and ends the job when a PE dies).
 
 pub(crate) mod client;
+// The launcher's side; the unit tests run it in-process (`shmemrun` uses all of it).
 #[cfg(test)]
+#[allow(dead_code)]
 mod server;
+pub(crate) mod watchdog;
 // Shared with `shmemrun` and the integration tests; each of them needs only part of it.
 #[allow(dead_code)]
 pub(crate) mod wire;
@@ -27,44 +37,62 @@ use std::time::Duration;
 
 use crate::{Error, Result};
 use client::{Client, ClientError};
-use wire::{ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_NPES, ENV_PE, ENV_RENDEZVOUS};
+use wire::{ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE, ENV_RENDEZVOUS};
 
 /// This process's place in the job and its connection to the launcher.
 #[derive(Debug)]
 pub(crate) struct Bootstrap {
     my_pe: usize,
     n_pes: usize,
+    node: usize,
+    n_nodes: usize,
     timeout: Duration,
     /// `None` for a singleton.
     client: Option<Client>,
 }
 
 impl Bootstrap {
-    /// Reads the environment set by `shmemrun` and connects to the launcher. Without
+    /// Reads the environment set by `shmemrun`, connects to the launcher and starts the
+    /// watchdog (which ends the process when the launcher ends the job or is gone). Without
     /// `SHMEM_RENDEZVOUS` the process is a singleton (PE 0 of 1) and nothing is read or
     /// connected.
     pub(crate) fn from_env() -> Result<Bootstrap> {
         let Some(config) = Config::from_vars(std::env::var_os)? else {
             return Ok(Bootstrap::singleton());
         };
-        Bootstrap::connect(&config)
+        let bootstrap = Bootstrap::connect(&config)?;
+        watchdog::start(
+            &config.rendezvous,
+            config.job_id,
+            config.pe,
+            config.timeout,
+            Box::new(watchdog::exit_now),
+        )
+        .map_err(Error::Bootstrap)?;
+        Ok(bootstrap)
     }
 
     fn singleton() -> Bootstrap {
         Bootstrap {
             my_pe: 0,
             n_pes: 1,
+            node: 0,
+            n_nodes: 1,
             timeout: default_timeout(),
             client: None,
         }
     }
 
+    /// Connects the synchronous launcher connection (no watchdog: unit tests run many PEs in
+    /// one process).
     fn connect(c: &Config) -> Result<Bootstrap> {
         let client = Client::connect(&c.rendezvous, c.job_id, c.pe, c.npes, c.timeout)
             .map_err(|e| map_err(e, c.timeout))?;
         Ok(Bootstrap {
             my_pe: c.pe,
             n_pes: c.npes,
+            node: c.node,
+            n_nodes: c.nnodes,
             timeout: c.timeout,
             client: Some(client),
         })
@@ -78,6 +106,21 @@ impl Bootstrap {
     /// The number of PEs in the job.
     pub(crate) fn n_pes(&self) -> usize {
         self.n_pes
+    }
+
+    /// The index of this PE's host (node) in the job, in `0..n_nodes()` (`SHMEM_NODE`; 0 for a
+    /// singleton or when the launcher did not say). PEs with the same node share a machine and
+    /// may reach each other's memory directly; the others are reached through UCX.
+    #[allow(dead_code)] // for the runtime's choice of direct and UCX peers
+    pub(crate) fn node(&self) -> usize {
+        self.node
+    }
+
+    /// The number of hosts (nodes) the job runs on (`SHMEM_NNODES`; 1 for a singleton or when
+    /// the launcher did not say).
+    #[allow(dead_code)] // for the runtime's choice of direct and UCX peers
+    pub(crate) fn n_nodes(&self) -> usize {
+        self.n_nodes
     }
 
     /// Every PE contributes one blob; returns all blobs indexed by PE. Calls `progress` at least
@@ -151,6 +194,8 @@ struct Config {
     npes: usize,
     job_id: u64,
     timeout: Duration,
+    node: usize,
+    nnodes: usize,
 }
 
 impl Config {
@@ -225,12 +270,40 @@ impl Config {
                 wire::parse_timeout_secs(&v).map_err(|reason| bad(ENV_INIT_TIMEOUT, &v, reason))?
             }
         };
+        // Optional: a launcher that does not know about hosts runs everything on one.
+        let optional = |name: &'static str, default: usize| -> Result<usize> {
+            match text(name)? {
+                None => Ok(default),
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad(name, &v, "expected a non-negative integer".into())),
+            }
+        };
+        let nnodes = optional(ENV_NNODES, 1)?;
+        if nnodes == 0 || nnodes > npes {
+            return Err(bad(
+                ENV_NNODES,
+                &nnodes.to_string(),
+                format!("must be from 1 to {ENV_NPES}={npes}"),
+            ));
+        }
+        let node = optional(ENV_NODE, 0)?;
+        if node >= nnodes {
+            return Err(bad(
+                ENV_NODE,
+                &node.to_string(),
+                format!("must be below {ENV_NNODES}={nnodes}"),
+            ));
+        }
         Ok(Some(Config {
             rendezvous,
             pe,
             npes,
             job_id,
             timeout,
+            node,
+            nnodes,
         }))
     }
 }

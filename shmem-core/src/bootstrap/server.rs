@@ -1,6 +1,10 @@
 //! The launcher's rendezvous server: accepts the PEs' connections, runs their collectives and
 //! watches for PEs that leave while others wait.
 //!
+//! It also serves the PEs' control connections (see `wire.rs`): it welcomes them, exchanges
+//! heartbeats when [`Server::set_heartbeat`] asked for them, reports PEs that fell silent or
+//! dropped the connection, and sends [`Server::abort_all`]'s verdict.
+//!
 //! It is a single-threaded state machine driven by [`Server::poll`]; the caller owns the loop,
 //! so `shmemrun` can wait on the sockets and on its own wake-up descriptor at once. It is
 //! compiled into `shmemrun` (through `#[path]`) and into the library's unit tests, which run a
@@ -14,7 +18,8 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::wire::{
-    CollectiveKind, ERR_OTHER, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION, pe_list, secs,
+    CollectiveKind, ERR_OTHER, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION, millis_u32, pe_list,
+    secs,
 };
 
 /// Something the caller should know about; returned by [`Server::poll`].
@@ -39,6 +44,22 @@ pub enum Notice {
         pe: usize,
         /// The exit status it asked for.
         status: i32,
+    },
+    /// Nothing arrived on PE `pe`'s control connection for longer than the heartbeat timeout
+    /// (only with [`Server::set_heartbeat`]). Reported once per PE.
+    Silent {
+        /// The silent PE.
+        pe: usize,
+        /// How long it has been silent.
+        silent_for: Duration,
+    },
+    /// PE `pe`'s control connection ended (closed, reset, protocol error) before the PE
+    /// finalized and before the caller reported its exit: the PE or its host is probably gone.
+    ControlLost {
+        /// The PE.
+        pe: usize,
+        /// What happened to the connection.
+        why: String,
     },
 }
 
@@ -116,6 +137,26 @@ struct Slot {
     exited: bool,
     /// Its contribution to the current collective.
     arrived: Option<(CollectiveKind, Vec<u8>)>,
+    /// The PE's control connection, after its control hello and until it closes.
+    control: Option<Conn>,
+    /// The PE opened its control connection at some point.
+    control_hello: bool,
+    /// The PE's pid on its host, from its control hello.
+    pid: Option<u32>,
+    /// When something last arrived on the control connection.
+    heard: Option<Instant>,
+    /// Its silence has been reported.
+    silent_reported: bool,
+}
+
+/// Heartbeat settings of a multi-host job.
+#[derive(Debug, Clone, Copy)]
+struct Heartbeat {
+    interval: Duration,
+    /// Silence after which the launcher reports a PE.
+    timeout: Duration,
+    /// Silence after which a PE gives up on the launcher (sent in the welcome).
+    pe_timeout: Duration,
 }
 
 /// The rendezvous server of one job.
@@ -134,6 +175,12 @@ pub struct Server {
     epoch: u64,
     stranded_reported: bool,
     notices: Vec<Notice>,
+    /// `None`: control connections without heartbeats.
+    heartbeat: Option<Heartbeat>,
+    /// When to send the next heartbeats.
+    next_beat: Instant,
+    /// The abort of [`Server::abort_all`], for control connections that open later.
+    abort_frame: Option<Vec<u8>>,
 }
 
 impl Server {
@@ -153,7 +200,23 @@ impl Server {
             epoch: 0,
             stranded_reported: false,
             notices: Vec::new(),
+            heartbeat: None,
+            next_beat: Instant::now(),
+            abort_frame: None,
         })
+    }
+
+    /// Turns heartbeats on for the control connections opened from now on: both sides send one
+    /// every `interval`; a PE silent for `timeout` is reported ([`Notice::Silent`]); a PE gives
+    /// up on a launcher silent for `pe_timeout` (make it longer than `timeout`, so that the
+    /// launcher, which can say which host went silent, normally notices first).
+    pub fn set_heartbeat(&mut self, interval: Duration, timeout: Duration, pe_timeout: Duration) {
+        self.heartbeat = Some(Heartbeat {
+            interval,
+            timeout,
+            pe_timeout,
+        });
+        self.next_beat = Instant::now() + interval;
     }
 
     /// The address PEs must connect to (`SHMEM_RENDEZVOUS`).
@@ -174,7 +237,10 @@ impl Server {
             let deadline = self.started + self.timeout;
             wait = wait.min(deadline.saturating_duration_since(Instant::now()));
         }
-        let mut fds = Vec::with_capacity(2 + self.pending.len() + self.slots.len());
+        if self.heartbeat.is_some() {
+            wait = wait.min(self.next_beat.saturating_duration_since(Instant::now()));
+        }
+        let mut fds = Vec::with_capacity(2 + self.pending.len() + 2 * self.slots.len());
         let mut watch = |fd: RawFd, out: bool| {
             let events = libc::POLLIN | if out { libc::POLLOUT } else { 0 };
             fds.push(libc::pollfd {
@@ -190,8 +256,10 @@ impl Server {
         for c in &self.pending {
             watch(c.stream.as_raw_fd(), !c.out.is_empty());
         }
-        for c in self.slots.iter().filter_map(|s| s.conn.as_ref()) {
-            watch(c.stream.as_raw_fd(), !c.out.is_empty());
+        for s in &self.slots {
+            for c in [&s.conn, &s.control].into_iter().flatten() {
+                watch(c.stream.as_raw_fd(), !c.out.is_empty());
+            }
         }
         // Round up so a sub-millisecond wait does not become a busy loop.
         let ms = wait.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
@@ -218,6 +286,8 @@ impl Server {
             slot.exited = true;
             slot.gone = true;
             slot.conn = None;
+            // The control connection stays: a PE on another host may outlive its start command,
+            // and this connection is how it learns that the job is over.
         }
         self.check_stranded();
         std::mem::take(&mut self.notices)
@@ -283,6 +353,56 @@ impl Server {
         }
     }
 
+    /// Sends every open control connection [`Msg::Abort`]: the PEs exit with `status` after
+    /// writing `reason` (best effort, without waiting). Control connections opened later get
+    /// it right after their welcome.
+    pub fn abort_all(&mut self, status: i32, reason: &str) {
+        let frame = Msg::Abort {
+            status,
+            reason: reason.to_string(),
+        }
+        .encode();
+        for c in self.slots.iter_mut().filter_map(|s| s.control.as_mut()) {
+            // A broken connection is found (and reported) by the next read.
+            let _ = c.send(&frame);
+        }
+        self.abort_frame = Some(frame);
+    }
+
+    /// PE `pe`'s pid on its host, once its control connection said hello.
+    pub fn pid(&self, pe: usize) -> Option<u32> {
+        self.slots.get(pe).and_then(|s| s.pid)
+    }
+
+    /// Whether PE `pe` ever reached the launcher (on either connection).
+    pub fn reached(&self, pe: usize) -> bool {
+        self.slots
+            .get(pe)
+            .is_some_and(|s| s.hello || s.control_hello)
+    }
+
+    /// Whether PE `pe` told the launcher it finalized.
+    pub fn finalized(&self, pe: usize) -> bool {
+        self.slots.get(pe).is_some_and(|s| s.finalized)
+    }
+
+    /// How long PE `pe` has been silent on its open control connection (`None`: no connection).
+    pub fn silence(&self, pe: usize) -> Option<Duration> {
+        let s = self.slots.get(pe)?;
+        s.control.as_ref()?;
+        s.heard.map(|t| t.elapsed())
+    }
+
+    /// The number of control connections still open whose PE was heard from within `within`
+    /// (any open one when there are no heartbeats).
+    pub fn controls_alive(&self, within: Duration) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.control.is_some())
+            .filter(|s| self.heartbeat.is_none() || s.heard.is_some_and(|t| t.elapsed() < within))
+            .count()
+    }
+
     fn all_hello(&self) -> bool {
         self.slots.iter().all(|s| s.hello)
     }
@@ -294,6 +414,10 @@ impl Server {
         for pe in 0..self.npes() {
             self.read_pe(pe);
         }
+        for pe in 0..self.npes() {
+            self.read_control(pe);
+        }
+        self.heartbeats();
         self.check_timeout();
         self.check_stranded();
     }
@@ -333,6 +457,14 @@ impl Server {
                     npes,
                 })) => {
                     self.hello(c, version, job_id, pe as usize, npes as usize);
+                }
+                Ok(Some(Msg::ControlHello {
+                    version,
+                    job_id,
+                    pe,
+                    pid,
+                })) => {
+                    self.control_hello(c, version, job_id, pe as usize, pid);
                 }
                 Ok(Some(other)) => self.reject(c, format!("expected a hello, got {other:?}")),
                 Err(e) => self.reject(c, format!("protocol error: {e}")),
@@ -393,6 +525,112 @@ impl Server {
             return;
         };
         self.reject(c, why);
+    }
+
+    fn control_hello(&mut self, mut c: Conn, version: u32, job_id: u64, pe: usize, pid: u32) {
+        let n = self.npes();
+        let why = if version != PROTOCOL_VERSION {
+            format!("protocol version {version}, this launcher speaks {PROTOCOL_VERSION}")
+        } else if job_id != self.job_id {
+            format!("job id {job_id:016x} is not this job's (PE {pe}, control connection)")
+        } else if pe >= n {
+            format!("PE {pe} is out of range for {n} PEs (control connection)")
+        } else if self.slots[pe].control_hello {
+            format!("PE {pe} opened its control connection twice")
+        } else {
+            let welcome = match self.heartbeat {
+                Some(h) => Msg::Welcome {
+                    interval_ms: millis_u32(h.interval).max(1),
+                    timeout_ms: millis_u32(h.pe_timeout).max(1),
+                },
+                None => Msg::Welcome {
+                    interval_ms: 0,
+                    timeout_ms: 0,
+                },
+            };
+            let mut sent = c.send(&welcome.encode());
+            if let Some(abort) = &self.abort_frame {
+                sent = sent.and_then(|()| c.send(abort));
+            }
+            let slot = &mut self.slots[pe];
+            slot.control_hello = true;
+            slot.pid = Some(pid);
+            slot.heard = Some(Instant::now());
+            // A PE whose exit was already seen leaves nothing to supervise.
+            if !slot.exited && sent.is_ok() {
+                slot.control = Some(c);
+            }
+            return;
+        };
+        self.reject(c, why);
+    }
+
+    /// Reads PE `pe`'s control connection: heartbeats, or the end of it.
+    fn read_control(&mut self, pe: usize) {
+        let slot = &mut self.slots[pe];
+        let Some(c) = slot.control.as_mut() else {
+            return;
+        };
+        let open = c.fill();
+        let mut broken = None;
+        let mut heard = false;
+        loop {
+            match c.frames.next_msg() {
+                Ok(Some(Msg::Heartbeat)) => heard = true,
+                Ok(Some(other)) => {
+                    broken = Some(format!("unexpected {other:?} on the control connection"));
+                    break;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    broken = Some(format!("protocol error on the control connection: {e}"));
+                    break;
+                }
+            }
+        }
+        let flushed = c.flush();
+        if heard {
+            slot.heard = Some(Instant::now());
+        }
+        let why = match (broken, open, flushed) {
+            (None, Ok(true), Ok(())) => return,
+            (Some(why), _, _) => why,
+            (None, Ok(false), _) => "connection closed".to_string(),
+            (None, Err(e), _) | (None, Ok(true), Err(e)) => e.to_string(),
+        };
+        slot.control = None;
+        if !slot.finalized && !slot.exited {
+            self.notices.push(Notice::ControlLost { pe, why });
+        }
+    }
+
+    /// Sends heartbeats when due and reports PEs that fell silent.
+    fn heartbeats(&mut self) {
+        let Some(h) = self.heartbeat else {
+            return;
+        };
+        let now = Instant::now();
+        if now >= self.next_beat {
+            self.next_beat = now + h.interval;
+            let frame = Msg::Heartbeat.encode();
+            for c in self.slots.iter_mut().filter_map(|s| s.control.as_mut()) {
+                // A PE that has not taken the last ones needs no more. A broken connection is
+                // found (and reported) by the next read.
+                if c.out.is_empty() {
+                    let _ = c.send(&frame);
+                }
+            }
+        }
+        for (pe, slot) in self.slots.iter_mut().enumerate() {
+            if slot.control.is_none() || slot.silent_reported {
+                continue;
+            }
+            let silent_for = slot.heard.map_or(Duration::ZERO, |t| now - t);
+            if silent_for > h.timeout {
+                slot.silent_reported = true;
+                self.notices.push(Notice::Silent { pe, silent_for });
+            }
+        }
     }
 
     /// Reads and handles everything PE `pe` sent.

@@ -60,6 +60,8 @@ impl TestServer {
             npes,
             job_id: self.job_id,
             timeout,
+            node: 0,
+            nnodes: 1,
         }
     }
 
@@ -102,6 +104,7 @@ fn singleton_without_launcher() {
     assert_eq!(Config::from_vars(|_| None).unwrap(), None);
     let mut b = Bootstrap::singleton();
     assert_eq!((b.my_pe(), b.n_pes()), (0, 1));
+    assert_eq!((b.node(), b.n_nodes()), (0, 1));
     let mut calls = 0;
     assert_eq!(
         b.allgather(b"x", &mut || calls += 1).unwrap(),
@@ -132,6 +135,27 @@ fn environment_is_parsed_and_checked() {
     let c = Config::from_vars(vars(&good)).unwrap().unwrap();
     assert_eq!((c.pe, c.npes, c.job_id), (2, 3, 255));
     assert_eq!(c.timeout, Duration::from_millis(2500));
+    // Without SHMEM_NODE and SHMEM_NNODES: everything on one node.
+    assert_eq!((c.node, c.nnodes), (0, 1));
+    let mut on_nodes = good.to_vec();
+    on_nodes.extend([(ENV_NODE, "1"), (ENV_NNODES, "2")]);
+    let c = Config::from_vars(vars(&on_nodes)).unwrap().unwrap();
+    assert_eq!((c.node, c.nnodes), (1, 2));
+    for (node, nnodes, bad) in [
+        ("x", "2", ENV_NODE),
+        ("2", "2", ENV_NODE),
+        ("-1", "2", ENV_NODE),
+        ("0", "0", ENV_NNODES),
+        ("0", "4", ENV_NNODES),
+        ("0", "two", ENV_NNODES),
+    ] {
+        let mut v = good.to_vec();
+        v.extend([(ENV_NODE, node), (ENV_NNODES, nnodes)]);
+        match Config::from_vars(vars(&v)) {
+            Err(Error::BadEnv { name, .. }) => assert_eq!(name, bad, "{node}/{nnodes}"),
+            other => panic!("{node}/{nnodes}: {other:?}"),
+        }
+    }
 
     let without_timeout = Config::from_vars(vars(&good[..4])).unwrap().unwrap();
     assert_eq!(without_timeout.timeout, Duration::from_secs(60));
@@ -274,6 +298,8 @@ fn client_backstop_when_the_launcher_is_silent() {
         npes: 2,
         job_id: 1,
         timeout: Duration::from_millis(200),
+        node: 0,
+        nnodes: 1,
     };
     let mut b = Bootstrap::connect(&config).unwrap();
     let start = Instant::now();
@@ -435,5 +461,158 @@ fn lost_launcher_is_an_error_not_a_hang() {
     assert!(
         matches!(&r, Err(Error::Bootstrap(m)) if m.contains("lost the connection")),
         "{r:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The control connection and the watchdog.
+
+/// Starts a watchdog against `addr` whose verdict lands in the returned channel.
+fn watch(addr: &str, job_id: u64, pe: usize) -> mpsc::Receiver<(i32, String)> {
+    let (tx, rx) = mpsc::channel();
+    watchdog::start(
+        addr,
+        job_id,
+        pe,
+        LONG,
+        Box::new(move |status, message| {
+            let _ = tx.send((status, message));
+        }),
+    )
+    .unwrap();
+    rx
+}
+
+/// A server with heartbeats, driven by the test thread.
+fn heartbeat_server(npes: usize, timeout: Duration, pe_timeout: Duration) -> (Server, String, u64) {
+    let job_id = 0xc0de_0000_0000_0000 ^ u64::from(std::process::id());
+    let mut server = Server::bind("127.0.0.1:0", job_id, npes, LONG).unwrap();
+    server.set_heartbeat(Duration::from_millis(50), timeout, pe_timeout);
+    let addr = server.local_addr().unwrap().to_string();
+    (server, addr, job_id)
+}
+
+/// Polls `server` until `until` holds for its notices or `limit` passes; returns all notices.
+fn poll_until(
+    server: &mut Server,
+    limit: Duration,
+    until: impl Fn(&[Notice]) -> bool,
+) -> Vec<Notice> {
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    while start.elapsed() < limit && !until(&seen) {
+        seen.extend(server.poll(None, Duration::from_millis(10)).unwrap());
+    }
+    seen
+}
+
+#[test]
+fn abort_reaches_the_watchdog_with_status_and_reason() {
+    let (mut server, addr, job_id) = heartbeat_server(2, LONG, LONG);
+    let verdicts: Vec<_> = (0..2).map(|pe| watch(&addr, job_id, pe)).collect();
+    // Let both control hellos arrive and heartbeats flow for a while.
+    let notices = poll_until(&mut server, Duration::from_millis(400), |_| false);
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(server.controls_alive(LONG), 2);
+    assert_eq!(server.pid(1), Some(std::process::id()));
+    assert!(server.silence(0).unwrap() < Duration::from_millis(300));
+    server.abort_all(137, "PE 9 on host b was killed by signal 9 (SIGKILL)");
+    for (pe, rx) in verdicts.iter().enumerate() {
+        let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(status, 137);
+        assert_eq!(
+            message,
+            format!(
+                "PE {pe}: shmemrun ended the job: PE 9 on host b was killed by signal 9 (SIGKILL)"
+            )
+        );
+    }
+}
+
+#[test]
+fn watchdog_ends_the_pe_when_the_launcher_goes() {
+    let (mut server, addr, job_id) = heartbeat_server(1, LONG, LONG);
+    let rx = watch(&addr, job_id, 0);
+    poll_until(&mut server, Duration::from_millis(200), |_| false);
+    drop(server);
+    let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(status, watchdog::LOST_STATUS);
+    assert!(
+        message.contains(&format!(
+            "PE 0: lost the control connection to the launcher at {addr}"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn watchdog_ends_the_pe_when_the_launcher_falls_silent() {
+    let pe_timeout = Duration::from_millis(400);
+    let (mut server, addr, job_id) = heartbeat_server(1, LONG, pe_timeout);
+    let rx = watch(&addr, job_id, 0);
+    poll_until(&mut server, Duration::from_millis(200), |_| false);
+    // The server stays alive but is no longer polled: no heartbeats, no answers.
+    let silent_since = Instant::now();
+    let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    let took = silent_since.elapsed();
+    assert_eq!(status, watchdog::LOST_STATUS);
+    assert!(
+        message.contains(&format!("no word from the launcher at {addr} for 0.4 s")),
+        "{message}"
+    );
+    assert!(took < pe_timeout + Duration::from_millis(500), "{took:?}");
+    drop(server);
+}
+
+#[test]
+fn launcher_reports_a_silent_pe_and_a_lost_control_connection() {
+    let timeout = Duration::from_millis(300);
+    let (mut server, addr, job_id) = heartbeat_server(2, timeout, LONG);
+    // PE 0: a control connection that says hello and then nothing (a stopped or cut-off PE).
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    let hello = wire::Msg::ControlHello {
+        version: wire::PROTOCOL_VERSION,
+        job_id,
+        pe: 0,
+        pid: 4242,
+    };
+    std::io::Write::write_all(&mut silent, &hello.encode()).unwrap();
+    // PE 1: a live watchdog.
+    let _rx = watch(&addr, job_id, 1);
+    let start = Instant::now();
+    let notices = poll_until(&mut server, Duration::from_secs(5), |n| {
+        n.iter().any(|n| matches!(n, Notice::Silent { .. }))
+    });
+    let took = start.elapsed();
+    match notices.as_slice() {
+        [Notice::Silent { pe: 0, silent_for }] => assert!(*silent_for > timeout),
+        other => panic!("{other:?}"),
+    }
+    assert!(took < timeout + Duration::from_millis(500), "{took:?}");
+    assert_eq!(server.pid(0), Some(4242));
+    // Closing it before finalizing is reported too.
+    drop(silent);
+    let notices = poll_until(&mut server, Duration::from_secs(5), |n| !n.is_empty());
+    assert!(
+        matches!(notices.as_slice(), [Notice::ControlLost { pe: 0, .. }]),
+        "{notices:?}"
+    );
+    assert_eq!(server.controls_alive(LONG), 1);
+}
+
+#[test]
+fn control_hello_for_another_job_is_refused() {
+    let (mut server, addr, job_id) = heartbeat_server(1, LONG, LONG);
+    let rx = watch(&addr, job_id ^ 1, 0);
+    let notices = poll_until(&mut server, Duration::from_secs(5), |n| !n.is_empty());
+    assert!(
+        matches!(notices.as_slice(), [Notice::Warning(w)] if w.contains("is not this job's")),
+        "{notices:?}"
+    );
+    let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(status, watchdog::LOST_STATUS);
+    assert!(
+        message.contains("refused the control connection"),
+        "{message}"
     );
 }

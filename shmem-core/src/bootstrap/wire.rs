@@ -24,6 +24,26 @@
 //!
 //! The launcher sends [`Msg::Error`] when the job cannot go on (rendezvous timeout, a PE that
 //! left before finalizing while others wait, a protocol error); the PE turns it into an error.
+//!
+//! # The control connection
+//!
+//! Every PE started by `shmemrun` opens a second connection to the same address, served by a
+//! watchdog thread of its own (`bootstrap/watchdog.rs`), so that supervision never waits for the
+//! program to call into the library and the synchronous connection above stays exactly as it is.
+//!
+//! 1. The PE sends [`Msg::ControlHello`] (version, job id, PE number, its pid). The launcher
+//!    checks it like a hello and answers [`Msg::Welcome`] with the heartbeat interval and the
+//!    PE's heartbeat timeout, or [`Msg::Error`] and closes the connection.
+//! 2. With a non-zero interval both sides send [`Msg::Heartbeat`] that often. The launcher counts
+//!    a PE as unresponsive when it has heard nothing from it for `SHMEM_HEARTBEAT_TIMEOUT`; the
+//!    PE gives up on the launcher after the (longer) timeout in the welcome, so that the
+//!    launcher, which can name the silent host, normally speaks first.
+//! 3. [`Msg::Abort`] from the launcher ends the PE: it writes the reason to stderr and exits
+//!    with the status. End of stream, or no heartbeat within the timeout, ends it too, with a
+//!    message naming the launcher's address.
+//!
+//! Jobs on one host use the connection without heartbeats (interval 0): the launcher is the
+//! PEs' parent and watches them with `waitpid`; see `shmemrun`'s `job.rs`.
 
 /// Environment variable: `host:port` of the launcher's rendezvous server.
 pub const ENV_RENDEZVOUS: &str = "SHMEM_RENDEZVOUS";
@@ -37,9 +57,20 @@ pub const ENV_JOB_ID: &str = "SHMEM_JOB_ID";
 pub const ENV_INIT_TIMEOUT: &str = "SHMEM_INIT_TIMEOUT";
 /// The rendezvous timeout when `SHMEM_INIT_TIMEOUT` is not set, in seconds.
 pub const DEFAULT_INIT_TIMEOUT_SECS: f64 = 60.0;
+/// Environment variable: the index of this PE's host (node) in the job, from 0.
+pub const ENV_NODE: &str = "SHMEM_NODE";
+/// Environment variable: the number of hosts (nodes) the job runs on.
+pub const ENV_NNODES: &str = "SHMEM_NNODES";
+/// Environment variable (launcher): seconds without a heartbeat after which the launcher counts
+/// a PE on another host as gone (also `shmemrun --heartbeat-timeout`).
+pub const ENV_HEARTBEAT_TIMEOUT: &str = "SHMEM_HEARTBEAT_TIMEOUT";
+/// The heartbeat timeout when `SHMEM_HEARTBEAT_TIMEOUT` is not set, in seconds.
+pub const DEFAULT_HEARTBEAT_TIMEOUT_SECS: f64 = 3.0;
+/// Time between heartbeats on the control connection of a multi-host job.
+pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// Version of this protocol, sent in [`Msg::Hello`].
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Version of this protocol, sent in [`Msg::Hello`] and [`Msg::ControlHello`].
+pub const PROTOCOL_VERSION: u32 = 2;
 /// Largest frame either side accepts (guards against garbage on the port).
 pub const MAX_FRAME: usize = 1 << 30;
 
@@ -111,6 +142,33 @@ pub enum Msg {
         /// What happened, for the user.
         detail: String,
     },
+    /// PE -> launcher, first frame on the control connection.
+    ControlHello {
+        /// [`PROTOCOL_VERSION`] of the sender.
+        version: u32,
+        /// The job id from `SHMEM_JOB_ID`.
+        job_id: u64,
+        /// The sender's PE number.
+        pe: u32,
+        /// The sender's process id on its host (for the launcher's messages).
+        pid: u32,
+    },
+    /// Launcher -> PE on the control connection: accepted; how to keep in touch.
+    Welcome {
+        /// Milliseconds between heartbeats; 0: no heartbeats.
+        interval_ms: u32,
+        /// Milliseconds without a word from the launcher after which the PE gives up; 0: never.
+        timeout_ms: u32,
+    },
+    /// Either way on the control connection: still here.
+    Heartbeat,
+    /// Launcher -> PE on the control connection: the job is over; exit now with `status`.
+    Abort {
+        /// The exit status the PE should exit with (the launcher's own).
+        status: i32,
+        /// Why, for the PE's stderr.
+        reason: String,
+    },
 }
 
 const TAG_HELLO: u8 = 1;
@@ -119,6 +177,10 @@ const TAG_TABLE: u8 = 3;
 const TAG_FINALIZE: u8 = 4;
 const TAG_ERROR: u8 = 5;
 const TAG_GLOBAL_EXIT: u8 = 6;
+const TAG_CONTROL_HELLO: u8 = 7;
+const TAG_WELCOME: u8 = 8;
+const TAG_HEARTBEAT: u8 = 9;
+const TAG_ABORT: u8 = 10;
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     // Blobs are bounded by MAX_FRAME, far below u32::MAX.
@@ -170,6 +232,32 @@ impl Msg {
                 out.push(*code);
                 put_bytes(&mut out, detail.as_bytes());
             }
+            Msg::ControlHello {
+                version,
+                job_id,
+                pe,
+                pid,
+            } => {
+                out.push(TAG_CONTROL_HELLO);
+                out.extend_from_slice(&version.to_le_bytes());
+                out.extend_from_slice(&job_id.to_le_bytes());
+                out.extend_from_slice(&pe.to_le_bytes());
+                out.extend_from_slice(&pid.to_le_bytes());
+            }
+            Msg::Welcome {
+                interval_ms,
+                timeout_ms,
+            } => {
+                out.push(TAG_WELCOME);
+                out.extend_from_slice(&interval_ms.to_le_bytes());
+                out.extend_from_slice(&timeout_ms.to_le_bytes());
+            }
+            Msg::Heartbeat => out.push(TAG_HEARTBEAT),
+            Msg::Abort { status, reason } => {
+                out.push(TAG_ABORT);
+                out.extend_from_slice(&status.to_le_bytes());
+                put_bytes(&mut out, reason.as_bytes());
+            }
         }
         let len = (out.len() - 4) as u32;
         out[..4].copy_from_slice(&len.to_le_bytes());
@@ -218,6 +306,22 @@ impl Msg {
                 let detail = String::from_utf8_lossy(r.bytes()?).into_owned();
                 Msg::Error { code, detail }
             }
+            TAG_CONTROL_HELLO => Msg::ControlHello {
+                version: r.u32()?,
+                job_id: r.u64()?,
+                pe: r.u32()?,
+                pid: r.u32()?,
+            },
+            TAG_WELCOME => Msg::Welcome {
+                interval_ms: r.u32()?,
+                timeout_ms: r.u32()?,
+            },
+            TAG_HEARTBEAT => Msg::Heartbeat,
+            TAG_ABORT => {
+                let status = r.u32()? as i32;
+                let reason = String::from_utf8_lossy(r.bytes()?).into_owned();
+                Msg::Abort { status, reason }
+            }
             t => return Err(format!("unknown message tag {t}")),
         };
         if r.pos != body.len() {
@@ -262,6 +366,11 @@ impl FrameBuf {
     /// Whether bytes of an incomplete frame are buffered.
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
+    }
+
+    /// The number of bytes buffered.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
     }
 }
 
@@ -308,6 +417,11 @@ pub fn parse_timeout_secs(s: &str) -> Result<std::time::Duration, String> {
         return Err(format!("{s:?} must be a positive number of seconds"));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// Milliseconds of `d` for a [`Msg::Welcome`], saturating.
+pub fn millis_u32(d: std::time::Duration) -> u32 {
+    d.as_millis().min(u128::from(u32::MAX)) as u32
 }
 
 /// Formats a list of PE numbers as `"2, 5"`.
@@ -357,6 +471,21 @@ mod tests {
                 code: ERR_TIMEOUT,
                 detail: "PEs 2 of 3 late".into(),
             },
+            Msg::ControlHello {
+                version: PROTOCOL_VERSION,
+                job_id: 42,
+                pe: 3,
+                pid: 4567,
+            },
+            Msg::Welcome {
+                interval_ms: 500,
+                timeout_ms: 4000,
+            },
+            Msg::Heartbeat,
+            Msg::Abort {
+                status: 137,
+                reason: "PE 3 on host b was killed by signal 9 (SIGKILL)".into(),
+            },
         ];
         let stream: Vec<u8> = msgs.iter().flat_map(Msg::encode).collect();
         // Byte-by-byte frame buffer.
@@ -378,6 +507,8 @@ mod tests {
         assert!(Msg::decode(&[99]).is_err());
         assert!(Msg::decode(&[TAG_HELLO, 1, 2]).is_err());
         assert!(Msg::decode(&[TAG_FINALIZE, 0]).is_err());
+        assert!(Msg::decode(&[TAG_HEARTBEAT, 0]).is_err());
+        assert!(Msg::decode(&[TAG_WELCOME, 1, 2, 3]).is_err());
         let mut fb = FrameBuf::default();
         fb.extend(&[0, 0, 0, 0]);
         assert!(fb.next_msg().is_err());

@@ -3,32 +3,35 @@
 //! Every PE gets a thread blocked in `waitid(WNOWAIT)`: it reports the exit without reaping, so
 //! only the main loop reaps and a pid the launcher signals can never have been reused.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use crate::events::{Event, Notifier};
-use crate::output;
+use crate::output::{self, Forward, Tail};
 use crate::signals;
 
-/// How to start one PE.
+/// How to start one PE: the program itself, or for a PE on another host its start command.
 #[derive(Debug)]
 pub struct Spec<'a> {
     /// The program, resolved through `PATH` as by a shell.
-    pub program: &'a OsString,
+    pub program: &'a OsStr,
     /// Its arguments.
     pub args: &'a [OsString],
     /// Variables added to the launcher's environment.
-    pub env: Vec<(&'static str, String)>,
+    pub env: &'a [(OsString, OsString)],
     /// Forward output line by line with a `[PE i] ` prefix instead of inheriting it.
     pub prefix: bool,
+    /// Keep the last lines of stderr here (which forwards stderr even without `prefix`).
+    pub tail: Option<Arc<Tail>>,
     /// This PE's number.
     pub pe: usize,
 }
 
-/// Starts one PE, its exit watcher and (with `prefix`) its output forwarders. Returns the pid
-/// and the number of output forwarders started.
+/// Starts one PE, its exit watcher and its output forwarders. Returns the pid and the number of
+/// output forwarders started.
 pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, usize)> {
     let mut cmd = Command::new(spec.program);
     cmd.args(spec.args);
@@ -40,7 +43,10 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
         Stdio::null()
     });
     if spec.prefix {
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.stdout(Stdio::piped());
+    }
+    if spec.prefix || spec.tail.is_some() {
+        cmd.stderr(Stdio::piped());
     }
     let launcher = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe
@@ -55,7 +61,8 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
                 return Err(io::Error::last_os_error());
             }
             // Die with the launcher (the launcher's main thread, which forks every PE and lives
-            // until the launcher exits).
+            // until the launcher exits). For a PE on another host this ends its local start
+            // command only; the PE's watchdog sees its control connection close.
             if libc::prctl(
                 libc::PR_SET_PDEATHSIG,
                 libc::SIGKILL as libc::c_ulong,
@@ -76,12 +83,18 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
     let mut child = cmd.spawn()?;
     let pid = child.id() as libc::pid_t;
     let mut forwarders = 0;
+    let how = |to_stderr: bool| Forward {
+        pe: spec.pe,
+        to_stderr,
+        prefix: spec.prefix,
+        tail: if to_stderr { spec.tail.clone() } else { None },
+    };
     if let Some(out) = child.stdout.take() {
-        output::forward(spec.pe, out, false, notifier.clone())?;
+        output::forward(how(false), out, notifier.clone())?;
         forwarders += 1;
     }
     if let Some(err) = child.stderr.take() {
-        output::forward(spec.pe, err, true, notifier.clone())?;
+        output::forward(how(true), err, notifier.clone())?;
         forwarders += 1;
     }
     // Dropping `child` neither waits nor kills; the watcher and the main loop take over.

@@ -1,16 +1,42 @@
 //! The main loop: waits on the rendezvous server and the helper threads' events, and decides
 //! when the job has failed and how it ends.
+//!
+//! PEs on this host are children of the launcher: their exit status comes from `waitpid`, they
+//! are stopped with SIGTERM then SIGKILL, and `PR_SET_PDEATHSIG` ends them if the launcher dies.
+//! Their control connections carry no heartbeats and are not used to end them: a PE stopped in a
+//! debugger must not end the job, and the signals already do the work.
+//!
+//! A PE on another host is known through two things: its start command (`--rsh`, a local child
+//! whose exit status mirrors the PE's, as ssh does) and its control connection. The job fails
+//! when the start command ends badly, when the PE falls silent for the heartbeat timeout (a
+//! stopped PE, a host or link that went down), or when its control connection ends before it
+//! finalized while its start command keeps running. To end the job the launcher sends every
+//! remote PE [`Msg::Abort`](crate::wire::Msg::Abort) on its control connection, gives the start
+//! commands [`ABORT_GRACE`] to end by themselves, then SIGTERM and SIGKILL; before exiting it
+//! waits up to [`LINGER`] for the remote PEs to close their control connections.
 
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::children::{self, Status};
 use crate::events::{Event, Inbox};
+use crate::output::Tail;
 use crate::server::{Notice, Server};
 use crate::signals;
+use crate::wire::{HEARTBEAT_INTERVAL, pe_list};
 
 /// Time between SIGTERM and SIGKILL when the launcher ends the job.
 const KILL_GRACE: Duration = Duration::from_millis(300);
+/// Time the PEs on other hosts have to act on an abort (their start commands then end by
+/// themselves) before the launcher signals the start commands.
+const ABORT_GRACE: Duration = Duration::from_secs(1);
+/// Time the launcher waits, after the last start command ended, for remote PEs that still answer
+/// to close their control connections (they exit on the abort, or on the end of the connection).
+const LINGER: Duration = Duration::from_secs(1);
+/// Time a remote PE's start command has to end after the PE's control connection ended before
+/// the launcher counts the PE as lost.
+const LOST_GRACE: Duration = Duration::from_millis(1500);
 /// Time a PE that left before finalizing has to turn out to be a crash (whose exit status is
 /// the better report) before the launcher ends the job for stranding the others.
 const STRANDED_GRACE: Duration = Duration::from_millis(250);
@@ -20,12 +46,28 @@ const TIMEOUT_GRACE: Duration = Duration::from_secs(2);
 /// Time to wait for the output forwarders after the last PE exited (a grandchild may hold a
 /// pipe open).
 const OUTPUT_GRACE: Duration = Duration::from_secs(1);
+/// Time to wait for the stderr of a start command that failed, for the message.
+const TAIL_WAIT: Duration = Duration::from_millis(500);
 
-/// One PE process.
+/// A PE on another host, as the launcher sees it.
+#[derive(Debug)]
+pub struct Remote {
+    /// The host's name.
+    pub host: String,
+    /// The host's node number.
+    pub node: usize,
+    /// The start command, for messages.
+    pub command: String,
+    /// The last lines of the start command's stderr.
+    pub tail: Arc<Tail>,
+}
+
+/// One PE process (for a remote PE: its start command).
 #[derive(Debug)]
 struct Pe {
     pid: libc::pid_t,
     reaped: bool,
+    remote: Option<Remote>,
 }
 
 /// The state of a running job.
@@ -39,17 +81,24 @@ pub struct Job {
     outputs: usize,
     /// The launcher's exit code once the job has failed.
     failure: Option<i32>,
+    /// When to SIGTERM the remote PEs' start commands after an abort.
+    term_at: Option<Instant>,
     /// When to SIGKILL the PEs that survived SIGTERM.
     kill_at: Option<Instant>,
     /// When to end the job because a PE left while others wait.
     stranded_at: Option<Instant>,
     /// When to end the job after a rendezvous timeout.
     timeout_at: Option<Instant>,
+    /// Remote PEs whose control connection ended: when to give up on them, and why it ended.
+    lost: Vec<(usize, Instant, String)>,
+    /// The heartbeat timeout of a multi-host job, for messages.
+    heartbeat_timeout: Option<Duration>,
 }
 
 impl Job {
-    /// A job whose PEs are added with [`Job::add`] as they start.
-    pub fn new(server: Server, inbox: Inbox) -> Job {
+    /// A job whose PEs are added with [`Job::add`] as they start. `heartbeat_timeout` is set
+    /// for a multi-host job (whose server sends heartbeats).
+    pub fn new(server: Server, inbox: Inbox, heartbeat_timeout: Option<Duration>) -> Job {
         Job {
             server,
             server_broken: false,
@@ -57,15 +106,23 @@ impl Job {
             pes: Vec::new(),
             outputs: 0,
             failure: None,
+            term_at: None,
             kill_at: None,
             stranded_at: None,
             timeout_at: None,
+            lost: Vec::new(),
+            heartbeat_timeout,
         }
     }
 
-    /// Records the next PE (PE number = number of PEs added before).
-    pub fn add(&mut self, pid: libc::pid_t, outputs: usize) {
-        self.pes.push(Pe { pid, reaped: false });
+    /// Records the next PE (PE number = number of PEs added before); `remote` for a PE started
+    /// on another host through its start command `pid`.
+    pub fn add(&mut self, pid: libc::pid_t, outputs: usize, remote: Option<Remote>) {
+        self.pes.push(Pe {
+            pid,
+            reaped: false,
+            remote,
+        });
         self.outputs += outputs;
     }
 
@@ -73,16 +130,36 @@ impl Job {
         self.pes.iter().filter(|p| !p.reaped).count()
     }
 
-    /// Ends the job with exit code `code`: SIGTERM now, SIGKILL a little later.
-    pub fn fail(&mut self, code: i32) {
+    fn multi_host(&self) -> bool {
+        self.heartbeat_timeout.is_some()
+    }
+
+    /// Prints `shmemrun: {what}; terminating N [other] PEs` and ends the job with `code`.
+    pub fn end(&mut self, code: i32, what: &str, other: bool) {
+        if self.failure.is_some() {
+            return;
+        }
+        eprintln!("shmemrun: {what}{}", self.terminating(other));
+        self.fail(code, what);
+    }
+
+    /// Ends the job with exit code `code` because of `why`: PEs on this host get SIGTERM now and
+    /// SIGKILL a little later; PEs on other hosts get an abort on their control connection.
+    pub fn fail(&mut self, code: i32, why: &str) {
         if self.failure.is_some() {
             return;
         }
         self.failure = Some(code);
         self.stranded_at = None;
         self.timeout_at = None;
-        self.signal_all(libc::SIGTERM);
-        self.kill_at = Some(Instant::now() + KILL_GRACE);
+        self.lost.clear();
+        if self.multi_host() {
+            self.server.abort_all(code, why);
+            self.term_at = Some(Instant::now() + ABORT_GRACE);
+        } else {
+            self.signal_all(libc::SIGTERM);
+            self.kill_at = Some(Instant::now() + KILL_GRACE);
+        }
     }
 
     fn signal_all(&self, sig: libc::c_int) {
@@ -103,17 +180,48 @@ impl Job {
         }
     }
 
+    /// "PE 3 on host b (pid 4567 there)", or "PE 3 (pid 123)" for a PE on this host.
+    fn who(&self, pe: usize) -> String {
+        match &self.pes[pe].remote {
+            Some(r) => match self.server.pid(pe) {
+                Some(pid) => format!("PE {pe} on host {} (pid {pid} there)", r.host),
+                None => format!("PE {pe} on host {}", r.host),
+            },
+            None => format!("PE {pe} (pid {})", self.pes[pe].pid),
+        }
+    }
+
     /// Runs until every PE has been reaped; returns the launcher's exit code.
     pub fn run(mut self) -> i32 {
-        while self.running() > 0 {
-            let wait = [self.kill_at, self.stranded_at, self.timeout_at]
-                .into_iter()
-                .flatten()
-                .min()
-                .map_or(Duration::from_secs(1), |t| {
-                    t.saturating_duration_since(Instant::now())
-                })
-                .min(Duration::from_secs(1));
+        let mut linger_until = None;
+        loop {
+            if self.running() == 0 {
+                // Remote PEs may still be acting on the abort; their control connections close
+                // when they are gone (silent ones will not: no use waiting for them). Nothing
+                // of the kind on this host: waitpid said it all.
+                if !self.multi_host() || self.server.controls_alive(3 * HEARTBEAT_INTERVAL) == 0 {
+                    break;
+                }
+                let until = *linger_until.get_or_insert_with(|| Instant::now() + LINGER);
+                if Instant::now() >= until {
+                    break;
+                }
+            }
+            let wait = [
+                self.term_at,
+                self.kill_at,
+                self.stranded_at,
+                self.timeout_at,
+                linger_until,
+            ]
+            .into_iter()
+            .chain(self.lost.iter().map(|l| Some(l.1)))
+            .flatten()
+            .min()
+            .map_or(Duration::from_secs(1), |t| {
+                t.saturating_duration_since(Instant::now())
+            })
+            .min(Duration::from_secs(1));
             self.wait(wait);
             self.check_deadlines();
         }
@@ -131,12 +239,8 @@ impl Job {
             match self.server.poll(Some(self.inbox.wake.as_raw_fd()), wait) {
                 Ok(notices) => self.notices(notices),
                 Err(e) => {
-                    eprintln!(
-                        "shmemrun: the rendezvous server failed: {e}{}",
-                        self.terminating(false)
-                    );
                     self.server_broken = true;
-                    self.fail(1);
+                    self.end(1, &format!("the rendezvous server failed: {e}"), false);
                 }
             }
         }
@@ -157,21 +261,66 @@ impl Job {
                     }
                 }
                 Notice::GlobalExit { pe, status } => {
-                    if self.failure.is_none() {
-                        eprintln!(
-                            "shmemrun: PE {pe} called global_exit({status}){}",
-                            self.terminating(false)
-                        );
-                        self.fail(status);
-                    }
+                    self.end(
+                        status,
+                        &format!("PE {pe} called global_exit({status})"),
+                        false,
+                    );
                 }
                 Notice::Stranded => {
                     if self.failure.is_none() && self.stranded_at.is_none() {
                         self.stranded_at = Some(Instant::now() + STRANDED_GRACE);
                     }
                 }
+                Notice::Silent { pe, silent_for } => self.silent(pe, silent_for),
+                Notice::ControlLost { pe, why } => {
+                    let remote = self.pes.get(pe).is_some_and(|p| p.remote.is_some());
+                    if remote && self.failure.is_none() {
+                        self.lost.push((pe, Instant::now() + LOST_GRACE, why));
+                    }
+                }
             }
         }
+    }
+
+    /// PE `pe` sent nothing for `silent_for`: names its host when all of the host's PEs are
+    /// silent too (a host or link that went down), else the PE (stopped, hung).
+    fn silent(&mut self, pe: usize, silent_for: Duration) {
+        let Some(r) = self.pes.get(pe).and_then(|p| p.remote.as_ref()) else {
+            return;
+        };
+        if self.failure.is_some() || self.pes[pe].reaped {
+            return;
+        }
+        let node = r.node;
+        let host = r.host.clone();
+        // PEs of one host fall silent within a heartbeat interval or two of each other.
+        let nearly = silent_for.saturating_sub(2 * HEARTBEAT_INTERVAL);
+        let on_host: Vec<usize> = (0..self.pes.len())
+            .filter(|&p| self.pes[p].remote.as_ref().is_some_and(|r| r.node == node))
+            .collect();
+        let silent: Vec<usize> = on_host
+            .iter()
+            .copied()
+            .filter(|&p| self.server.silence(p).is_some_and(|s| s >= nearly))
+            .collect();
+        let timeout = self.heartbeat_timeout.map_or(String::new(), |t| {
+            format!(" (heartbeat timeout {} s)", t.as_secs_f64())
+        });
+        let what = if silent.len() == on_host.len() && on_host.len() > 1 {
+            format!(
+                "host {host} (PEs {}) stopped answering: no heartbeat for {:.1} s{timeout}",
+                pe_list(&silent),
+                silent_for.as_secs_f64()
+            )
+        } else {
+            format!(
+                "{} stopped answering: no heartbeat for {:.1} s{timeout}",
+                self.who(pe),
+                silent_for.as_secs_f64()
+            )
+        };
+        self.end(1, &what, false);
     }
 
     fn event(&mut self, ev: Event) {
@@ -180,11 +329,11 @@ impl Job {
             Event::Signal(sig) => {
                 let name = signals::name(sig).unwrap_or("a signal");
                 if self.failure.is_none() {
-                    eprintln!("shmemrun: received {name}{}", self.terminating(false));
-                    self.fail(128 + sig);
+                    self.end(128 + sig, &format!("received {name}"), false);
                 } else if self.running() > 0 {
                     eprintln!("shmemrun: received {name} again; killing the PEs");
                     self.signal_all(libc::SIGKILL);
+                    self.term_at = None;
                     self.kill_at = None;
                 }
             }
@@ -202,6 +351,7 @@ impl Job {
         let pid = p.pid;
         let status = children::reap(pid);
         p.reaped = true;
+        self.lost.retain(|l| l.0 != pe);
         let notices = self.server.pe_exited(pe);
         self.notices(notices);
         let (code, how) = match status {
@@ -209,17 +359,47 @@ impl Job {
             Ok(s @ Status::Exited(_)) | Ok(s @ Status::Signaled { .. }) => (s.code(), s.describe()),
             Err(e) => (1, format!("could not be waited for ({e})")),
         };
-        if self.failure.is_none() {
-            eprintln!(
-                "shmemrun: PE {pe} (pid {pid}) {how}{}",
-                self.terminating(true)
-            );
-            self.fail(code);
+        if self.failure.is_some() {
+            return;
+        }
+        match &self.pes[pe].remote {
+            Some(r) if !self.server.reached(pe) => {
+                // The start command failed, or the program ended before `init`: what it wrote
+                // on stderr says which.
+                let what = format!(
+                    "PE {pe} on host {} {how} before reaching the launcher",
+                    r.host
+                );
+                let mut details = format!("\nshmemrun:   start command: {}", r.command);
+                let tail = r.tail.lines(TAIL_WAIT);
+                if tail.is_empty() {
+                    details.push_str("\nshmemrun:   it wrote nothing on stderr");
+                } else {
+                    details.push_str("\nshmemrun:   the last lines of its stderr:");
+                    for line in &tail {
+                        details.push_str("\nshmemrun:   | ");
+                        details.push_str(line);
+                    }
+                }
+                eprintln!("shmemrun: {what}{}{details}", self.terminating(true));
+                self.fail(code, &what);
+            }
+            _ => {
+                let what = format!("{} {how}", self.who(pe));
+                self.end(code, &what, true);
+            }
         }
     }
 
     fn check_deadlines(&mut self) {
         let now = Instant::now();
+        if self.term_at.is_some_and(|t| now >= t) {
+            self.term_at = None;
+            if self.running() > 0 {
+                self.signal_all(libc::SIGTERM);
+                self.kill_at = Some(now + KILL_GRACE);
+            }
+        }
         if self.kill_at.is_some_and(|t| now >= t) {
             self.kill_at = None;
             self.signal_all(libc::SIGKILL);
@@ -230,14 +410,24 @@ impl Job {
                 .server
                 .stranded()
                 .unwrap_or_else(|| "a PE left before finalizing while others wait".into());
-            eprintln!("shmemrun: {detail}{}", self.terminating(false));
             self.server.abort(&detail);
-            self.fail(1);
+            self.end(1, &detail, false);
         }
         if self.timeout_at.is_some_and(|t| now >= t) {
             self.timeout_at = None;
-            eprintln!("shmemrun: the rendezvous failed{}", self.terminating(false));
-            self.fail(1);
+            self.end(1, "the rendezvous failed", false);
+        }
+        if let Some(i) = self.lost.iter().position(|l| now >= l.1) {
+            let (pe, _, why) = self.lost.remove(i);
+            if !self.pes[pe].reaped && !self.server.finalized(pe) {
+                let what = format!(
+                    "{} lost its control connection ({why}) while its start command kept \
+                     running for {} s",
+                    self.who(pe),
+                    LOST_GRACE.as_secs_f64()
+                );
+                self.end(1, &what, false);
+            }
         }
     }
 

@@ -1,9 +1,15 @@
-//! `shmemrun`: starts the PEs of a shmem-core job on this host and supervises them.
+//! `shmemrun`: starts the PEs of a shmem-core job, on this host or across hosts, and
+//! supervises them.
 //!
 //! It listens on a TCP port for the PEs' rendezvous (see `bootstrap/wire.rs`), starts N copies
-//! of the program with `SHMEM_RENDEZVOUS`, `SHMEM_PE`, `SHMEM_NPES`, `SHMEM_JOB_ID` and
-//! `SHMEM_INIT_TIMEOUT` set, runs their start-up collectives, and ends the whole job when a PE
-//! fails or the launcher is interrupted.
+//! of the program with `SHMEM_RENDEZVOUS`, `SHMEM_PE`, `SHMEM_NPES`, `SHMEM_JOB_ID`,
+//! `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and `SHMEM_NNODES` set, runs their start-up collectives,
+//! and ends the whole job when a PE fails or the launcher is interrupted.
+//!
+//! With `--hosts` or `--hostfile` every PE is started through a start command (`--rsh`, ssh by
+//! default) that runs `env VAR=VALUE... PROGRAM ARGS...` on its host; the launcher listens on
+//! all interfaces and supervises the remote PEs through their control connections
+//! (heartbeats, aborts; see `job.rs`).
 
 // The protocol and the server are shared with the library (which the binary does not depend
 // on for them); the binary uses only part of the protocol module.
@@ -15,17 +21,21 @@ mod wire;
 
 mod children;
 mod events;
+mod hosts;
 mod job;
 mod output;
+mod rsh;
 mod signals;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{ArgGroup, Parser};
 
-use job::Job;
+use job::{Job, Remote};
 use server::Server;
 
 /// Start N processing elements (PEs) of a shmem-core program and supervise them.
@@ -33,8 +43,10 @@ use server::Server;
 #[command(
     name = "shmemrun",
     version,
+    group(ArgGroup::new("hostset").args(["hosts", "hostfile"])),
     after_help = "\
-Every PE gets SHMEM_RENDEZVOUS, SHMEM_PE, SHMEM_NPES, SHMEM_JOB_ID and SHMEM_INIT_TIMEOUT in its \
+Every PE gets SHMEM_RENDEZVOUS, SHMEM_PE, SHMEM_NPES, SHMEM_JOB_ID, SHMEM_INIT_TIMEOUT, \
+SHMEM_NODE (the index of its host, from 0) and SHMEM_NNODES (the number of hosts) in its \
 environment. Only PE 0 reads stdin.
 
 When a PE exits with a non-zero status or is killed by a signal, shmemrun stops the other PEs \
@@ -42,19 +54,34 @@ When a PE exits with a non-zero status or is killed by a signal, shmemrun stops 
 A PE that exits before finalizing while others wait for it also ends the job. SIGINT, SIGTERM, \
 SIGHUP and SIGQUIT to shmemrun stop every PE; shmemrun then exits with 128 + the signal number.
 
-Exit status: 0 when every PE exits with 0; 127 when PROGRAM cannot be found, 126 when it cannot \
-be executed."
+Several hosts (--hosts, --hostfile): PEs are placed in blocks (host 0 runs PEs 0..k): up to \
+each host's slots when slots are given, else as evenly as possible. Every PE is started with \
+the start command (--rsh, $SHMEM_RSH, default \"ssh -o BatchMode=yes {host} {cmd}\"), which \
+runs \"env -C DIR VAR=VALUE... PROGRAM ARGS...\" on the host: DIR is shmemrun's working \
+directory, the variables are the ones above, every UCX_* and SHMEM_* variable of shmemrun's \
+environment, and those given with -x. shmemrun listens on all interfaces; each host is told the \
+address from --rendezvous-addr, else the address of this machine on the route to that host. \
+The start command's exit status stands for the PE's. Besides, every PE keeps a control \
+connection to shmemrun with heartbeats every 0.5 s: a PE or host silent for the heartbeat \
+timeout (--heartbeat-timeout, $SHMEM_HEARTBEAT_TIMEOUT, default 3 s) ends the job, naming the \
+host and its PEs; to end the job shmemrun tells every PE over that connection (the PE prints \
+the reason and exits), and a PE that loses shmemrun (connection closed, or silent for the \
+timeout + 1 s) exits by itself, naming shmemrun's address.
+
+Exit status: 0 when every PE exits with 0; 127 when PROGRAM (or the start command) cannot be \
+found, 126 when it cannot be executed; 1 when the job fails for another reason (rendezvous, \
+a silent host, a lost PE); 2 for a bad command line."
 )]
 struct Cli {
-    /// Number of PEs to start.
+    /// Number of PEs to start. Default: 1; with --hosts or --hostfile, every slot when slots
+    /// are given, else one per host.
     #[arg(
         short = 'n',
         long = "np",
         value_name = "N",
-        default_value_t = 1,
         value_parser = clap::value_parser!(u32).range(1..=1_000_000)
     )]
-    np: u32,
+    np: Option<u32>,
 
     /// Prefix every line a PE writes to stdout or stderr with "[PE i] ".
     #[arg(short, long)]
@@ -64,6 +91,38 @@ struct Cli {
     /// $SHMEM_INIT_TIMEOUT, else 60.
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     init_timeout: Option<String>,
+
+    /// Run the PEs on these hosts, in blocks: HOST or HOST:SLOTS, comma-separated (e.g.
+    /// "node1:4,node2:4"). Every host, this one included, is reached through the start command.
+    #[arg(long, value_name = "HOST[:SLOTS],...")]
+    hosts: Option<String>,
+
+    /// Like --hosts, from a file: one host per line as HOST, HOST:SLOTS or HOST slots=SLOTS;
+    /// '#' starts a comment.
+    #[arg(long, value_name = "FILE")]
+    hostfile: Option<PathBuf>,
+
+    /// Start command template for a PE on a host: {host} becomes the host; {cmd} becomes the
+    /// remote command as one shell-quoted word (for ssh); without {cmd} the remote command's
+    /// words are appended. Default: $SHMEM_RSH, else "ssh -o BatchMode=yes {host} {cmd}".
+    #[arg(long, value_name = "TEMPLATE", requires = "hostset")]
+    rsh: Option<String>,
+
+    /// The address (IPv4 or name) at which the hosts reach this machine for the rendezvous.
+    /// Default: $SHMEM_RENDEZVOUS_ADDR, else for each host the local address of the route to
+    /// it.
+    #[arg(long, value_name = "IP", requires = "hostset")]
+    rendezvous_addr: Option<String>,
+
+    /// Seconds without a heartbeat after which a PE on another host counts as gone (fractions
+    /// allowed). Default: $SHMEM_HEARTBEAT_TIMEOUT, else 3.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout, requires = "hostset")]
+    heartbeat_timeout: Option<String>,
+
+    /// Pass the variable NAME (with its value here, or VALUE) to every PE; repeatable. UCX_*
+    /// and SHMEM_* variables are passed anyway.
+    #[arg(short = 'x', value_name = "NAME[=VALUE]")]
+    export: Vec<String>,
 
     /// The program to run, and its arguments (which may start with '-').
     #[arg(
@@ -75,6 +134,14 @@ struct Cli {
     command: Vec<OsString>,
 }
 
+/// Environment variable: the start command template (`--rsh`).
+const ENV_RSH: &str = "SHMEM_RSH";
+/// Environment variable: the rendezvous address for other hosts (`--rendezvous-addr`).
+const ENV_RENDEZVOUS_ADDR: &str = "SHMEM_RENDEZVOUS_ADDR";
+/// How much longer than the launcher a PE waits for a heartbeat before it gives up, so that the
+/// launcher, which can name the silent host, normally speaks first.
+const PE_HEARTBEAT_SLACK: Duration = Duration::from_secs(1);
+
 fn parse_timeout(s: &str) -> Result<String, String> {
     wire::parse_timeout_secs(s).map(|_| s.trim().to_string())
 }
@@ -84,18 +151,65 @@ fn main() {
     std::process::exit(run(&cli));
 }
 
-/// The timeout and its text for the PEs' environment.
-fn init_timeout(cli: &Cli) -> Result<(Duration, String), String> {
-    let text = match (&cli.init_timeout, std::env::var_os(wire::ENV_INIT_TIMEOUT)) {
-        (Some(t), _) => t.clone(),
+/// A setting from the command line, else from the environment variable `var`, else `default`;
+/// with the text it came from.
+fn setting(cli: &Option<String>, var: &str, default: &str) -> Result<String, String> {
+    match (cli, std::env::var_os(var)) {
+        (Some(t), _) => Ok(t.clone()),
         (None, Some(v)) => v
             .into_string()
-            .map_err(|v| format!("{}={v:?} is not valid UTF-8", wire::ENV_INIT_TIMEOUT))?,
-        (None, None) => wire::DEFAULT_INIT_TIMEOUT_SECS.to_string(),
-    };
+            .map_err(|v| format!("{var}={v:?} is not valid UTF-8")),
+        (None, None) => Ok(default.to_string()),
+    }
+}
+
+/// The timeout and its text for the PEs' environment.
+fn init_timeout(cli: &Cli) -> Result<(Duration, String), String> {
+    let default = wire::DEFAULT_INIT_TIMEOUT_SECS.to_string();
+    let text = setting(&cli.init_timeout, wire::ENV_INIT_TIMEOUT, &default)?;
     let d =
         wire::parse_timeout_secs(&text).map_err(|e| format!("{}: {e}", wire::ENV_INIT_TIMEOUT))?;
     Ok((d, text))
+}
+
+/// The variables shmemrun sets for every PE; -x may not set them and they are not forwarded.
+const JOB_VARS: [&str; 7] = [
+    wire::ENV_RENDEZVOUS,
+    wire::ENV_PE,
+    wire::ENV_NPES,
+    wire::ENV_JOB_ID,
+    wire::ENV_INIT_TIMEOUT,
+    wire::ENV_NODE,
+    wire::ENV_NNODES,
+];
+
+/// The `-x` variables as (name, value); `-x NAME` takes the value from shmemrun's environment.
+fn exports(cli: &Cli) -> Result<Vec<(OsString, OsString)>, String> {
+    let mut out = Vec::new();
+    for x in &cli.export {
+        let (name, value) = match x.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (x.as_str(), None),
+        };
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+            && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+        if !valid {
+            return Err(format!("-x {x}: {name:?} is not a variable name"));
+        }
+        if JOB_VARS.contains(&name) {
+            return Err(format!("-x {x}: shmemrun sets {name} itself"));
+        }
+        let value = match value {
+            Some(v) => OsString::from(v),
+            None => std::env::var_os(name)
+                .ok_or_else(|| format!("-x {name}: {name} is not set in shmemrun's environment"))?,
+        };
+        out.push((OsString::from(name), value));
+    }
+    Ok(out)
 }
 
 /// A job id that is different for every run.
@@ -122,10 +236,46 @@ fn os_message(e: &io::Error) -> String {
     }
 }
 
+/// The exit code for a program or start command that cannot be started.
+fn spawn_code(e: &io::Error) -> i32 {
+    match e.kind() {
+        io::ErrorKind::NotFound => 127,
+        io::ErrorKind::PermissionDenied => 126,
+        _ if e.raw_os_error() == Some(libc::ENOEXEC) => 126,
+        _ => 1,
+    }
+}
+
 fn run(cli: &Cli) -> i32 {
-    let npes = cli.np as usize;
     let (timeout, timeout_text) = match init_timeout(cli) {
         Ok(t) => t,
+        Err(e) => {
+            eprintln!("shmemrun: {e}");
+            return 2;
+        }
+    };
+    let exports = match exports(cli) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("shmemrun: {e}");
+            return 2;
+        }
+    };
+    let Some((program, args)) = cli.command.split_first() else {
+        eprintln!("shmemrun: no program given");
+        return 2;
+    };
+    let job = JobSpec {
+        program,
+        args,
+        exports,
+        timeout,
+        timeout_text,
+        id: random_id(),
+        prefix: cli.prefix,
+    };
+    let multi = match multi_host(cli) {
+        Ok(m) => m,
         Err(e) => {
             eprintln!("shmemrun: {e}");
             return 2;
@@ -144,52 +294,87 @@ fn run(cli: &Cli) -> i32 {
             return 1;
         }
     };
-    let job_id = random_id();
-    let server = match Server::bind("127.0.0.1:0", job_id, npes, timeout) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("shmemrun: cannot listen for the PEs' rendezvous: {e}");
-            return 1;
-        }
+    match multi {
+        None => run_local(&job, cli.np.map_or(1, |n| n as usize), &notifier, inbox),
+        Some(m) => run_hosts(&job, &m, &notifier, inbox),
+    }
+}
+
+/// What every PE of the job runs, and with which settings.
+struct JobSpec<'a> {
+    program: &'a OsString,
+    args: &'a [OsString],
+    exports: Vec<(OsString, OsString)>,
+    timeout: Duration,
+    timeout_text: String,
+    id: u64,
+    prefix: bool,
+}
+
+impl JobSpec<'_> {
+    /// The variables shmemrun sets for PE `pe` (in the order of [`JOB_VARS`]).
+    fn vars(
+        &self,
+        rendezvous: &str,
+        pe: usize,
+        npes: usize,
+        node: usize,
+        nnodes: usize,
+    ) -> Vec<(OsString, OsString)> {
+        [
+            rendezvous.to_string(),
+            pe.to_string(),
+            npes.to_string(),
+            format!("{:016x}", self.id),
+            self.timeout_text.clone(),
+            node.to_string(),
+            nnodes.to_string(),
+        ]
+        .into_iter()
+        .zip(JOB_VARS)
+        .map(|(v, k)| (OsString::from(k), OsString::from(v)))
+        .collect()
+    }
+}
+
+/// Binds the rendezvous server, or says why not.
+fn bind(addr: &str, job: &JobSpec<'_>, npes: usize) -> Result<(Server, u16), i32> {
+    let fail = |e: io::Error| {
+        eprintln!("shmemrun: cannot listen for the PEs' rendezvous on {addr}: {e}");
+        1
     };
-    let addr = match server.local_addr() {
-        Ok(a) => a.to_string(),
-        Err(e) => {
-            eprintln!("shmemrun: cannot listen for the PEs' rendezvous: {e}");
-            return 1;
-        }
+    let server = Server::bind(addr, job.id, npes, job.timeout).map_err(fail)?;
+    let port = server.local_addr().map_err(fail)?.port();
+    Ok((server, port))
+}
+
+/// All PEs on this host, as children of the launcher.
+fn run_local(
+    job: &JobSpec<'_>,
+    npes: usize,
+    notifier: &events::Notifier,
+    inbox: events::Inbox,
+) -> i32 {
+    let (server, port) = match bind("127.0.0.1:0", job, npes) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
-    let (program, args) = match cli.command.split_first() {
-        Some(x) => x,
-        None => {
-            eprintln!("shmemrun: no program given");
-            return 2;
-        }
-    };
-    let mut job = Job::new(server, inbox);
+    let addr = format!("127.0.0.1:{port}");
+    let mut run = Job::new(server, inbox, None);
     for pe in 0..npes {
+        let mut env = job.vars(&addr, pe, npes, 0, 1);
+        env.extend(job.exports.iter().cloned());
         let spec = children::Spec {
-            program,
-            args,
-            env: vec![
-                (wire::ENV_RENDEZVOUS, addr.clone()),
-                (wire::ENV_PE, pe.to_string()),
-                (wire::ENV_NPES, npes.to_string()),
-                (wire::ENV_JOB_ID, format!("{job_id:016x}")),
-                (wire::ENV_INIT_TIMEOUT, timeout_text.clone()),
-            ],
-            prefix: cli.prefix,
+            program: job.program,
+            args: job.args,
+            env: &env,
+            prefix: job.prefix,
+            tail: None,
             pe,
         };
-        match children::spawn(&spec, &notifier) {
-            Ok((pid, outputs)) => job.add(pid, outputs),
+        match children::spawn(&spec, notifier) {
+            Ok((pid, outputs)) => run.add(pid, outputs, None),
             Err(e) => {
-                let code = match e.kind() {
-                    io::ErrorKind::NotFound => 127,
-                    io::ErrorKind::PermissionDenied => 126,
-                    _ if e.raw_os_error() == Some(libc::ENOEXEC) => 126,
-                    _ => 1,
-                };
                 let which = if pe == 0 {
                     String::new()
                 } else {
@@ -197,13 +382,174 @@ fn run(cli: &Cli) -> i32 {
                 };
                 eprintln!(
                     "shmemrun: cannot start {}{which}: {}",
-                    program.to_string_lossy(),
+                    job.program.to_string_lossy(),
                     os_message(&e)
                 );
-                job.fail(code);
+                run.fail(spawn_code(&e), "shmemrun could not start every PE");
                 break;
             }
         }
     }
-    job.run()
+    run.run()
+}
+
+/// The settings of a multi-host job.
+struct MultiHost {
+    nodes: Vec<hosts::Node>,
+    template: rsh::Template,
+    /// The rendezvous address for every node.
+    reach: Vec<String>,
+    heartbeat_timeout: Duration,
+}
+
+/// The multi-host settings, or `None` without --hosts and --hostfile.
+fn multi_host(cli: &Cli) -> Result<Option<MultiHost>, String> {
+    let specs = match (&cli.hosts, &cli.hostfile) {
+        (Some(list), _) => hosts::parse_list(list)?,
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read the host file {}: {e}", path.display()))?;
+            hosts::parse_hostfile(&path.display().to_string(), &text)?
+        }
+        (None, None) => return Ok(None),
+    };
+    let nodes = hosts::place(&specs, cli.np.map(|n| n as usize))?;
+    let template_text = setting(&cli.rsh, ENV_RSH, rsh::DEFAULT_TEMPLATE)?;
+    let template = rsh::Template::parse(&template_text).map_err(|e| format!("--rsh: {e}"))?;
+    let given = match (&cli.rendezvous_addr, std::env::var_os(ENV_RENDEZVOUS_ADDR)) {
+        (Some(a), _) => Some(a.clone()),
+        (None, Some(v)) => Some(
+            v.into_string()
+                .map_err(|v| format!("{ENV_RENDEZVOUS_ADDR}={v:?} is not valid UTF-8"))?,
+        ),
+        (None, None) => None,
+    };
+    let reach = match given {
+        Some(a) => {
+            let a = a.trim().to_string();
+            if a.is_empty() || a.contains(':') || a.contains(char::is_whitespace) {
+                return Err(format!(
+                    "--rendezvous-addr {a:?}: expected an IPv4 address or a host name (the \
+                     launcher listens on 0.0.0.0)"
+                ));
+            }
+            vec![a; nodes.len()]
+        }
+        None => nodes
+            .iter()
+            .map(|n| hosts::reach_from(&n.name).map(|ip| ip.to_string()))
+            .collect::<Result<_, _>>()?,
+    };
+    let default = wire::DEFAULT_HEARTBEAT_TIMEOUT_SECS.to_string();
+    let text = setting(
+        &cli.heartbeat_timeout,
+        wire::ENV_HEARTBEAT_TIMEOUT,
+        &default,
+    )?;
+    let heartbeat_timeout = wire::parse_timeout_secs(&text)
+        .map_err(|e| format!("{}: {e}", wire::ENV_HEARTBEAT_TIMEOUT))?;
+    if heartbeat_timeout < 2 * wire::HEARTBEAT_INTERVAL {
+        return Err(format!(
+            "{}: {text} s is too short: heartbeats come every {} s",
+            wire::ENV_HEARTBEAT_TIMEOUT,
+            wire::HEARTBEAT_INTERVAL.as_secs_f64()
+        ));
+    }
+    Ok(Some(MultiHost {
+        nodes,
+        template,
+        reach,
+        heartbeat_timeout,
+    }))
+}
+
+/// The UCX_* and SHMEM_* variables of shmemrun's environment, for the remote PEs (sorted, those
+/// shmemrun sets itself left out).
+fn forwarded_env() -> Vec<(OsString, OsString)> {
+    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| {
+            let k = k.to_string_lossy();
+            (k.starts_with("UCX_") || k.starts_with("SHMEM_")) && !JOB_VARS.contains(&&*k)
+        })
+        .collect();
+    vars.sort();
+    vars
+}
+
+/// Every PE through the start command on its host.
+fn run_hosts(
+    job: &JobSpec<'_>,
+    m: &MultiHost,
+    notifier: &events::Notifier,
+    inbox: events::Inbox,
+) -> i32 {
+    let npes = m.nodes.last().map_or(0, |n| n.pes.end);
+    let (mut server, port) = match bind("0.0.0.0:0", job, npes) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    server.set_heartbeat(
+        wire::HEARTBEAT_INTERVAL,
+        m.heartbeat_timeout,
+        m.heartbeat_timeout + PE_HEARTBEAT_SLACK,
+    );
+    let forwarded = forwarded_env();
+    // The same directory on every host (shared file systems), as mpirun does; `env -C` fails
+    // with a clear message where it does not exist.
+    let cwd = std::env::current_dir().ok();
+    let mut run = Job::new(server, inbox, Some(m.heartbeat_timeout));
+    'nodes: for (node, n) in m.nodes.iter().enumerate() {
+        let addr = format!("{}:{port}", m.reach[node]);
+        for pe in n.pes.clone() {
+            let mut remote: Vec<OsString> = vec!["env".into()];
+            if let Some(dir) = &cwd {
+                remote.push("-C".into());
+                remote.push(dir.clone().into_os_string());
+            }
+            let vars = job.vars(&addr, pe, npes, node, m.nodes.len());
+            for (k, v) in vars.iter().chain(&forwarded).chain(&job.exports) {
+                let mut kv = k.clone();
+                kv.push("=");
+                kv.push(v);
+                remote.push(kv);
+            }
+            remote.push(job.program.clone());
+            remote.extend(job.args.iter().cloned());
+            let argv = m.template.command(&n.name, &remote);
+            let command = rsh::display(&argv);
+            let tail = Arc::new(output::Tail::default());
+            let spec = children::Spec {
+                program: OsStr::new(&argv[0]),
+                args: &argv[1..],
+                env: &[],
+                prefix: job.prefix,
+                tail: Some(tail.clone()),
+                pe,
+            };
+            match children::spawn(&spec, notifier) {
+                Ok((pid, outputs)) => run.add(
+                    pid,
+                    outputs,
+                    Some(Remote {
+                        host: n.name.clone(),
+                        node,
+                        command,
+                        tail,
+                    }),
+                ),
+                Err(e) => {
+                    let what = format!(
+                        "cannot run the start command of PE {pe} on host {}: {}: {}",
+                        n.name,
+                        argv[0].to_string_lossy(),
+                        os_message(&e)
+                    );
+                    eprintln!("shmemrun: {what}\nshmemrun:   start command: {command}");
+                    run.fail(spawn_code(&e), &what);
+                    break 'nodes;
+                }
+            }
+        }
+    }
+    run.run()
 }

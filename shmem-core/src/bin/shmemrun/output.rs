@@ -1,20 +1,80 @@
-//! `--prefix`: forwards a PE's stdout or stderr line by line as `[PE i] line`.
+//! Forwarding a PE's stdout or stderr line by line: with `--prefix` as `[PE i] line`, and for a
+//! PE on another host with the last lines kept, for the message when it cannot be started.
 
+use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::events::{Event, Notifier};
 
-/// Starts a thread that copies `pipe` to the launcher's stdout (or stderr with `to_stderr`),
-/// prefixing every line, and reports [`Event::OutputDone`] at the end of the pipe.
+/// Lines kept by a [`Tail`].
+const TAIL_LINES: usize = 6;
+/// Bytes kept of one line in a [`Tail`].
+const TAIL_LINE_BYTES: usize = 400;
+
+/// The last lines a PE (or its start command) wrote to stderr.
+#[derive(Debug, Default)]
+pub struct Tail {
+    lines: Mutex<VecDeque<String>>,
+    done: AtomicBool,
+}
+
+impl Tail {
+    fn push(&self, line: &[u8]) {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let line = &line[..line.len().min(TAIL_LINE_BYTES)];
+        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        if lines.len() == TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(String::from_utf8_lossy(line).into_owned());
+    }
+
+    /// The kept lines, oldest first, after waiting up to `wait` for the end of the stream (the
+    /// exit of a process is usually seen before the end of its pipe).
+    pub fn lines(&self, wait: Duration) -> Vec<String> {
+        let until = Instant::now() + wait;
+        while !self.done.load(Ordering::Acquire) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        lines.iter().cloned().collect()
+    }
+}
+
+/// Where forwarded lines go and what is done to them.
+#[derive(Debug, Clone)]
+pub struct Forward {
+    /// This PE's number.
+    pub pe: usize,
+    /// To the launcher's stderr (else stdout).
+    pub to_stderr: bool,
+    /// Start every line with `[PE i] `.
+    pub prefix: bool,
+    /// Keep the last lines here.
+    pub tail: Option<Arc<Tail>>,
+}
+
+/// Starts a thread that copies `pipe` to the launcher's stdout or stderr line by line, as
+/// `how` says, and reports [`Event::OutputDone`] at the end of the pipe.
 pub fn forward(
-    pe: usize,
+    how: Forward,
     pipe: impl Read + Send + 'static,
-    to_stderr: bool,
     notifier: Notifier,
 ) -> io::Result<()> {
-    let name = format!("pe{pe}-{}", if to_stderr { "stderr" } else { "stdout" });
+    let name = format!(
+        "pe{}-{}",
+        how.pe,
+        if how.to_stderr { "stderr" } else { "stdout" }
+    );
     std::thread::Builder::new().name(name).spawn(move || {
-        let prefix = format!("[PE {pe}] ");
+        let prefix = if how.prefix {
+            format!("[PE {}] ", how.pe)
+        } else {
+            String::new()
+        };
         let mut reader = BufReader::new(pipe);
         let mut line = Vec::new();
         loop {
@@ -26,9 +86,12 @@ pub fn forward(
                     if !line.ends_with(b"\n") {
                         line.push(b'\n');
                     }
+                    if let Some(tail) = &how.tail {
+                        tail.push(&line[prefix.len()..]);
+                    }
                     // One write per line under the lock, so lines of different PEs do not mix.
                     // A closed stdout is not a reason to stop draining the PE's pipe.
-                    let _ = if to_stderr {
+                    let _ = if how.to_stderr {
                         write_line(&mut io::stderr().lock(), &line)
                     } else {
                         write_line(&mut io::stdout().lock(), &line)
@@ -37,6 +100,9 @@ pub fn forward(
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => break,
             }
+        }
+        if let Some(tail) = &how.tail {
+            tail.done.store(true, Ordering::Release);
         }
         notifier.send(Event::OutputDone);
     })?;

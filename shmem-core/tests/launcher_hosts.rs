@@ -1,0 +1,497 @@
+//! `shmemrun --hosts` on two hosts made of network namespaces (`scripts/netns-hosts.sh`, which
+//! needs root: without it these tests fail and say so). The PEs are this test binary, re-run by
+//! the launcher as [`pe_role`], real shmem-core PEs with UCX between the hosts: placement and
+//! environment, a PE killed on the far host, a host whose link goes down, a stopped PE, a killed
+//! launcher, hosts that cannot be started, and no process left behind in any of these cases.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::TwoHosts;
+use shmem_core::prelude::*;
+
+/// What the PEs do; shmemrun passes it on (every SHMEM_* variable goes to the PEs).
+const ROLE: &str = "SHMEM_TEST_ROLE";
+/// No job may take longer than this; a hung launcher fails the test instead of hanging it.
+const LIMIT: Duration = Duration::from_secs(60);
+/// Time the remote PEs have to be gone after the launcher is.
+const CLEANUP: Duration = Duration::from_secs(5);
+
+// ---------------------------------------------------------------------------------------------
+// The PE side.
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| "-".into())
+}
+
+/// The PE program. As a normal test (no role) it does nothing.
+#[test]
+fn pe_role() {
+    let Ok(role) = std::env::var(ROLE) else {
+        return;
+    };
+    let world = match shmem_core::init() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("PE {}: init failed: {e}", env("SHMEM_PE"));
+            std::process::exit(3);
+        }
+    };
+    let me = world.my_pe();
+    let say = |line: String| {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(format!("{line}\n").as_bytes());
+        let _ = out.flush();
+    };
+    match role.as_str() {
+        "place" => {
+            let boot =
+                std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+            say(format!(
+                "PLACE {me} {} {} {} {} {} {}",
+                world.n_pes(),
+                env("SHMEM_NODE"),
+                env("SHMEM_NNODES"),
+                boot.trim(),
+                env("SHMEM_TEST_FORWARDED"),
+                env("TEST_EXPORTED"),
+            ));
+            // Data across the hosts, through the real runtime.
+            let cells = world.alloc::<u64>(world.n_pes());
+            for pe in 0..world.n_pes() {
+                cells.put(pe, me..me + 1, &[me as u64 + 100]);
+            }
+            world.barrier_all();
+            // PE `far`'s cells hold what every PE put there.
+            let far = (me + world.n_pes() / 2) % world.n_pes();
+            let mut got = vec![0u64; world.n_pes()];
+            cells.get(far, 0..world.n_pes(), &mut got);
+            let want: Vec<u64> = (0..world.n_pes() as u64).map(|p| p + 100).collect();
+            assert_eq!(got, want);
+            world.barrier_all();
+        }
+        "sleep" => {
+            // `init` returned on every PE: the launcher's barrier ends it. (No `barrier_all`
+            // here: its closing quiet may need a peer's progress over TCP, and the peers go
+            // to sleep without calling into the library.)
+            say(format!("READY {me} {}", std::process::id()));
+            loop {
+                thread::sleep(Duration::from_secs(1));
+            }
+        }
+        other => panic!("unknown role {other}"),
+    }
+    drop(world);
+    std::process::exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The launcher side.
+
+/// A running `shmemrun` on host 1 of `hosts`.
+struct Job {
+    child: Child,
+    started: Instant,
+    lines: Receiver<String>,
+    stdout: Vec<String>,
+    stderr: thread::JoinHandle<Vec<(Instant, String)>>,
+}
+
+#[derive(Debug)]
+struct Run {
+    status: ExitStatus,
+    stdout: Vec<String>,
+    stderr: String,
+    /// The lines of stderr with the time each arrived.
+    stderr_lines: Vec<(Instant, String)>,
+    /// From the start, or from [`Job::finish_since`]'s instant.
+    elapsed: Duration,
+}
+
+impl Run {
+    /// When the first stderr line containing `needle` arrived.
+    fn said_at(&self, needle: &str) -> Instant {
+        self.stderr_lines
+            .iter()
+            .find(|(_, l)| l.contains(needle))
+            .unwrap_or_else(|| panic!("nothing on stderr says {needle:?}: {self:?}"))
+            .0
+    }
+}
+
+impl Job {
+    /// Starts `shmemrun --rsh ... ARGS -- <this test binary as pe_role>` with `role`.
+    fn start(hosts: &TwoHosts, role: &str, args: &[&str]) -> Job {
+        Job::start_with(hosts.shmemrun(args), role)
+    }
+
+    /// Starts `cmd` (shmemrun and its options) `-- <this test binary as pe_role>` with `role`.
+    fn start_with(mut cmd: Command, role: &str) -> Job {
+        cmd.arg("--")
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", "pe_role", "--nocapture", "--test-threads", "1"])
+            .env(ROLE, role)
+            .env("SHMEM_INIT_TIMEOUT", "30")
+            .env("SHMEM_TEST_FORWARDED", "forwarded")
+            .env_remove("UCX_TLS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let started = Instant::now();
+        let mut child = cmd.spawn().expect("start shmemrun");
+        let out = child.stdout.take().unwrap();
+        let err = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = thread::spawn(move || {
+            BufReader::new(err)
+                .lines()
+                .map_while(Result::ok)
+                .map(|l| (Instant::now(), l))
+                .collect()
+        });
+        Job {
+            child,
+            started,
+            lines,
+            stdout: Vec::new(),
+            stderr,
+        }
+    }
+
+    /// Waits for `n` lines `READY pe pid`; returns the pids by PE.
+    fn wait_ready(&mut self, n: usize) -> Vec<u32> {
+        let mut pids = vec![0u32; n];
+        let mut seen = 0;
+        while seen < n {
+            let left = LIMIT.saturating_sub(self.started.elapsed());
+            let Ok(line) = self.lines.recv_timeout(left) else {
+                let _ = self.child.kill();
+                panic!(
+                    "only {seen} of {n} PEs got ready; stdout: {:?}",
+                    self.stdout
+                );
+            };
+            // libtest's "test pe_role ... " has no newline: the line may start with it.
+            if let Some(rest) = line.find("READY ").map(|i| &line[i + 6..]) {
+                let v: Vec<u32> = rest.split(' ').map(|x| x.parse().unwrap()).collect();
+                pids[v[0] as usize] = v[1];
+                seen += 1;
+            }
+            self.stdout.push(line);
+        }
+        pids
+    }
+
+    /// Waits for the launcher to exit (killing it after [`LIMIT`]).
+    fn finish(self) -> Run {
+        let since = self.started;
+        self.finish_since(since)
+    }
+
+    /// As [`finish`](Self::finish), with `elapsed` counted from `since`.
+    fn finish_since(mut self, since: Instant) -> Run {
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if self.started.elapsed() > LIMIT {
+                let _ = self.child.kill();
+                panic!("shmemrun still running after {LIMIT:?}");
+            }
+            thread::sleep(Duration::from_millis(5));
+        };
+        let elapsed = since.elapsed();
+        // The forwarders may hold the pipes a moment longer.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            self.stdout.push(line);
+        }
+        let stderr_lines: Vec<(Instant, String)> = self.stderr.join().unwrap();
+        let stderr = stderr_lines.iter().map(|l| format!("{}\n", l.1)).collect();
+        Run {
+            status,
+            stdout: self.stdout,
+            stderr,
+            stderr_lines,
+            elapsed,
+        }
+    }
+}
+
+fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: kill(2) on a pid this test read from its own PE or launcher; no memory involved.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, sig) };
+    assert_eq!(rc, 0, "kill({pid}, {sig})");
+}
+
+fn ip(args: &[&str]) {
+    let st = Command::new("ip").args(args).status().expect("run ip");
+    assert!(st.success(), "ip {args:?}: {st}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests.
+
+#[test]
+fn pes_are_placed_in_blocks_with_their_node_and_environment() {
+    let hosts = TwoHosts::up();
+    let real_boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let hostfile = std::env::temp_dir().join(format!("shmem-hostfile-{}", std::process::id()));
+    std::fs::write(
+        &hostfile,
+        format!("# test\n{} slots=1\n{}:3\n", hosts.hosts[0], hosts.hosts[1]),
+    )
+    .unwrap();
+    let slots = hosts.list(2);
+    let even = format!("{},{}", hosts.hosts[0], hosts.hosts[1]);
+    let file_arg = hostfile.to_str().unwrap().to_string();
+    // (arguments, the node of every PE)
+    let cases: [(Vec<&str>, Vec<usize>); 3] = [
+        (vec!["--hosts", &slots], vec![0, 0, 1, 1]),
+        (vec!["--hosts", &even, "-n", "3"], vec![0, 0, 1]),
+        (vec!["--hostfile", &file_arg], vec![0, 1, 1, 1]),
+    ];
+    for (args, nodes) in cases {
+        let mut args = args.clone();
+        args.extend(["-x", "TEST_EXPORTED=exported value"]);
+        let r = Job::start(&hosts, "place", &args).finish();
+        assert_eq!(r.status.code(), Some(0), "{args:?}: {r:?}");
+        let mut boots = vec![String::new(); 2];
+        let n = nodes.len();
+        for (pe, &node) in nodes.iter().enumerate() {
+            let line = r
+                .stdout
+                .iter()
+                .find_map(|l| l.find(&format!("PLACE {pe} ")).map(|i| &l[i..]))
+                .unwrap_or_else(|| panic!("PE {pe} did not report: {r:?}"));
+            let f: Vec<&str> = line.splitn(8, ' ').collect();
+            assert_eq!(f[2], n.to_string(), "{line}");
+            assert_eq!(f[3], node.to_string(), "{args:?}: {line}");
+            assert_eq!(f[4], "2", "{line}");
+            // Each host has a boot id of its own, which UCX takes for the machine's identity.
+            assert_ne!(f[5], real_boot.trim(), "{line}");
+            if boots[node].is_empty() {
+                boots[node] = f[5].to_string();
+            }
+            assert_eq!(boots[node], f[5], "PEs of node {node}: {line}");
+            // A SHMEM_* variable of the launcher's environment, and one given with -x.
+            assert_eq!(f[6], "forwarded", "{line}");
+            assert_eq!(f[7], "exported value", "{line}");
+        }
+        assert_ne!(boots[0], boots[1]);
+        hosts.assert_no_processes_left(CLEANUP);
+    }
+    let _ = std::fs::remove_file(&hostfile);
+}
+
+#[test]
+fn a_pe_killed_on_the_far_host_ends_the_job_within_seconds() {
+    let hosts = TwoHosts::up();
+    let mut job = Job::start(&hosts, "sleep", &["--hosts", &hosts.list(2)]);
+    let pids = job.wait_ready(4);
+    let killed = Instant::now();
+    signal(pids[3], libc::SIGKILL);
+    let r = job.finish_since(killed);
+    assert_eq!(r.status.code(), Some(137), "{r:?}");
+    let want = format!(
+        "shmemrun: PE 3 on host {} (pid {} there) was killed by signal 9 (SIGKILL); \
+         terminating 3 other PEs",
+        hosts.hosts[1], pids[3]
+    );
+    assert!(r.stderr.contains(&want), "{want}\n{r:?}");
+    let noticed = r.said_at(&want) - killed;
+    assert!(
+        noticed < Duration::from_secs(2),
+        "noticed after {noticed:?}: {r:?}"
+    );
+    assert!(r.elapsed < Duration::from_secs(4), "{r:?}");
+    // The others were told why over their control connections.
+    for pe in 0..3 {
+        assert!(
+            r.stderr
+                .contains(&format!("PE {pe}: shmemrun ended the job: PE 3 on host")),
+            "PE {pe}: {r:?}"
+        );
+    }
+    hosts.assert_no_processes_left(CLEANUP);
+}
+
+#[test]
+fn a_host_whose_link_goes_down_is_found_by_heartbeats() {
+    let hosts = TwoHosts::up();
+    let timeout = 2.0;
+    let mut job = Job::start(
+        &hosts,
+        "sleep",
+        &["--hosts", &hosts.list(2), "--heartbeat-timeout", "2"],
+    );
+    job.wait_ready(4);
+    let cut = Instant::now();
+    ip(&["-n", &hosts.netns(1), "link", "set", "veth0", "down"]);
+    let r = job.finish_since(cut);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    let want = format!(
+        "shmemrun: host {} (PEs 2, 3) stopped answering: no heartbeat for",
+        hosts.hosts[1]
+    );
+    assert!(r.stderr.contains(&want), "{want}\n{r:?}");
+    assert!(
+        r.stderr
+            .contains("(heartbeat timeout 2 s); terminating 4 PEs"),
+        "{r:?}"
+    );
+    let secs = r.elapsed.as_secs_f64();
+    assert!(
+        secs >= timeout && secs < timeout + 2.5,
+        "detected after {secs} s: {r:?}"
+    );
+    // Cut off, the PEs on host 2 give up on the launcher by themselves (timeout + 1 s).
+    hosts.assert_no_processes_left(CLEANUP);
+}
+
+#[test]
+fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
+    let hosts = TwoHosts::up();
+    // The timeout from the environment this time.
+    let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2)]);
+    cmd.env("SHMEM_HEARTBEAT_TIMEOUT", "2");
+    let mut job = Job::start_with(cmd, "sleep");
+    let pids = job.wait_ready(4);
+    let stopped = Instant::now();
+    signal(pids[3], libc::SIGSTOP);
+    let r = job.finish_since(stopped);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    let want = format!(
+        "shmemrun: PE 3 on host {} (pid {} there) stopped answering: no heartbeat for",
+        hosts.hosts[1], pids[3]
+    );
+    assert!(r.stderr.contains(&want), "{want}\n{r:?}");
+    // The last heartbeat came up to 0.5 s before the stop.
+    let secs = (r.said_at(&want) - stopped).as_secs_f64();
+    assert!((1.5..3.5).contains(&secs), "detected after {secs} s: {r:?}");
+    assert!(r.elapsed < Duration::from_secs(6), "{r:?}");
+    // Every other PE is gone; the stopped one acts on the abort as soon as it runs again.
+    let left: Vec<u32> = hosts.processes().iter().map(|p| p.0).collect();
+    assert_eq!(left, [pids[3]], "{:?}", hosts.processes());
+    signal(pids[3], libc::SIGCONT);
+    hosts.assert_no_processes_left(Duration::from_secs(2));
+}
+
+#[test]
+fn remote_pes_end_when_the_launcher_is_killed() {
+    let hosts = TwoHosts::up();
+    let mut job = Job::start(&hosts, "sleep", &["--hosts", &hosts.list(2)]);
+    job.wait_ready(4);
+    signal(job.child.id(), libc::SIGKILL);
+    let r = job.finish();
+    assert_eq!(r.status.code(), None, "{r:?}");
+    // The watchdogs see their control connections close.
+    hosts.assert_no_processes_left(Duration::from_secs(3));
+}
+
+#[test]
+fn hosts_that_cannot_be_started_fail_the_job_with_the_reason() {
+    let hosts = TwoHosts::up();
+    // A host the start command does not know: it exits with 255, as ssh does.
+    let bad = format!("10.231.{}.3", hosts.tag);
+    let list = format!("{}:2,{bad}:2", hosts.hosts[0]);
+    let r = Job::start(&hosts, "sleep", &["--hosts", &list]).finish();
+    assert_eq!(r.status.code(), Some(255), "{r:?}");
+    // PE 2 or PE 3, whichever is seen first.
+    for want in [
+        format!("on host {bad} exited with status 255 before reaching the launcher"),
+        format!(
+            "start command: bash {} exec {bad} env -C ",
+            common::netns_script()
+        ),
+        format!("| netns-hosts: unknown host '{bad}'"),
+    ] {
+        assert!(r.stderr.contains(&want), "{want}\n{r:?}");
+    }
+    assert!(r.elapsed < Duration::from_secs(10), "{r:?}");
+    hosts.assert_no_processes_left(CLEANUP);
+
+    // `ip netns exec` into a namespace that does not exist (no {cmd}: argv appended).
+    let missing = format!("shmemh-{}-9", hosts.tag);
+    let list = format!("{}:2,{missing}:2", hosts.netns(0));
+    let mut cmd = hosts.launcher();
+    cmd.args(["--hosts", &list, "--rsh", "ip netns exec {host}"])
+        .args(["--rendezvous-addr", &hosts.hosts[0]]);
+    let r = Job::start_with(cmd, "sleep").finish();
+    assert_eq!(r.status.code(), Some(255), "{r:?}");
+    for want in [
+        format!("on host {missing} exited with status 255 before reaching the launcher"),
+        format!("start command: ip netns exec {missing} env -C "),
+        format!("| Cannot open network namespace \"{missing}\""),
+    ] {
+        assert!(r.stderr.contains(&want), "{want}\n{r:?}");
+    }
+    hosts.assert_no_processes_left(CLEANUP);
+
+    // A rendezvous address the PEs cannot reach: their error names it.
+    let r = Job::start(
+        &hosts,
+        "sleep",
+        &["--hosts", &hosts.list(2), "--rendezvous-addr", "127.0.0.2"],
+    )
+    .finish();
+    assert_eq!(r.status.code(), Some(3), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("cannot connect to the launcher at 127.0.0.2:"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("before reaching the launcher"), "{r:?}");
+    hosts.assert_no_processes_left(CLEANUP);
+}
+
+#[test]
+fn hosts_left_over_from_a_killed_run_are_replaced() {
+    let hosts = TwoHosts::up();
+    // A process left running on host 2, as after a killed test run.
+    let mut stray = Command::new("bash")
+        .args([
+            common::netns_script(),
+            "exec",
+            &hosts.hosts[1],
+            "sleep",
+            "60",
+        ])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while hosts.processes().len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the stray did not start"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    let out = Command::new("bash")
+        .args([common::netns_script(), "up", &hosts.tag.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("{} {}", hosts.hosts[0], hosts.hosts[1])
+    );
+    assert!(hosts.processes().is_empty(), "{:?}", hosts.processes());
+    let _ = stray.wait();
+    // The new hosts work.
+    let r = Job::start(&hosts, "place", &["--hosts", &hosts.list(1)]).finish();
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
+    hosts.assert_no_processes_left(CLEANUP);
+}
