@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Installs the system packages shmem-rs needs to build and run on Debian/Ubuntu: UCX (the transport,
 # with its headers for bindgen), the PMIx client library (start-up under PMIx launchers, with its
-# headers for bindgen), pkg-config (to find both) and libclang (for bindgen). Skips the install
-# when everything is already there.
+# headers for bindgen), pkg-config (to find both), libclang (for bindgen), and for the tests Open
+# MPI's launcher (openmpi-bin: mpirun) and iproute2 (ip netns). Skips the install when everything
+# is already there.
 set -euo pipefail
 
 need=()
 pkg-config --exists 'ucx >= 1.12' 2>/dev/null || need+=(libucx-dev pkg-config)
 pkg-config --exists 'pmix >= 4.2' 2>/dev/null || need+=(libpmix-dev pkg-config)
+# The tests start jobs with Open MPI's mpirun (PMIx start-up) and make hosts out of network
+# namespaces (ip netns).
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
 # libclang itself (libclang.so, libclang-14.so.1, ...), not libclang-cpp, which bindgen cannot use.
 ldconfig -p 2>/dev/null | grep -Eq 'libclang(-[0-9.]+)?\.so' || need+=(libclang-dev)
 if [ ${#need[@]} -eq 0 ]; then

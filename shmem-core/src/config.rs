@@ -63,6 +63,29 @@ fn physical_memory() -> usize {
     (pages as usize).saturating_mul(page as usize)
 }
 
+/// Whether to run a progress thread: `SHMEM_PROGRESS_THREAD` is `auto` (the default: only when
+/// the job spans nodes, where atomics over the network need the target's progress), `on` or
+/// `off` (also 1/0, yes/no, true/false).
+pub(crate) fn progress_thread(spans_nodes: bool) -> Result<bool> {
+    parse_progress_thread(std::env::var("SHMEM_PROGRESS_THREAD").ok(), spans_nodes)
+}
+
+fn parse_progress_thread(value: Option<String>, spans_nodes: bool) -> Result<bool> {
+    let Some(v) = value else {
+        return Ok(spans_nodes);
+    };
+    match v.trim().to_ascii_lowercase().as_str() {
+        "" | "auto" => Ok(spans_nodes),
+        "1" | "on" | "yes" | "true" => Ok(true),
+        "0" | "off" | "no" | "false" => Ok(false),
+        _ => Err(Error::BadEnv {
+            name: "SHMEM_PROGRESS_THREAD",
+            value: v.clone(),
+            reason: "expected auto, on or off".into(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_size;
@@ -80,23 +103,18 @@ mod tests {
         assert_eq!(parse_size("-1K"), None);
         assert_eq!(parse_size("99999999999999999999T"), None);
     }
-}
 
-/// Whether to run a progress thread: `SHMEM_PROGRESS_THREAD` is `auto` (the default: only when
-/// the job spans nodes, where atomics over the network need the target's progress), `on` or
-/// `off` (also 1/0, yes/no, true/false).
-pub(crate) fn progress_thread(spans_nodes: bool) -> Result<bool> {
-    let Ok(v) = std::env::var("SHMEM_PROGRESS_THREAD") else {
-        return Ok(spans_nodes);
-    };
-    match v.trim().to_ascii_lowercase().as_str() {
-        "" | "auto" => Ok(spans_nodes),
-        "1" | "on" | "yes" | "true" => Ok(true),
-        "0" | "off" | "no" | "false" => Ok(false),
-        _ => Err(Error::BadEnv {
-            name: "SHMEM_PROGRESS_THREAD",
-            value: v.clone(),
-            reason: "expected auto, on or off".into(),
-        }),
+    #[test]
+    fn progress_thread_setting() {
+        let p = |v: Option<&str>, spans| super::parse_progress_thread(v.map(String::from), spans);
+        assert!(!p(None, false).unwrap() && p(None, true).unwrap());
+        assert!(p(Some("auto"), true).unwrap() && !p(Some(" Auto "), false).unwrap());
+        assert!(p(Some("on"), false).unwrap() && p(Some("1"), false).unwrap());
+        assert!(!p(Some("OFF"), true).unwrap() && !p(Some("no"), true).unwrap());
+        let e = p(Some("sometimes"), true).unwrap_err().to_string();
+        assert!(
+            e.contains("SHMEM_PROGRESS_THREAD") && e.contains("sometimes"),
+            "{e}"
+        );
     }
 }

@@ -254,7 +254,7 @@ impl Runtime {
         let user_len = align_up(crate::config::heap_size()?, PAGE);
         let total = user + user_len;
 
-        let node = bootstrap.node_key();
+        let node = bootstrap.node() as u64;
         let progress_thread = crate::config::progress_thread(bootstrap.spans_nodes())?;
         let context = Context::new(&ContextParams {
             estimated_num_eps: Some(n_pes),

@@ -210,7 +210,7 @@ fn split_teams_translate_and_run_their_own_collectives() {
 /// other call (parity), and every PE checks every result.
 #[test]
 fn small_collectives_back_to_back() {
-    multi_pe("small_collectives_back_to_back", |world| {
+    multi_pe_hosts("small_collectives_back_to_back", |world| {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
         let b = world.alloc::<u64>(128);
@@ -270,7 +270,7 @@ fn small_collectives_back_to_back() {
 /// every PE.
 #[test]
 fn float_reductions_are_identical_on_every_pe() {
-    multi_pe("float_reductions_are_identical_on_every_pe", |world| {
+    multi_pe_hosts("float_reductions_are_identical_on_every_pe", |world| {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
         let vals: Vec<f64> = (0..64)
@@ -282,8 +282,8 @@ fn float_reductions_are_identical_on_every_pe() {
         let all = world.alloc::<u64>(64 * n);
         team.fcollect(&all, &bits);
         for pe in 0..n {
-            for i in 0..64 {
-                assert_eq!(all.local_get(pe * 64 + i), bits[i], "PE {pe}, element {i}");
+            for (i, &b) in bits.iter().enumerate() {
+                assert_eq!(all.local_get(pe * 64 + i), b, "PE {pe}, element {i}");
             }
         }
     });

@@ -1,5 +1,10 @@
-//! Start-up through the launcher: who am I, how many are we, and an out-of-band allgather and
-//! barrier over the connection to `shmemrun`.
+//! Start-up: who am I, how many are we, which PEs share my node, and an out-of-band allgather
+//! and barrier. Three ways in:
+//! - started by `shmemrun` (`SHMEM_RENDEZVOUS` is set): over the connection to the launcher,
+//!   described below;
+//! - started by a PMIx launcher (`mpirun`, `prterun`, `srun --mpi=pmix`: `PMIX_NAMESPACE` and
+//!   `PMIX_RANK` are set): through PMIx ([`pmix`]);
+//! - neither: a singleton, PE 0 of 1.
 //!
 //! `shmemrun` starts every PE with `SHMEM_RENDEZVOUS` (the launcher's `host:port`), `SHMEM_PE`,
 //! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` (the index of the PE's host)
@@ -23,6 +28,8 @@
 //! finalizing (and ends the job when a PE dies).
 
 pub(crate) mod client;
+#[cfg(feature = "pmix")]
+mod pmix;
 // The launcher's side; the unit tests run it in-process (`shmemrun` uses all of it).
 #[cfg(test)]
 #[allow(dead_code)]
@@ -39,7 +46,7 @@ use crate::{Error, Result};
 use client::{Client, ClientError};
 use wire::{ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE, ENV_RENDEZVOUS};
 
-/// This process's place in the job and its connection to the launcher.
+/// This process's place in the job and its connection to whatever started it.
 #[derive(Debug)]
 pub(crate) struct Bootstrap {
     my_pe: usize,
@@ -47,8 +54,24 @@ pub(crate) struct Bootstrap {
     node: usize,
     n_nodes: usize,
     timeout: Duration,
-    /// `None` for a singleton.
-    client: Option<Client>,
+    link: Link,
+}
+
+/// How the collectives of start-up travel.
+#[derive(Debug)]
+enum Link {
+    Singleton,
+    Launcher(Client),
+    #[cfg(feature = "pmix")]
+    Pmix(pmix::PmixBoot),
+}
+
+/// True when a PMIx launcher started this process (its variables are in the environment).
+fn pmix_launched() -> bool {
+    #[cfg(feature = "pmix")]
+    return shmem_pmix::Pmix::launched();
+    #[cfg(not(feature = "pmix"))]
+    return std::env::var_os("PMIX_NAMESPACE").is_some() && std::env::var_os("PMIX_RANK").is_some();
 }
 
 impl Bootstrap {
@@ -58,6 +81,9 @@ impl Bootstrap {
     /// connected.
     pub(crate) fn from_env() -> Result<Bootstrap> {
         let Some(config) = Config::from_vars(std::env::var_os)? else {
+            if pmix_launched() {
+                return Bootstrap::from_pmix();
+            }
             return Ok(Bootstrap::singleton());
         };
         let bootstrap = Bootstrap::connect(&config)?;
@@ -79,8 +105,33 @@ impl Bootstrap {
             node: 0,
             n_nodes: 1,
             timeout: default_timeout(),
-            client: None,
+            link: Link::Singleton,
         }
+    }
+
+    /// Start-up through PMIx. The node is named by its lowest rank, and "two nodes" only says
+    /// that the job spans more than one (PMIx tells each PE only its own node's ranks).
+    #[cfg(feature = "pmix")]
+    fn from_pmix() -> Result<Bootstrap> {
+        let p = pmix::PmixBoot::start()?;
+        Ok(Bootstrap {
+            my_pe: p.my_pe(),
+            n_pes: p.n_pes(),
+            node: p.node_key() as usize,
+            n_nodes: if p.spans_nodes() { 2 } else { 1 },
+            timeout: default_timeout(),
+            link: Link::Pmix(p),
+        })
+    }
+
+    #[cfg(not(feature = "pmix"))]
+    fn from_pmix() -> Result<Bootstrap> {
+        Err(Error::Bootstrap(
+            "this process was started by a PMIx launcher (PMIX_NAMESPACE and PMIX_RANK are set), \
+             but shmem-core was built without its `pmix` feature: enable it, or start the \
+             program with shmemrun"
+                .into(),
+        ))
     }
 
     /// Connects the synchronous launcher connection (no watchdog: unit tests run many PEs in
@@ -94,7 +145,7 @@ impl Bootstrap {
             node: c.node,
             n_nodes: c.nnodes,
             timeout: c.timeout,
-            client: Some(client),
+            link: Link::Launcher(client),
         })
     }
 
@@ -108,19 +159,23 @@ impl Bootstrap {
         self.n_pes
     }
 
-    /// The index of this PE's host (node) in the job, in `0..n_nodes()` (`SHMEM_NODE`; 0 for a
-    /// singleton or when the launcher did not say). PEs with the same node share a machine and
-    /// may reach each other's memory directly; the others are reached through UCX.
-    #[allow(dead_code)] // for the runtime's choice of direct and UCX peers
+    /// This PE's node: equal for exactly the PEs that share a machine and may reach each
+    /// other's memory directly; the others are reached through UCX. Under `shmemrun` the index
+    /// of the host (`SHMEM_NODE`; 0 for a singleton or when the launcher did not say); under
+    /// PMIx the lowest rank of `PMIX_LOCAL_PEERS`.
     pub(crate) fn node(&self) -> usize {
         self.node
     }
 
     /// The number of hosts (nodes) the job runs on (`SHMEM_NNODES`; 1 for a singleton or when
-    /// the launcher did not say).
-    #[allow(dead_code)] // for the runtime's choice of direct and UCX peers
+    /// the launcher did not say; under PMIx 1 or 2, for "more than one").
     pub(crate) fn n_nodes(&self) -> usize {
         self.n_nodes
+    }
+
+    /// True when some PE runs on another node.
+    pub(crate) fn spans_nodes(&self) -> bool {
+        self.n_nodes() > 1
     }
 
     /// Every PE contributes one blob; returns all blobs indexed by PE. Calls `progress` at least
@@ -137,9 +192,11 @@ impl Bootstrap {
         progress: &mut dyn FnMut(),
     ) -> Result<Vec<Vec<u8>>> {
         let timeout = self.timeout;
-        match self.client.as_mut() {
-            None => Ok(vec![mine.to_vec()]),
-            Some(c) => c.allgather(mine, progress).map_err(|e| map_err(e, timeout)),
+        match &mut self.link {
+            Link::Singleton => Ok(vec![mine.to_vec()]),
+            Link::Launcher(c) => c.allgather(mine, progress).map_err(|e| map_err(e, timeout)),
+            #[cfg(feature = "pmix")]
+            Link::Pmix(p) => p.allgather(mine, progress),
         }
     }
 
@@ -147,9 +204,11 @@ impl Bootstrap {
     /// for [`allgather`](Self::allgather).
     pub(crate) fn barrier(&mut self, progress: &mut dyn FnMut()) -> Result<()> {
         let timeout = self.timeout;
-        match self.client.as_mut() {
-            None => Ok(()),
-            Some(c) => c.barrier(progress).map_err(|e| map_err(e, timeout)),
+        match &mut self.link {
+            Link::Singleton => Ok(()),
+            Link::Launcher(c) => c.barrier(progress).map_err(|e| map_err(e, timeout)),
+            #[cfg(feature = "pmix")]
+            Link::Pmix(p) => p.barrier(progress),
         }
     }
 
@@ -157,20 +216,27 @@ impl Bootstrap {
     /// afterwards.
     pub(crate) fn finalize(&mut self) -> Result<()> {
         let timeout = self.timeout;
-        match self.client.as_mut() {
-            None => Ok(()),
-            Some(c) => c.finalize().map_err(|e| map_err(e, timeout)),
+        match &mut self.link {
+            Link::Launcher(c) => c.finalize().map_err(|e| map_err(e, timeout)),
+            // PMIx_Finalize runs when the handle is dropped, at process exit.
+            _ => Ok(()),
         }
     }
 }
 
 impl Bootstrap {
-    /// Asks the launcher to end the job with `status` and waits briefly for it to acknowledge;
-    /// does nothing for a singleton. The caller exits afterwards either way.
+    /// Asks the launcher to end the job with `status` and waits briefly for it to acknowledge
+    /// (under PMIx: `PMIx_Abort`); does nothing for a singleton. The caller exits afterwards
+    /// either way.
     pub(crate) fn global_exit(&mut self, status: i32) {
-        if let Some(c) = self.client.as_mut() {
+        match &mut self.link {
             // Nothing useful can be done about a lost launcher: the caller exits anyway.
-            let _ = c.global_exit(status, Duration::from_secs(2));
+            Link::Launcher(c) => {
+                let _ = c.global_exit(status, Duration::from_secs(2));
+            }
+            #[cfg(feature = "pmix")]
+            Link::Pmix(p) => p.global_exit(status),
+            Link::Singleton => {}
         }
     }
 }

@@ -137,8 +137,57 @@ pub fn launch_two_hosts(name: &str, path: Path) -> (Output, Duration) {
     out
 }
 
-/// Runs `body` on every PE of a job, for each PE count in `counts` and both paths. Use as the whole
-/// body of a `#[test]` whose name is `name`.
+/// PE counts of the jobs every multi-PE test also runs under Open MPI's `mpirun` (PMIx start-up).
+pub const MPIRUN_COUNTS: &[usize] = &[3, 4];
+
+/// How a test job is started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `shmemrun -n N` on this machine.
+    Local(usize),
+    /// `shmemrun --hosts` on [`TwoHosts`], two PEs each.
+    TwoHosts,
+    /// `mpirun -n N` (PMIx start-up).
+    Mpirun(usize),
+}
+
+impl Layout {
+    pub fn n_pes(self) -> usize {
+        match self {
+            Layout::Local(n) | Layout::Mpirun(n) => n,
+            Layout::TwoHosts => 4,
+        }
+    }
+}
+
+/// Launches this test binary's test `name` as an `n`-PE job under Open MPI's `mpirun` on `path`.
+pub fn launch_mpirun(name: &str, n: usize, path: Path) -> (Output, Duration) {
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+    ])
+    .args(["-x", "SHMEM_TEST_AS_PE", "-x", "SHMEM_INIT_TIMEOUT"]);
+    if path == Path::Ucx {
+        cmd.args(["-x", "UCX_TLS"]);
+    }
+    cmd.arg("-n").arg(n.to_string()).args(pe_args(name));
+    cmd.env("SHMEM_TEST_AS_PE", "1")
+        .env("SHMEM_INIT_TIMEOUT", "60");
+    path.apply(&mut cmd);
+    let _guard = JOBS.lock().unwrap_or_else(|p| p.into_inner());
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        panic!(
+            "mpirun not found: the PMIx start-up tests need Open MPI (apt-get install openmpi-bin)"
+        );
+    }
+    run_with_limit(cmd, Duration::from_secs(120))
+}
+
+/// Runs `body` on every PE of a job, for each PE count in `counts` and both paths, and under
+/// `mpirun` at [`MPIRUN_COUNTS`]. Use as the whole body of a `#[test]` whose name is `name`.
 pub fn multi_pe_at(name: &str, counts: &[usize], body: impl FnOnce(&shmem_core::World)) {
     multi_pe_layouts(name, counts, false, body)
 }
@@ -169,28 +218,29 @@ fn multi_pe_layouts(
     }
     let layouts = counts
         .iter()
-        .map(|&n| (n, false))
-        .chain(two_hosts.then_some((4, true)));
-    for (n, on_two_hosts) in layouts {
+        .map(|&n| Layout::Local(n))
+        .chain(two_hosts.then_some(Layout::TwoHosts))
+        .chain(MPIRUN_COUNTS.iter().map(|&n| Layout::Mpirun(n)));
+    for layout in layouts {
         for path in Path::ALL {
-            let (out, took) = if on_two_hosts {
-                launch_two_hosts(name, path)
-            } else {
-                launch(name, n, path, &[])
+            let (out, took) = match layout {
+                Layout::Local(n) => launch(name, n, path, &[]),
+                Layout::TwoHosts => launch_two_hosts(name, path),
+                Layout::Mpirun(n) => launch_mpirun(name, n, path),
             };
-            let where_ = if on_two_hosts { " on two hosts" } else { "" };
+            let n = layout.n_pes();
             let stdout = String::from_utf8_lossy(&out.stdout);
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(
                 out.status.success(),
-                "{name} failed on {n} PEs{where_}, {path:?} path ({took:?}): {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+                "{name} failed on {layout:?}, {path:?} path ({took:?}): {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
                 out.status
             );
             // Every PE must actually have run the body and finalized.
             for pe in 0..n {
                 assert!(
                     stdout.contains(&format!("<pe-done {name} {pe}>")),
-                    "{name} on {n} PEs{where_} ({path:?}): PE {pe} did not report completion\n{stdout}\n{stderr}"
+                    "{name} on {layout:?} ({path:?}): PE {pe} did not report completion\n{stdout}\n{stderr}"
                 );
             }
         }
