@@ -91,10 +91,15 @@ if [[ $PLOT != 0 ]]; then
         echo "run.sh: latency_plot did not build; no plot" >&2
     fi
 fi
+# Both twins are built with loops aligned to 64 bytes: where the linker happens to place a hot
+# loop otherwise moves single rows by tens of percent (seen: a 16-element iput at 10 or 44 ns
+# depending on unrelated code), which must not pass for a difference between implementations.
+RUSTFLAGS="-C llvm-args=-align-loops=64" CARGO_TARGET_DIR=target/aligned \
+    cargo build --release -p shmem-benches --bin latency >&2
 dsl_bin=$(bash benches/dsl-overhead.sh --build)
 out_dir=target/c-bench
 mkdir -p "$out_dir"
-oshcc -O2 -Wall -o "$out_dir/latency" benches/c/latency.c
+oshcc -O2 -falign-loops=64 -Wall -o "$out_dir/latency" benches/c/latency.c
 
 # Raw results of this run: NAME.NPES.ROUND.csv and .log per job.
 results=target/bench-results
@@ -102,7 +107,7 @@ rm -rf "$results"
 mkdir -p "$results"
 
 shmemrun=target/release/shmemrun
-ours=target/release/latency
+ours=target/aligned/release/latency
 
 # A result line: case,size,variant,median_ns,min_ns.
 row_re='^[^,]*,[0-9]*,[^,]*,[0-9.]*,[0-9.]*$'

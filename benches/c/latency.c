@@ -41,6 +41,8 @@
 
 #define LEN 32
 #define BIG ((1 << 20) / 8)
+/* Alignment of private buffers and of the big symmetric array, as in the Rust twin. */
+#define PAGE 4096
 #define STRIDED 16
 #define STRIDE 2
 #define WINDOW 64
@@ -401,19 +403,23 @@ int main(int argc, char **argv)
         shmem_global_exit(1);
     }
     long *heap = shmem_calloc(LEN, sizeof(long));
-    long *big = shmem_calloc(BIG, sizeof(long));
+    /* Page-aligned, as the Rust twin's (see PAGE there). */
+    long *big = shmem_align(PAGE, BIG * sizeof(long));
     all_src = shmem_calloc((size_t)npes, sizeof(long));
     all_dst = shmem_calloc((size_t)npes, sizeof(long));
     means = shmem_calloc((size_t)npes, sizeof(double));
-    src_buf = malloc(BIG * sizeof(long));
-    dst_buf = malloc(BIG * sizeof(long));
-    local_dst = malloc(BW_BYTES);
+    src_buf = aligned_alloc(PAGE, BIG * sizeof(long));
+    dst_buf = aligned_alloc(PAGE, BIG * sizeof(long));
+    local_dst = aligned_alloc(PAGE, BW_BYTES);
     double *per_op = malloc(2 * (size_t)reps * sizeof *per_op);
     if (heap == NULL || big == NULL || all_src == NULL || all_dst == NULL || means == NULL ||
         src_buf == NULL || dst_buf == NULL || local_dst == NULL || per_op == NULL) {
         fprintf(stderr, "latency: allocation failed\n");
         shmem_global_exit(1);
     }
+    memset(big, 0, BIG * sizeof(long));
+    memset(dst_buf, 0, BIG * sizeof(long));
+    memset(local_dst, 0, BW_BYTES);
     for (long j = 0; j < BIG; j++)
         src_buf[j] = j;
     shmem_barrier_all();

@@ -352,6 +352,7 @@ impl Runtime {
             });
         }
         let any_ucx = peers.iter().any(|p| p.direct.is_null());
+        sync::set_spin_limit(peers.iter().filter(|p| !p.direct.is_null()).count());
 
         // Wire up every endpoint while all PEs are here to progress, so that the first real
         // operation does not wait for a peer that is busy computing.

@@ -205,9 +205,11 @@ impl<E: Element, const N: usize> SymmetricArray<E> for Symmetric<[E; N]> {
     }
 }
 
-/// Where a static of alignment `align` goes at or after `cursor`.
+/// Where a static of alignment `align` goes at or after `cursor`: on a cache line of its own, as
+/// heap objects are, so that two statics never share one (no false sharing between, say, a lock
+/// word and a counter that different PEs hammer).
 fn place(cursor: usize, align: usize) -> usize {
-    cursor.next_multiple_of(align.max(8))
+    cursor.next_multiple_of(align.max(crate::runtime::OBJECT_ALIGN))
 }
 
 /// Size of the statics region and a signature of its layout (compared between PEs so that PEs

@@ -5,7 +5,7 @@
 //! and take direct stores on one node.
 
 use crate::runtime::Runtime;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Rounds needed for up to 2^64 PEs.
 const MAX_ROUNDS: usize = 64;
@@ -27,11 +27,32 @@ pub(crate) struct SyncState {
     coll_epoch: AtomicU64,
 }
 
+/// Checks a wait makes by spinning before it starts to yield the CPU.
+static SPIN_LIMIT: AtomicU32 = AtomicU32::new(SPINS_WITH_OWN_CORE);
+/// When every PE of this node can have a CPU of its own: the awaited PE is running, and the
+/// next few checks will likely see its write.
+const SPINS_WITH_OWN_CORE: u32 = 64;
+/// When this node's PEs outnumber its CPUs: the awaited PE may well be waiting for this CPU, and
+/// each `pause` (tens of ns) only delays it.
+const SPINS_OVERSUBSCRIBED: u32 = 2;
+
+/// Sets how long waits spin, from the number of PEs on this node and the CPUs this process may
+/// run on.
+pub(crate) fn set_spin_limit(local_pes: usize) {
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let limit = if local_pes > cpus {
+        SPINS_OVERSUBSCRIBED
+    } else {
+        SPINS_WITH_OWN_CORE
+    };
+    SPIN_LIMIT.store(limit, Ordering::Relaxed);
+}
+
 /// Spin briefly, then yield: with 16 PEs on 2 cores a pure spin would starve the PE being waited
 /// for.
 #[inline]
 pub(crate) fn backoff(spins: &mut u32) {
-    if *spins < 64 {
+    if *spins < SPIN_LIMIT.load(Ordering::Relaxed) {
         *spins += 1;
         std::hint::spin_loop();
     } else {

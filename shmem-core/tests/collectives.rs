@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::multi_pe_hosts;
+use common::{multi_pe_at, multi_pe_hosts};
 use shmem_core::prelude::*;
 
 #[test]
@@ -210,83 +210,100 @@ fn split_teams_translate_and_run_their_own_collectives() {
 /// other call (parity), and every PE checks every result.
 #[test]
 fn small_collectives_back_to_back() {
-    multi_pe_hosts("small_collectives_back_to_back", |world| {
-        let team = world.team_world();
-        let (me, n) = (team.my_pe(), team.n_pes());
-        let b = world.alloc::<u64>(128);
-        let zeros = [0u64; 128];
-        for it in 0..200usize {
-            // A fixed root first (it can run a whole ring ahead of a lagging leaf), then each PE.
-            let root = if it < 100 { 0 } else { it % n };
-            // 8 bytes up to 1 KiB, the largest eager broadcast.
-            let len = [1, 3, 8, 128][it % 4];
-            let src: Vec<u64> = (0..len).map(|i| (it * 1000 + i + root) as u64).collect();
-            // Now and then one PE lags, so that the others run many broadcasts ahead of it.
-            if it % 50 == 7 && me == (n - 1 + it / 50) % n {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            let mine = if me == root { &src[..] } else { &zeros[..len] };
-            team.broadcast(&b, mine, root);
-            let mut got = vec![0; len];
-            b.local_read(0..len, &mut got);
-            assert_eq!(got, src, "broadcast {it} from root {root}");
-        }
-        let r = world.alloc::<u64>(200);
-        let g = world.alloc::<u32>(3 * n);
-        let a = world.alloc::<u16>(2 * n);
-        for it in 0..100u64 {
-            // Reductions of 1 and of 200 elements (two chunks).
-            let len = if it % 5 == 0 { 200 } else { 1 };
-            let src: Vec<u64> = (0..len).map(|i| it * (me as u64 + 1) + i as u64).collect();
-            team.sum_reduce(&r, &src);
-            let tri = (n * (n + 1) / 2) as u64;
-            for i in 0..len {
-                assert_eq!(
-                    r.local_get(i),
-                    it * tri + (n * i) as u64,
-                    "sum {it}, element {i}"
-                );
-            }
-            team.fcollect(&g, &[it as u32, me as u32, 7]);
-            for pe in 0..n {
-                assert_eq!(g.local_get(3 * pe), it as u32, "fcollect {it}");
-                assert_eq!(g.local_get(3 * pe + 1), pe as u32, "fcollect {it}");
-            }
-            let src: Vec<u16> = (0..2 * n)
-                .map(|j| (it as usize * 100 + me * 10 + j / 2) as u16)
-                .collect();
-            team.alltoall(&a, &src);
-            for pe in 0..n {
-                for k in 0..2 {
-                    let want = (it as usize * 100 + pe * 10 + me) as u16;
-                    assert_eq!(a.local_get(2 * pe + k), want, "alltoall {it} from {pe}");
-                }
-            }
-        }
+    multi_pe_hosts("small_collectives_back_to_back", small_collectives);
+}
+
+/// Teams above 8 members use the binomial tree, recursive doubling (with folding at 13 = 8 + 5)
+/// and Bruck instead of the flat exchanges.
+#[test]
+fn small_collectives_on_larger_teams() {
+    multi_pe_at("small_collectives_on_larger_teams", &[9, 13], |world| {
+        small_collectives(world);
+        float_sums_identical(world);
     });
+}
+
+fn small_collectives(world: &World) {
+    let team = world.team_world();
+    let (me, n) = (team.my_pe(), team.n_pes());
+    let b = world.alloc::<u64>(128);
+    let zeros = [0u64; 128];
+    for it in 0..200usize {
+        // A fixed root first (it can run a whole ring ahead of a lagging leaf), then each PE.
+        let root = if it < 100 { 0 } else { it % n };
+        // 8 bytes up to 1 KiB, the largest eager broadcast.
+        let len = [1, 3, 8, 128][it % 4];
+        let src: Vec<u64> = (0..len).map(|i| (it * 1000 + i + root) as u64).collect();
+        // Now and then one PE lags, so that the others run many broadcasts ahead of it.
+        if it % 50 == 7 && me == (n - 1 + it / 50) % n {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let mine = if me == root { &src[..] } else { &zeros[..len] };
+        team.broadcast(&b, mine, root);
+        let mut got = vec![0; len];
+        b.local_read(0..len, &mut got);
+        assert_eq!(got, src, "broadcast {it} from root {root}");
+    }
+    let r = world.alloc::<u64>(200);
+    let g = world.alloc::<u32>(3 * n);
+    let a = world.alloc::<u16>(2 * n);
+    for it in 0..100u64 {
+        // Reductions of 1 and of 200 elements (two chunks).
+        let len = if it % 5 == 0 { 200 } else { 1 };
+        let src: Vec<u64> = (0..len).map(|i| it * (me as u64 + 1) + i as u64).collect();
+        team.sum_reduce(&r, &src);
+        let tri = (n * (n + 1) / 2) as u64;
+        for i in 0..len {
+            assert_eq!(
+                r.local_get(i),
+                it * tri + (n * i) as u64,
+                "sum {it}, element {i}"
+            );
+        }
+        team.fcollect(&g, &[it as u32, me as u32, 7]);
+        for pe in 0..n {
+            assert_eq!(g.local_get(3 * pe), it as u32, "fcollect {it}");
+            assert_eq!(g.local_get(3 * pe + 1), pe as u32, "fcollect {it}");
+        }
+        let src: Vec<u16> = (0..2 * n)
+            .map(|j| (it as usize * 100 + me * 10 + j / 2) as u16)
+            .collect();
+        team.alltoall(&a, &src);
+        for pe in 0..n {
+            for k in 0..2 {
+                let want = (it as usize * 100 + pe * 10 + me) as u16;
+                assert_eq!(a.local_get(2 * pe + k), want, "alltoall {it} from {pe}");
+            }
+        }
+    }
 }
 
 /// A float sum whose value depends on the order of the additions comes out bit-identical on
 /// every PE.
 #[test]
 fn float_reductions_are_identical_on_every_pe() {
-    multi_pe_hosts("float_reductions_are_identical_on_every_pe", |world| {
-        let team = world.team_world();
-        let (me, n) = (team.my_pe(), team.n_pes());
-        let vals: Vec<f64> = (0..64)
-            .map(|i| 1e16f64.powi(((me + i) % 3) as i32 - 1) * (1.0 + 0.1 * (me * 7 + i) as f64))
-            .collect();
-        let sum = world.alloc::<f64>(64);
-        team.sum_reduce(&sum, &vals);
-        let bits: Vec<u64> = (0..64).map(|i| sum.local_get(i).to_bits()).collect();
-        let all = world.alloc::<u64>(64 * n);
-        team.fcollect(&all, &bits);
-        for pe in 0..n {
-            for (i, &b) in bits.iter().enumerate() {
-                assert_eq!(all.local_get(pe * 64 + i), b, "PE {pe}, element {i}");
-            }
+    multi_pe_hosts(
+        "float_reductions_are_identical_on_every_pe",
+        float_sums_identical,
+    );
+}
+
+fn float_sums_identical(world: &World) {
+    let team = world.team_world();
+    let (me, n) = (team.my_pe(), team.n_pes());
+    let vals: Vec<f64> = (0..64)
+        .map(|i| 1e16f64.powi(((me + i) % 3) as i32 - 1) * (1.0 + 0.1 * (me * 7 + i) as f64))
+        .collect();
+    let sum = world.alloc::<f64>(64);
+    team.sum_reduce(&sum, &vals);
+    let bits: Vec<u64> = (0..64).map(|i| sum.local_get(i).to_bits()).collect();
+    let all = world.alloc::<u64>(64 * n);
+    team.fcollect(&all, &bits);
+    for pe in 0..n {
+        for (i, &b) in bits.iter().enumerate() {
+            assert_eq!(all.local_get(pe * 64 + i), b, "PE {pe}, element {i}");
         }
-    });
+    }
 }
 
 /// Members that pass different lengths to a small reduction get a panic that names both lengths

@@ -224,10 +224,42 @@ fn measure_collective(
     stats(figures)
 }
 
+/// Bytes to which private buffers and the big heap array are aligned, in both twins (as the OSU
+/// benchmarks do): memcpy speed at large sizes depends on the relative alignment of source and
+/// destination by a few percent, which must not pass for a difference between implementations.
+const PAGE: usize = 4096;
+
+/// A page-aligned private buffer of `n` `u64`s holding `0, 1, 2, ...` (a sub-slice of a slightly
+/// larger vector).
+struct Aligned {
+    buf: Vec<u64>,
+    at: usize,
+    n: usize,
+}
+
+impl Aligned {
+    fn new(n: usize) -> Aligned {
+        let mut buf: Vec<u64> = (0..(n + PAGE / 8) as u64).collect();
+        let at = (PAGE - buf.as_ptr() as usize % PAGE) % PAGE / 8;
+        for (i, v) in buf[at..at + n].iter_mut().enumerate() {
+            *v = i as u64;
+        }
+        Aligned { buf, at, n }
+    }
+    fn get(&self) -> &[u64] {
+        &self.buf[self.at..self.at + self.n]
+    }
+    fn get_mut(&mut self) -> &mut [u64] {
+        &mut self.buf[self.at..self.at + self.n]
+    }
+}
+
 /// Sized `put + quiet` and `get` on the heap array `big`, at every size in [`SIZES`].
 fn run_sized(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut Vec<Row>) {
-    let src: Vec<u64> = (0..BIG as u64).collect();
-    let mut dst = vec![0u64; BIG];
+    let src_buf = Aligned::new(BIG);
+    let src = src_buf.get();
+    let mut dst_buf = Aligned::new(BIG);
+    let dst = dst_buf.get_mut();
     let sizes = if args.basic { &SIZES[..1] } else { &SIZES[..] };
     for &bytes in sizes {
         let n = bytes / 8;
@@ -425,21 +457,23 @@ fn run_collectives(world: &World, args: &Args, rows: &mut Vec<Row>) -> Result<()
 /// size between two private buffers (neither of them `big`), in alternating timed loops.
 fn run_bandwidth(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut Vec<Row>) {
     let n = BW_BYTES / 8;
-    let src: Vec<u64> = (0..n as u64).collect();
-    let mut local = vec![0u64; n];
+    let src_buf = Aligned::new(n);
+    let src = src_buf.get();
+    let mut local_buf = Aligned::new(n);
+    let local = local_buf.get_mut();
     let iters = iters_for(args.iters, BW_BYTES);
     let (put, copy) = measure_pair(
         iters,
         args.reps,
         |_| {
-            big.put(TARGET, 0..n, black_box(&src));
+            big.put(TARGET, 0..n, black_box(src));
             world.quiet();
         },
         |_| {
             // black_box on both sides: the source may have changed and the copy is read, so
             // the compiler can neither drop nor hoist it.
-            local.copy_from_slice(black_box(&src));
-            black_box(&mut local);
+            local.copy_from_slice(black_box(src));
+            black_box(&mut *local);
         },
     );
     rows.push(("put 256 KiB + quiet", BW_BYTES, "heap", put));
@@ -469,7 +503,7 @@ fn run(args: &Args) -> Result<(), String> {
         .try_alloc::<u64>(LEN)
         .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
     let big = world
-        .try_alloc::<u64>(BIG)
+        .try_alloc_aligned::<u64>(BIG, PAGE)
         .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
     let pp = world
         .try_alloc::<u64>(LEN)

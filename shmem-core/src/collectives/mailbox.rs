@@ -11,6 +11,11 @@
 //! Nobody writes another member's `dest`: each PE assembles its own result, which is why these
 //! collectives need no entry sync.
 //!
+//! Teams of up to [`FLAT_MAX`] members exchange directly (every member posts to every other,
+//! a broadcast root to every member): one hop instead of `log2 n` chained ones, which on shared
+//! memory costs a few more stores but never waits for an intermediate PE to be scheduled.
+//! Larger teams use recursive doubling, Bruck and a binomial tree.
+//!
 //! Slot reuse:
 //! - Recursive doubling (reductions), Bruck (fcollect) and all-to-all use two sets of slots,
 //!   alternating by the parity of the team's mail epoch. In each of them a PE finishes epoch
@@ -28,6 +33,8 @@ use zerocopy::IntoBytes;
 
 /// Header bytes before a slot's payload.
 const HEADER: usize = 16;
+/// Largest team that uses the flat (one-hop) exchanges.
+pub(crate) const FLAT_MAX: usize = 8;
 /// Mail slots of the fold and unfold steps of non-power-of-two teams.
 const FOLD: usize = MAIL_ROUNDS - 2;
 const UNFOLD: usize = MAIL_ROUNDS - 1;
@@ -179,6 +186,9 @@ fn allreduce_chunk<E: Element>(
     what: &str,
 ) {
     let (n, me) = (team.n_pes(), team.my_pe());
+    if n <= FLAT_MAX && alltoall_fits(n, size_of_val(data)) {
+        return allreduce_flat(team, data, op, what);
+    }
     // The largest power of two not above n; members from `m` up are folded in.
     let m = 1usize << (usize::BITS - 1 - n.leading_zeros());
     let epoch = next_epoch(team.mail_epoch());
@@ -229,9 +239,53 @@ fn allreduce_chunk<E: Element>(
     }
 }
 
+/// Flat all-reduce: every member posts `data` to every other member's all-to-all slot, then
+/// combines all contributions in team order (so every member computes the very same value).
+fn allreduce_flat<E: Element>(
+    team: &Team<'_>,
+    data: &mut [E],
+    op: &impl Fn(E, E) -> E,
+    what: &str,
+) {
+    let (n, me) = (team.n_pes(), team.my_pe());
+    let (area, stride, epoch) = a2a_round(team);
+    for i in 1..n {
+        let j = (me + i) % n;
+        post(
+            team,
+            j,
+            area + me * stride,
+            epoch,
+            Tag::Reduce,
+            &[data.as_bytes()],
+        );
+    }
+    let mine = data.to_vec();
+    let expect = (Tag::Reduce, size_of_val(data));
+    for j in 0..n {
+        if j == 0 {
+            if me != 0 {
+                let got = receive(team, area, epoch, expect, 0, what);
+                data.as_mut_bytes().copy_from_slice(got);
+            }
+        } else if j == me {
+            for (d, &x) in data.iter_mut().zip(&mine) {
+                *d = op(*d, x);
+            }
+        } else {
+            let got = receive(team, area + j * stride, epoch, expect, j, what);
+            combine(data, got, true, op);
+        }
+    }
+}
+
 /// True when [`allgather`] takes `block` bytes per member on a team of `n`.
 pub(crate) fn allgather_fits(n: usize, block: usize) -> bool {
-    n.div_ceil(2).saturating_mul(block) <= CHUNK
+    if n <= FLAT_MAX {
+        alltoall_fits(n, block)
+    } else {
+        n.div_ceil(2).saturating_mul(block) <= CHUNK
+    }
 }
 
 /// Bruck all-gather of `block` bytes per member into `out` (`n * block` bytes, member order),
@@ -241,6 +295,33 @@ pub(crate) fn allgather(team: &Team<'_>, out: &mut [u8], mine: &[u8], what: &str
     debug_assert_eq!(out.len(), n * block);
     out[me * block..(me + 1) * block].copy_from_slice(mine);
     if n == 1 {
+        return;
+    }
+    if n <= FLAT_MAX {
+        // Flat: everyone's block straight to everyone.
+        let (area, stride, epoch) = a2a_round(team);
+        for i in 1..n {
+            post(
+                team,
+                (me + i) % n,
+                area + me * stride,
+                epoch,
+                Tag::Gather,
+                &[mine],
+            );
+        }
+        for i in 1..n {
+            let j = (me + n - i) % n;
+            let got = receive(
+                team,
+                area + j * stride,
+                epoch,
+                (Tag::Gather, block),
+                j,
+                what,
+            );
+            out[j * block..(j + 1) * block].copy_from_slice(got);
+        }
         return;
     }
     let epoch = next_epoch(team.mail_epoch());
@@ -295,6 +376,17 @@ fn a2a_stride(n: usize) -> usize {
     (A2A_BYTES / n) & !63
 }
 
+/// A new mail epoch for an exchange through the all-to-all slots: `(area, stride, epoch)`, the
+/// area of the epoch's parity and each sender's slot size in it.
+fn a2a_round(team: &Team<'_>) -> (usize, usize, u64) {
+    let epoch = next_epoch(team.mail_epoch());
+    (
+        A2A + (epoch & 1) as usize * A2A_BYTES,
+        a2a_stride(team.n_pes()),
+        epoch,
+    )
+}
+
 /// All-to-all of `block`-byte blocks: block `j` of `source` goes to member `j`, and `out`
 /// receives member `j`'s block at position `j`. The caller checked [`alltoall_fits`].
 pub(crate) fn alltoall(team: &Team<'_>, out: &mut [u8], source: &[u8], block: usize, what: &str) {
@@ -305,8 +397,7 @@ pub(crate) fn alltoall(team: &Team<'_>, out: &mut [u8], source: &[u8], block: us
     if n == 1 {
         return;
     }
-    let epoch = next_epoch(team.mail_epoch());
-    let area = A2A + (epoch & 1) as usize * A2A_BYTES;
+    let (area, _, epoch) = a2a_round(team);
     for i in 1..n {
         let j = (me + i) % n;
         let part = &source[j * block..(j + 1) * block];
@@ -341,9 +432,15 @@ pub(crate) fn broadcast(
     debug_assert!(len <= CHUNK && out.len() == len);
     let epoch = next_epoch(team.bcast_epoch());
     let slot = BCAST + (epoch as usize % RING) * SLOT;
-    match tree.parent() {
+    let flat = team.n_pes() <= FLAT_MAX;
+    let parent = if flat {
+        (team.my_pe() != tree.root).then_some(tree.root)
+    } else {
+        tree.parent().map(|(p, _)| p)
+    };
+    match parent {
         None => out.copy_from_slice(source),
-        Some((parent, _)) => {
+        Some(parent) => {
             let got = receive(team, slot, epoch, (Tag::Broadcast, len), parent, what);
             out.copy_from_slice(got);
         }
@@ -352,9 +449,17 @@ pub(crate) fn broadcast(
     // SAFETY: the BCAST_DONE word of this PE's team block, accessed atomically by everyone.
     unsafe { AtomicU64::from_ptr(rt.local(team.block(BCAST_DONE)).cast()) }
         .store(epoch, Ordering::Release);
-    for (child, _) in tree.children() {
+    let n = team.n_pes();
+    let mut send = |child: usize| {
         wait_ring_slot(team, child, epoch);
         post(team, child, slot, epoch, Tag::Broadcast, &[&*out]);
+    };
+    if flat {
+        if parent.is_none() {
+            (1..n).map(|i| (tree.root + i) % n).for_each(&mut send);
+        }
+    } else {
+        tree.children().for_each(|(child, _)| send(child));
     }
 }
 

@@ -49,7 +49,7 @@ pub(crate) fn team_sync(team: &Team<'_>) {
 pub(crate) struct Tree {
     rel: usize,
     n: usize,
-    root: usize,
+    pub(crate) root: usize,
 }
 
 impl Tree {
