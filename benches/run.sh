@@ -280,7 +280,7 @@ tables=$results/tables.md
     echo "PE 0; for the others each iteration is an untimed barrier_all, then the call, timed on"
     echo "every PE; a loop's figure is the average over all PEs of their mean per call; the table"
     echo "gives the median over loops (then over $ROUNDS rounds). 8 bytes per PE; broadcast from"
-    echo "root 0. ours = shmem-core, direct path (tree broadcast and reductions); oshmem = the"
+    echo "root 0. ours = shmem-core, direct path (mailbox collectives, one hop up to 8 PEs); oshmem = the"
     echo "OpenSHMEM 1.4 active-set calls. 2 PEs: from the latency run; other counts: $COLL_REPS loops x"
     echo "$COLL_ITERS/4 calls. The machine has $(nproc) cores: above that PEs share cores and wait"
     echo "for each other's time slices."
