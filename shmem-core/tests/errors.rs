@@ -309,3 +309,45 @@ fn a_pe_missing_the_rendezvous_times_out_with_a_clear_error() {
     assert!(stderr.contains("saw:"), "{stderr}");
     assert!(took.as_secs_f64() < 15.0, "took {took:?}");
 }
+
+/// Under mpirun (PMIx start-up) a PE that panics while the others wait in a barrier ends the
+/// job too: Open MPI notices the failed rank and stops the rest.
+#[test]
+fn a_panicking_pe_ends_an_mpirun_job_promptly() {
+    if common::is_pe() {
+        let world = shmem_core::init().expect("init");
+        if world.my_pe() == 1 {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            eprintln!("<panic-at {}>", unix_nanos());
+            panic!("PE 1 gives up on purpose");
+        }
+        world.barrier_all();
+        unreachable!("the barrier cannot complete without PE 1");
+    }
+    for n in [2, 3] {
+        let (out, _) = common::launch_mpirun(
+            "a_panicking_pe_ends_an_mpirun_job_promptly",
+            n,
+            common::Path::Direct,
+        );
+        let ended = unix_nanos();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "the job must fail: {stderr}");
+        assert!(stderr.contains("PE 1 gives up on purpose"), "{stderr}");
+        let at: u128 = stderr
+            .split("<panic-at ")
+            .nth(1)
+            .and_then(|rest| rest.split('>').next())
+            .and_then(|t| t.parse().ok())
+            .expect("PE 1 printed its panic time");
+        let secs = (ended - at) as f64 / 1e9;
+        assert!(
+            secs < 5.0,
+            "{n} PEs under mpirun: the job ended {secs:.2} s after the panic"
+        );
+        eprintln!(
+            "{n} PEs under mpirun: job ended {:.0} ms after the panic",
+            secs * 1e3
+        );
+    }
+}

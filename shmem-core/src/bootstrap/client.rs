@@ -4,7 +4,7 @@
 //! with `#[path]`. The library wraps it in `Bootstrap`, which maps [`ClientError`] to the
 //! crate's error type.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
@@ -278,16 +278,9 @@ impl Client {
 
     /// Reads whatever the socket holds; `Ok(false)` on end of stream.
     fn fill(&mut self) -> Result<bool, ClientError> {
-        let mut buf = [0u8; 16 * 1024];
-        loop {
-            match self.stream.read(&mut buf) {
-                Ok(0) => return Ok(false),
-                Ok(n) => self.frames.extend(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-                Err(e) => return Err(self.lost(&e.to_string())),
-            }
-        }
+        self.frames
+            .fill_from(&mut self.stream)
+            .map_err(|e| self.lost(&e.to_string()))
     }
 
     fn await_table(

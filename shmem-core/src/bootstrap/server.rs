@@ -12,7 +12,7 @@
 //!
 //! The server only reports ([`Notice`]) and answers PEs; killing processes is the caller's job.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
@@ -86,16 +86,7 @@ impl Conn {
 
     /// Reads what is available. `Ok(false)`: end of stream.
     fn fill(&mut self) -> io::Result<bool> {
-        let mut buf = [0u8; 16 * 1024];
-        loop {
-            match self.stream.read(&mut buf) {
-                Ok(0) => return Ok(false),
-                Ok(n) => self.frames.extend(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-                Err(e) => return Err(e),
-            }
-        }
+        self.frames.fill_from(&mut self.stream)
     }
 
     /// Writes as much of the output buffer as the socket takes.

@@ -14,7 +14,7 @@
 //!
 //! [`client`]: super::client
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -227,16 +227,7 @@ impl Watch {
 
     /// Reads what the socket holds; `Ok(false)` at the end of the stream.
     fn fill(&mut self) -> io::Result<bool> {
-        let mut buf = [0u8; 4096];
-        loop {
-            match self.stream.read(&mut buf) {
-                Ok(0) => return Ok(false),
-                Ok(n) => self.frames.extend(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-                Err(e) => return Err(e),
-            }
-        }
+        self.frames.fill_from(&mut self.stream)
     }
 
     /// Sends a heartbeat when one is due (and the last one has left), and flushes.

@@ -346,6 +346,21 @@ impl FrameBuf {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Appends everything a nonblocking `stream` holds now; `Ok(false)` at the end of the
+    /// stream, `Ok(true)` when it would block.
+    pub fn fill_from(&mut self, stream: &mut impl std::io::Read) -> std::io::Result<bool> {
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match stream.read(&mut chunk) {
+                Ok(0) => return Ok(false),
+                Ok(n) => self.extend(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// Takes the next complete frame out of the buffer, if there is one.
     pub fn next_msg(&mut self) -> Result<Option<Msg>, String> {
         if self.buf.len() < 4 {

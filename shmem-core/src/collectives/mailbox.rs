@@ -17,8 +17,9 @@
 //! Larger teams use recursive doubling, Bruck and a binomial tree.
 //!
 //! Slot reuse:
-//! - Recursive doubling (reductions), Bruck (fcollect) and all-to-all use two sets of slots,
-//!   alternating by the parity of the team's mail epoch. In each of them a PE finishes epoch
+//! - Recursive doubling and Bruck (the mail slots, one per round) and the flat exchanges and
+//!   all-to-all (the all-to-all slots, one per sender) use two sets of slots, alternating by the
+//!   parity of the team's mail epoch. In each of these collectives a PE finishes epoch
 //!   `e + 1` only after every member has sent its part of `e + 1`, which every member does only
 //!   after finishing `e`; so whoever writes a slot for `e + 2` knows that its reader is done with
 //!   `e`. (This holds because only such all-waiting collectives use the mail epoch.)
@@ -239,43 +240,45 @@ fn allreduce_chunk<E: Element>(
     }
 }
 
-/// Flat all-reduce: every member posts `data` to every other member's all-to-all slot, then
-/// combines all contributions in team order (so every member computes the very same value).
+/// Flat all-reduce: every member sends `data` to every other member, then each combines all
+/// contributions in team order (so every member computes the very same value).
 fn allreduce_flat<E: Element>(
     team: &Team<'_>,
     data: &mut [E],
     op: &impl Fn(E, E) -> E,
     what: &str,
 ) {
+    let (n, len) = (team.n_pes(), size_of_val(data));
+    let mut all = vec![0u8; n * len];
+    all[team.my_pe() * len..(team.my_pe() + 1) * len].copy_from_slice(data.as_bytes());
+    exchange(team, Tag::Reduce, len, |_| data.as_bytes(), &mut all, what);
+    data.as_mut_bytes().copy_from_slice(&all[..len]);
+    for theirs in all[len..].chunks_exact(len) {
+        combine(data, theirs, true, op);
+    }
+}
+
+/// One flat exchange through the all-to-all slots of a new mail epoch: member `j` receives
+/// `part(j)` from this PE (`block` bytes), and `out[j * block..]` receives member `j`'s part for
+/// this PE, for every `j` but this PE (whose block the caller fills).
+fn exchange<'a>(
+    team: &Team<'_>,
+    tag: Tag,
+    block: usize,
+    part: impl Fn(usize) -> &'a [u8],
+    out: &mut [u8],
+    what: &str,
+) {
     let (n, me) = (team.n_pes(), team.my_pe());
     let (area, stride, epoch) = a2a_round(team);
     for i in 1..n {
         let j = (me + i) % n;
-        post(
-            team,
-            j,
-            area + me * stride,
-            epoch,
-            Tag::Reduce,
-            &[data.as_bytes()],
-        );
+        post(team, j, area + me * stride, epoch, tag, &[part(j)]);
     }
-    let mine = data.to_vec();
-    let expect = (Tag::Reduce, size_of_val(data));
-    for j in 0..n {
-        if j == 0 {
-            if me != 0 {
-                let got = receive(team, area, epoch, expect, 0, what);
-                data.as_mut_bytes().copy_from_slice(got);
-            }
-        } else if j == me {
-            for (d, &x) in data.iter_mut().zip(&mine) {
-                *d = op(*d, x);
-            }
-        } else {
-            let got = receive(team, area + j * stride, epoch, expect, j, what);
-            combine(data, got, true, op);
-        }
+    for i in 1..n {
+        let j = (me + n - i) % n;
+        let got = receive(team, area + j * stride, epoch, (tag, block), j, what);
+        out[j * block..(j + 1) * block].copy_from_slice(got);
     }
 }
 
@@ -299,30 +302,7 @@ pub(crate) fn allgather(team: &Team<'_>, out: &mut [u8], mine: &[u8], what: &str
     }
     if n <= FLAT_MAX {
         // Flat: everyone's block straight to everyone.
-        let (area, stride, epoch) = a2a_round(team);
-        for i in 1..n {
-            post(
-                team,
-                (me + i) % n,
-                area + me * stride,
-                epoch,
-                Tag::Gather,
-                &[mine],
-            );
-        }
-        for i in 1..n {
-            let j = (me + n - i) % n;
-            let got = receive(
-                team,
-                area + j * stride,
-                epoch,
-                (Tag::Gather, block),
-                j,
-                what,
-            );
-            out[j * block..(j + 1) * block].copy_from_slice(got);
-        }
-        return;
+        return exchange(team, Tag::Gather, block, |_| mine, out, what);
     }
     let epoch = next_epoch(team.mail_epoch());
     let parity = (epoch & 1) as usize;
@@ -391,30 +371,13 @@ fn a2a_round(team: &Team<'_>) -> (usize, usize, u64) {
 /// receives member `j`'s block at position `j`. The caller checked [`alltoall_fits`].
 pub(crate) fn alltoall(team: &Team<'_>, out: &mut [u8], source: &[u8], block: usize, what: &str) {
     let (n, me) = (team.n_pes(), team.my_pe());
-    let stride = a2a_stride(n);
     debug_assert_eq!(out.len(), n * block);
     out[me * block..(me + 1) * block].copy_from_slice(&source[me * block..(me + 1) * block]);
     if n == 1 {
         return;
     }
-    let (area, _, epoch) = a2a_round(team);
-    for i in 1..n {
-        let j = (me + i) % n;
-        let part = &source[j * block..(j + 1) * block];
-        post(team, j, area + me * stride, epoch, Tag::AllToAll, &[part]);
-    }
-    for i in 1..n {
-        let j = (me + n - i) % n;
-        let got = receive(
-            team,
-            area + j * stride,
-            epoch,
-            (Tag::AllToAll, block),
-            j,
-            what,
-        );
-        out[j * block..(j + 1) * block].copy_from_slice(got);
-    }
+    let part = |j: usize| &source[j * block..(j + 1) * block];
+    exchange(team, Tag::AllToAll, block, part, out, what);
 }
 
 /// Eager broadcast of up to [`CHUNK`] bytes down a binomial tree through ring slots: the root
