@@ -312,6 +312,10 @@ fn a_pe_killed_on_the_far_host_ends_the_job_within_seconds() {
     );
     assert!(r.stderr.contains(&want), "{want}\n{r:?}");
     let noticed = r.said_at(&want) - killed;
+    eprintln!(
+        "a PE killed on host 2: named by shmemrun after {noticed:?}, job over after {:?}",
+        r.elapsed
+    );
     assert!(
         noticed < Duration::from_secs(2),
         "noticed after {noticed:?}: {r:?}"
@@ -353,6 +357,7 @@ fn a_host_whose_link_goes_down_is_found_by_heartbeats() {
         "{r:?}"
     );
     let secs = r.elapsed.as_secs_f64();
+    eprintln!("host 2's link cut: job over after {secs:.2} s (heartbeat timeout {timeout} s)");
     assert!(
         secs >= timeout && secs < timeout + 2.5,
         "detected after {secs} s: {r:?}"
@@ -380,6 +385,7 @@ fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
     assert!(r.stderr.contains(&want), "{want}\n{r:?}");
     // The last heartbeat came up to 0.5 s before the stop.
     let secs = (r.said_at(&want) - stopped).as_secs_f64();
+    eprintln!("a stopped PE on host 2: named after {secs:.2} s (heartbeat timeout 2 s)");
     assert!((1.5..3.5).contains(&secs), "detected after {secs} s: {r:?}");
     assert!(r.elapsed < Duration::from_secs(6), "{r:?}");
     // Every other PE is gone; the stopped one acts on the abort as soon as it runs again.
