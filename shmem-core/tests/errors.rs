@@ -228,18 +228,34 @@ fn unix_nanos() -> u128 {
         .unwrap_or(0)
 }
 
+/// The PE body of the failing-PE tests: PE 1 prints the time and panics after 200 ms while the
+/// others wait for it in a barrier.
+fn pe_1_panics_while_the_others_wait() {
+    let world = shmem_core::init().expect("init");
+    if world.my_pe() == 1 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        eprintln!("<panic-at {}>", unix_nanos());
+        panic!("PE 1 gives up on purpose");
+    }
+    world.barrier_all();
+    unreachable!("the barrier cannot complete without PE 1");
+}
+
+/// Seconds from PE 1's panic (the time it printed) to `ended`.
+fn secs_since_the_panic(stderr: &str, ended: u128) -> f64 {
+    let at: u128 = stderr
+        .split("<panic-at ")
+        .nth(1)
+        .and_then(|rest| rest.split('>').next())
+        .and_then(|t| t.parse().ok())
+        .expect("PE 1 printed its panic time");
+    (ended - at) as f64 / 1e9
+}
+
 #[test]
 fn a_panicking_pe_ends_the_job_promptly() {
     if common::is_pe() {
-        let world = shmem_core::init().expect("init");
-        if world.my_pe() == 1 {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            eprintln!("<panic-at {}>", unix_nanos());
-            panic!("PE 1 gives up on purpose");
-        }
-        // The others wait in a barrier that PE 1 never reaches.
-        world.barrier_all();
-        unreachable!("the barrier cannot complete without PE 1");
+        return pe_1_panics_while_the_others_wait();
     }
     for path in common::Path::ALL {
         for n in [2, 3, 8] {
@@ -257,13 +273,7 @@ fn a_panicking_pe_ends_the_job_promptly() {
                 stderr.contains("shmemrun: PE 1 "),
                 "the launcher names the PE: {stderr}"
             );
-            let at: u128 = stderr
-                .split("<panic-at ")
-                .nth(1)
-                .and_then(|rest| rest.split('>').next())
-                .and_then(|t| t.parse().ok())
-                .expect("PE 1 printed its panic time");
-            let secs = (ended - at) as f64 / 1e9;
+            let secs = secs_since_the_panic(&stderr, ended);
             assert!(
                 secs < 2.0,
                 "{n} PEs ({path:?}): the job ended {secs:.2} s after the panic"
@@ -315,14 +325,7 @@ fn a_pe_missing_the_rendezvous_times_out_with_a_clear_error() {
 #[test]
 fn a_panicking_pe_ends_an_mpirun_job_promptly() {
     if common::is_pe() {
-        let world = shmem_core::init().expect("init");
-        if world.my_pe() == 1 {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            eprintln!("<panic-at {}>", unix_nanos());
-            panic!("PE 1 gives up on purpose");
-        }
-        world.barrier_all();
-        unreachable!("the barrier cannot complete without PE 1");
+        return pe_1_panics_while_the_others_wait();
     }
     for n in [2, 3] {
         let (out, _) = common::launch_mpirun(
@@ -334,13 +337,7 @@ fn a_panicking_pe_ends_an_mpirun_job_promptly() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "the job must fail: {stderr}");
         assert!(stderr.contains("PE 1 gives up on purpose"), "{stderr}");
-        let at: u128 = stderr
-            .split("<panic-at ")
-            .nth(1)
-            .and_then(|rest| rest.split('>').next())
-            .and_then(|t| t.parse().ok())
-            .expect("PE 1 printed its panic time");
-        let secs = (ended - at) as f64 / 1e9;
+        let secs = secs_since_the_panic(&stderr, ended);
         assert!(
             secs < 5.0,
             "{n} PEs under mpirun: the job ended {secs:.2} s after the panic"
