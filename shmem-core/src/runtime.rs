@@ -708,7 +708,9 @@ impl Runtime {
     #[inline]
     pub(crate) fn progress(&self) {
         if self.any_ucx {
-            self.progress_rounds.fetch_add(1, Ordering::Relaxed);
+            if self.progress.is_some() {
+                self.progress_rounds.fetch_add(1, Ordering::Relaxed);
+            }
             self.worker.progress();
             if let Ok(workers) = self.ctx_workers.try_read() {
                 for w in workers.iter() {
