@@ -11,7 +11,7 @@
 //! | [`AmoBitwise`] | `fetch_and`, `and`, `fetch_or`, `or`, `fetch_xor`, `xor` | `i32 i64 u32 u64` |
 
 use crate::element::Element;
-use crate::runtime::{Peer, Runtime};
+use crate::transport::{Peer, Transport};
 use shmem_ucx::AtomicSize;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -127,7 +127,7 @@ enum Op {
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
 pub struct Remote<'a, E> {
-    rt: &'static Runtime,
+    rt: &'static Transport,
     peer: &'a Peer,
     offset: usize,
     _e: PhantomData<&'a E>,
@@ -143,7 +143,7 @@ impl<E> Copy for Remote<'_, E> {}
 impl<'a, E: Element> Remote<'a, E> {
     /// A checked location: `pe` and `offset` were validated by the caller.
     #[inline]
-    pub(crate) fn new(rt: &'static Runtime, peer: &'a Peer, offset: usize) -> Self {
+    pub(crate) fn new(rt: &'static Transport, peer: &'a Peer, offset: usize) -> Self {
         Remote {
             rt,
             peer,

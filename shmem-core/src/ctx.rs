@@ -19,7 +19,7 @@ use crate::amo::Remote;
 use crate::element::Element;
 use crate::error::Result;
 use crate::rma::{SymmetricArray, checked_offset};
-use crate::runtime::{Peer, Runtime, runtime};
+use crate::transport::{Peer, Transport};
 use crate::world::World;
 use shmem_ucx::Worker;
 use std::cell::Cell;
@@ -79,7 +79,7 @@ pub struct CtxOptions {
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
 pub struct Ctx<'w, M: CtxMode> {
-    rt: &'static Runtime,
+    rt: &'static Transport,
     // Field order is drop order: endpoints (in `peers`) before their worker.
     peers: Box<[Peer]>,
     worker: Worker,
@@ -108,7 +108,7 @@ impl World {
     /// `shmem_ctx_create`: a new context of mode `M` ([`Private`], [`Serialized`] or
     /// [`Shared`]). Not collective. Fails only if UCX cannot make a worker or endpoints.
     pub fn ctx_create<M: CtxMode>(&self, options: CtxOptions) -> Result<Ctx<'_, M>> {
-        let rt = runtime();
+        let rt: &'static Transport = self.rt;
         let (worker, peers, any_ucx) = rt.context_route()?;
         Ok(Ctx {
             rt,
@@ -243,7 +243,7 @@ impl<M: CtxMode> Drop for Ctx<'_, M> {
             return;
         }
         self.quiet();
-        self.rt.close_route(&self.worker, &mut self.peers);
+        self.rt.close_route(&self.worker, &self.peers);
     }
 }
 

@@ -7,8 +7,11 @@
 
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::rma::{SymmetricArray, sealed};
-use crate::runtime::{OBJECT_ALIGN, Runtime, runtime};
+use crate::layout::OBJECT_ALIGN;
+use crate::rma::SymmetricArray;
+use crate::rma::sealed::Sealed;
+use crate::runtime::Runtime;
+use crate::storage::Storable;
 use crate::sync;
 use crate::world::World;
 use std::fmt;
@@ -156,7 +159,8 @@ impl Allocator {
 /// assert_eq!(ring.local_get((me + n - 1) % n), ((me + n - 1) % n) as u64 * 10);
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
-pub struct SymArray<'w, E: Element> {
+pub struct SymArray<'w, E: Storable> {
+    rt: &'static Runtime,
     offset: usize,
     len: usize,
     bytes: usize,
@@ -172,7 +176,7 @@ pub struct SymArray<'w, E: Element> {
 /// Marker: borrows the `World` for `'w`; `Sync` but not `Send` (see `SymArray::_world`).
 type WorldBorrow<'w> = (fn() -> &'w World, std::sync::MutexGuard<'static, ()>);
 
-impl<E: Element> fmt::Debug for SymArray<'_, E> {
+impl<E: Storable> fmt::Debug for SymArray<'_, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SymArray")
             .field("type", &std::any::type_name::<E>())
@@ -183,7 +187,7 @@ impl<E: Element> fmt::Debug for SymArray<'_, E> {
 }
 
 /// The byte size of `len` elements of `E`, checked against overflow.
-fn byte_len<E: Element>(rt: &Runtime, len: usize) -> Result<usize> {
+fn byte_len<E: Storable>(rt: &Runtime, len: usize) -> Result<usize> {
     len.checked_mul(size_of::<E>())
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or(Error::HeapExhausted {
@@ -227,7 +231,12 @@ fn same_param(rt: &Runtime, op: &str, what: &str, value: u64) {
     }
 }
 
-impl<'w, E: Element> SymArray<'w, E> {
+impl<'w, E: Storable> SymArray<'w, E> {
+    /// Number of elements (also for arrays of locks, which have no `SymmetricArray::len`).
+    pub(crate) fn count(&self) -> usize {
+        self.len
+    }
+
     pub(crate) fn alloc(world: &'w World, len: usize) -> Result<SymArray<'w, E>> {
         Self::alloc_impl(world, len, None, None)
     }
@@ -235,12 +244,12 @@ impl<'w, E: Element> SymArray<'w, E> {
     /// Collective allocation; `align` (power of two, checked by the caller) and `hints` are
     /// compared across PEs when given.
     fn alloc_impl(
-        _world: &'w World,
+        world: &'w World,
         len: usize,
         align: Option<usize>,
         hints: Option<MallocHints>,
     ) -> Result<SymArray<'w, E>> {
-        let rt = runtime();
+        let rt = world.rt;
         let bytes = byte_len::<E>(rt, len);
         // Every PE takes part in the size check, even one whose size overflowed.
         same_size(rt, bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
@@ -254,7 +263,7 @@ impl<'w, E: Element> SymArray<'w, E> {
                 same_param(rt, "alloc_aligned", "alignment", a as u64);
                 let a = a.max(OBJECT_ALIGN);
                 // The same offset must be aligned in every PE's address space.
-                let phase = (rt.base as usize).wrapping_add(rt.layout.user) % a;
+                let phase = (rt.base() as usize).wrapping_add(rt.layout.user) % a;
                 let mm = sync::allreduce_minmax(rt, phase as u64);
                 if mm.min != mm.max {
                     panic!(
@@ -277,6 +286,7 @@ impl<'w, E: Element> SymArray<'w, E> {
         // Nobody may write into the new array before its owner has zeroed it.
         sync::barrier_all(rt);
         Ok(SymArray {
+            rt,
             offset,
             len,
             bytes: rounded,
@@ -333,7 +343,7 @@ impl<'w, E: Element> SymArray<'w, E> {
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
     pub fn try_realloc(&mut self, new_len: usize) -> Result<()> {
-        let rt = runtime();
+        let rt = self.rt;
         let new_bytes = byte_len::<E>(rt, new_len);
         // Every PE takes part in the size check, even one whose size overflowed.
         same_size(rt, new_bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
@@ -349,7 +359,7 @@ impl<'w, E: Element> SymArray<'w, E> {
             let got = if rounded == 0 {
                 Ok(0)
             } else {
-                let phase = (rt.base as usize).wrapping_add(rt.layout.user) % self.align;
+                let phase = (rt.base() as usize).wrapping_add(rt.layout.user) % self.align;
                 a.alloc_aligned(rounded, self.align, phase)
             };
             match got {
@@ -385,7 +395,7 @@ fn reserve(rt: &Runtime, rounded: usize, align: usize) -> Result<usize> {
     if align == OBJECT_ALIGN {
         a.alloc(rounded)
     } else {
-        let phase = (rt.base as usize).wrapping_add(rt.layout.user) % align;
+        let phase = (rt.base() as usize).wrapping_add(rt.layout.user) % align;
         a.alloc_aligned(rounded, align, phase)
     }
 }
@@ -497,7 +507,7 @@ impl World {
     /// as errors.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc_aligned::<u64>(10, 4096);
     /// let addr = a.peer_slice(world.my_pe()).map(|v| v.as_ptr() as usize);
@@ -506,7 +516,7 @@ impl World {
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
     #[track_caller]
-    pub fn alloc_aligned<E: Element>(&self, len: usize, align: usize) -> SymArray<'_, E> {
+    pub fn alloc_aligned<E: Storable>(&self, len: usize, align: usize) -> SymArray<'_, E> {
         match self.try_alloc_aligned(len, align) {
             Ok(a) => a,
             Err(e) => panic!(
@@ -528,7 +538,7 @@ impl World {
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
     #[track_caller]
-    pub fn try_alloc_aligned<E: Element>(
+    pub fn try_alloc_aligned<E: Storable>(
         &self,
         len: usize,
         align: usize,
@@ -559,7 +569,7 @@ impl World {
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
     #[track_caller]
-    pub fn alloc_with_hints<E: Element>(&self, len: usize, hints: MallocHints) -> SymArray<'_, E> {
+    pub fn alloc_with_hints<E: Storable>(&self, len: usize, hints: MallocHints) -> SymArray<'_, E> {
         match SymArray::alloc_impl(self, len, None, Some(hints)) {
             Ok(a) => a,
             Err(e) => panic!(
@@ -577,13 +587,13 @@ fn lock(rt: &Runtime) -> std::sync::MutexGuard<'_, Allocator> {
     }
 }
 
-impl<E: Element> Drop for SymArray<'_, E> {
+impl<E: Storable> Drop for SymArray<'_, E> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             // Collective steps could hang while this PE unwinds; the block is simply leaked.
             return;
         }
-        let rt = runtime();
+        let rt = self.rt;
         // Also a barrier: no PE frees (and later reuses) the block while another still uses it.
         let mm = sync::allreduce_minmax(rt, self.offset as u64);
         if mm.min != mm.max {
@@ -599,16 +609,21 @@ impl<E: Element> Drop for SymArray<'_, E> {
     }
 }
 
-impl<E: Element> sealed::Sealed for SymArray<'_, E> {}
-
 // Contract of `SymmetricArray`: `offset .. offset + len * size_of::<E>()` was reserved in
-// the symmetric heap for this array and stays reserved until it is dropped.
-impl<E: Element> SymmetricArray<E> for SymArray<'_, E> {
+// the symmetric heap of `rt` for this array and stays reserved until it is dropped.
+impl<E: Storable> Sealed for SymArray<'_, E> {
     #[inline]
     fn __heap_offset(&self) -> usize {
         self.offset
     }
 
+    #[inline]
+    fn __runtime(&self) -> &'static Runtime {
+        self.rt
+    }
+}
+
+impl<E: Element> SymmetricArray<E> for SymArray<'_, E> {
     #[inline]
     fn len(&self) -> usize {
         self.len

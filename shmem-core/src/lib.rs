@@ -53,12 +53,19 @@ mod dsl;
 mod element;
 pub mod error;
 mod heap;
+mod layout;
+mod lock;
+mod p2p;
+mod progress;
+mod query;
 mod rma;
 mod runtime;
 mod signal;
 mod statics;
+mod storage;
 mod sync;
 mod team;
+mod transport;
 mod world;
 
 pub use amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
@@ -71,23 +78,24 @@ pub use rma::{NbiScope, SymmetricArray};
 pub use shmem_macros::{Element, shmem, symmetric};
 pub use signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
 pub use statics::Symmetric;
+pub use storage::Storable;
 pub use team::{Team, TeamConfig};
 pub use world::{World, init};
 
-/// Everything a PGAS program usually needs: `use shmem_core::prelude::*;`.
+/// Everything a PGAS program usually needs, in one glob import: `use shmem_core::prelude::*;`.
 pub mod prelude {
     pub use crate::amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
     pub use crate::collectives::{ReduceArith, ReduceBitwise};
     pub use crate::ctx::{Ctx, CtxOptions, Private, Serialized, Shared};
     pub use crate::element::Element;
-    pub use crate::heap::MallocHints;
-    pub use crate::heap::SymArray;
-    pub use crate::lock::{Lock, LockArray, LockGuard};
+    pub use crate::heap::{MallocHints, SymArray};
+    pub use crate::lock::{Lock, LockArray, LockGuard, LockRef};
     pub use crate::p2p::WaitSet;
-    pub use crate::query::PeerAccess;
+    pub use crate::query::{PeerAccess, PeerView, SymmetricObject};
     pub use crate::rma::{NbiScope, SymmetricArray};
     pub use crate::signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
     pub use crate::statics::Symmetric;
+    pub use crate::storage::Storable;
     pub use crate::team::{Team, TeamConfig};
     pub use crate::world::World;
     pub use shmem_macros::{Element, shmem, symmetric};
@@ -109,19 +117,7 @@ pub mod __private {
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
-// --- locks, queries, memory, p2p (helper) ---
-mod lock;
-mod p2p;
-mod query;
 pub use heap::MallocHints;
 pub use lock::{Lock, LockArray, LockGuard, LockRef};
 pub use p2p::WaitSet;
 pub use query::{MAX_NAME_LEN, PeerAccess, PeerView, SymmetricObject, VENDOR_STRING, VERSION};
-/// The lock, query, memory and point-to-point additions of OpenSHMEM 1.5/1.6, for glob import
-/// next to the prelude: `use shmem_core::ext::*;`.
-pub mod ext {
-    pub use crate::heap::MallocHints;
-    pub use crate::lock::{Lock, LockArray, LockGuard, LockRef};
-    pub use crate::p2p::WaitSet;
-    pub use crate::query::{PeerAccess, PeerView, SymmetricObject};
-}

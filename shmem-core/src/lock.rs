@@ -7,12 +7,15 @@
 //! back-off, driving UCX progress so that atomics aimed at this PE complete) until the ticket is
 //! served; the lock is fair (first come, first served). Releasing quiets first, so every put
 //! made while holding the lock is visible before the next holder gets it.
+//!
+//! A `Lock` is not an [`Element`](crate::Element): no put, get or `shmem!` transfer can
+//! overwrite one; only its own methods touch it.
 
 use crate::amo::Remote;
-use crate::element::Element;
-use crate::rma::SymmetricArray;
-use crate::runtime::{Runtime, runtime};
+use crate::rma::sealed::Sealed;
+use crate::runtime::runtime;
 use crate::statics::Symmetric;
+use crate::transport::Transport;
 use std::fmt;
 use std::marker::PhantomData;
 use zerocopy::{FromBytes, Immutable, IntoBytes};
@@ -24,11 +27,12 @@ const LOW: u64 = 0xffff_ffff;
 /// A distributed mutual-exclusion lock in symmetric memory (OpenSHMEM's `long` lock variable).
 ///
 /// Declare it as a symmetric static, or allocate an array of them on the heap; it starts
-/// unlocked. [`set`](LockRef::set) waits for the lock and returns a guard that releases it when
-/// dropped; [`test`](LockRef::test) takes it only if it is free.
+/// unlocked. As with [`std::sync::Mutex`], [`lock`](Symmetric::lock) waits for the lock and
+/// returns a guard that releases it when dropped, and [`try_lock`](Symmetric::try_lock) takes it
+/// only if it is free.
 ///
 /// ```
-/// use shmem_core::{ext::*, prelude::*};
+/// use shmem_core::prelude::*;
 ///
 /// #[symmetric]
 /// static LOCK: Lock = Lock::new();
@@ -37,7 +41,7 @@ const LOW: u64 = 0xffff_ffff;
 ///
 /// let world = shmem_core::init()?;
 /// {
-///     let _held = LOCK.set();                // waits until this PE holds the lock
+///     let _held = LOCK.lock();               // waits until this PE holds the lock
 ///     let t = TOTAL.get_value(0);
 ///     TOTAL.put_value(0, t + 1);             // no other PE is between the read and the write
 /// }                                          // quiet, then release
@@ -47,22 +51,31 @@ const LOW: u64 = 0xffff_ffff;
 /// }
 /// // Heap-allocated locks: an array of them.
 /// let locks = world.alloc::<Lock>(4);
-/// let guard = locks.lock(3).test().expect("nobody else uses lock 3 yet");
+/// let guard = locks.try_lock(3).expect("nobody else uses lock 3 yet");
 /// drop(guard);
 /// # world.barrier_all();
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+///
+/// A lock is not plain data that puts may overwrite:
+///
+/// ```compile_fail
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static LOCKS: [Lock; 2] = [Lock::new(); 2];
+/// let world = shmem_core::init()?;
+/// LOCKS.put(0, 0..1, &[Lock::new()]); // error: `Lock` is not a symmetric element type
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
 #[derive(Clone, Copy, Default, FromBytes, IntoBytes, Immutable)]
 #[repr(transparent)]
 pub struct Lock(u64);
 
-impl Element for Lock {}
-
 impl Lock {
     /// An unlocked lock, for the initializer of a `#[symmetric]` static.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// #[symmetric]
     /// static L: Lock = Lock::new();
     /// let world = shmem_core::init()?;
@@ -88,7 +101,7 @@ impl fmt::Debug for Lock {
 /// `test` directly.
 ///
 /// ```
-/// use shmem_core::{ext::*, prelude::*};
+/// use shmem_core::prelude::*;
 /// #[symmetric]
 /// static LOCKS: [Lock; 2] = [Lock::new(); 2];
 /// let world = shmem_core::init()?;
@@ -99,6 +112,7 @@ impl fmt::Debug for Lock {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct LockRef<'a> {
+    rt: &'static Transport,
     offset: usize,
     _obj: PhantomData<&'a Lock>,
 }
@@ -107,12 +121,12 @@ pub struct LockRef<'a> {
 /// quiet, so that everything this PE wrote while holding it is visible to the next holder.
 ///
 /// ```
-/// use shmem_core::{ext::*, prelude::*};
+/// use shmem_core::prelude::*;
 /// #[symmetric]
 /// static L: Lock = Lock::new();
 /// let world = shmem_core::init()?;
-/// let guard = L.set();
-/// guard.clear();            // the same as drop(guard)
+/// let guard = L.lock();
+/// guard.unlock();            // the same as drop(guard)
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
 #[must_use = "the lock is released as soon as the guard is dropped"]
@@ -123,8 +137,9 @@ pub struct LockGuard<'a> {
 
 impl<'a> LockRef<'a> {
     #[inline]
-    fn new(offset: usize) -> LockRef<'a> {
+    fn new(rt: &'static Transport, offset: usize) -> LockRef<'a> {
         LockRef {
+            rt,
             offset,
             _obj: PhantomData,
         }
@@ -133,20 +148,22 @@ impl<'a> LockRef<'a> {
     /// The PE whose copy of the lock word holds the lock's state (the same on every PE).
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// #[symmetric]
     /// static L: Lock = Lock::new();
     /// let world = shmem_core::init()?;
-    /// assert!(L.lock().home_pe() < world.n_pes());
+    /// assert!(L.lock_ref().home_pe() < world.n_pes());
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
     pub fn home_pe(self) -> usize {
-        home(runtime(), self.offset)
+        self.rt.check_live();
+        home(self.rt, self.offset)
     }
 
-    fn word(self, rt: &'static Runtime) -> Remote<'static, u64> {
-        let pe = home(rt, self.offset);
-        Remote::new(rt, rt.peer(pe), self.offset)
+    #[track_caller]
+    fn word(self) -> Remote<'static, u64> {
+        let pe = home(self.rt, self.offset);
+        Remote::new(self.rt, self.rt.peer(pe), self.offset)
     }
 
     /// `shmem_set_lock`: waits until this PE holds the lock. Waiting backs off and keeps UCX
@@ -154,20 +171,21 @@ impl<'a> LockRef<'a> {
     /// as in OpenSHMEM.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// #[symmetric]
     /// static L: Lock = Lock::new();
     /// let world = shmem_core::init()?;
-    /// let held = L.lock().set();
+    /// let held = L.lock_ref().lock();
     /// drop(held);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
-    pub fn set(self) -> LockGuard<'a> {
-        let rt = runtime();
-        let word = self.word(rt);
+    #[doc(alias = "shmem_set_lock")]
+    #[track_caller]
+    pub fn lock(self) -> LockGuard<'a> {
+        let word = self.word();
         let mine = (word.fetch_add(TICKET) >> 32) as u32;
         let mut now = 0u32;
-        rt.wait_local(|| {
+        self.rt.wait_local(|| {
             // A fetch with Acquire semantics (a CPU SeqCst load, or a UCX fetch that completes
             // before anything this PE issues next).
             now = (word.fetch() & LOW) as u32;
@@ -180,24 +198,26 @@ impl<'a> LockRef<'a> {
     /// UCX progress once, so a loop around it lets other PEs' transfers to this PE complete).
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// #[symmetric]
     /// static L: Lock = Lock::new();
     /// let world = shmem_core::init()?;
     /// world.barrier_all();
     /// if world.n_pes() == 1 {
-    ///     let held = L.test().expect("free");
-    ///     assert!(L.test().is_none());     // already held (by this PE)
+    ///     let held = L.try_lock().expect("free");
+    ///     assert!(L.try_lock().is_none());     // already held (by this PE)
     ///     drop(held);
     /// }
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
-    pub fn test(self) -> Option<LockGuard<'a>> {
-        let rt = runtime();
-        // A caller may loop on `test`: keep transfers aimed at this PE moving (over UCX they
+    #[doc(alias = "shmem_test_lock")]
+    #[track_caller]
+    pub fn try_lock(self) -> Option<LockGuard<'a>> {
+        // A caller may loop on `try_lock`: keep transfers aimed at this PE moving (over UCX they
         // need this PE's progress, and the word may be local).
-        rt.progress();
-        let word = self.word(rt);
+        self.rt.check_live();
+        self.rt.progress();
+        let word = self.word();
         let seen = word.fetch();
         if seen >> 32 != seen & LOW {
             return None;
@@ -212,7 +232,7 @@ impl<'a> LockRef<'a> {
 }
 
 /// Where the state of the lock at heap `offset` lives.
-fn home(rt: &Runtime, offset: usize) -> usize {
+fn home(rt: &Transport, offset: usize) -> usize {
     (offset / size_of::<Lock>()) % rt.n_pes
 }
 
@@ -220,22 +240,23 @@ impl LockGuard<'_> {
     /// `shmem_clear_lock`: releases the lock now (the same as dropping the guard).
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// #[symmetric]
     /// static L: Lock = Lock::new();
     /// let world = shmem_core::init()?;
-    /// L.set().clear();
+    /// L.lock().unlock();
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
-    pub fn clear(self) {}
+    #[doc(alias = "shmem_clear_lock")]
+    pub fn unlock(self) {}
 }
 
 impl Drop for LockGuard<'_> {
     fn drop(&mut self) {
-        let rt = runtime();
+        let rt = self.lock.rt;
         // Everything written while holding the lock is complete before the next holder runs.
         rt.quiet();
-        let word = self.lock.word(rt);
+        let word = self.lock.word();
         // Advance the served ticket without carrying into the ticket half: only acquirers (adding
         // to the high half) race with this, so the loop ends.
         let mut seen = word.fetch();
@@ -251,79 +272,82 @@ impl Drop for LockGuard<'_> {
 }
 
 impl Symmetric<Lock> {
-    /// This static as a [`LockRef`].
-    ///
-    /// ```
-    /// use shmem_core::{ext::*, prelude::*};
-    /// #[symmetric]
-    /// static L: Lock = Lock::new();
-    /// let world = shmem_core::init()?;
-    /// let l = L.lock();
-    /// drop(l.set());
-    /// # Ok::<(), shmem_core::Error>(())
-    /// ```
+    /// This lock as a [`LockRef`] (which PE is its home, and the lock operations).
     #[inline]
     #[track_caller]
-    pub fn lock(&self) -> LockRef<'_> {
-        LockRef::new(self.heap_offset())
+    pub fn lock_ref(&self) -> LockRef<'_> {
+        LockRef::new(runtime(), self.heap_offset())
     }
 
-    /// `shmem_set_lock` on this static: see [`LockRef::set`].
-    ///
-    /// ```
-    /// use shmem_core::{ext::*, prelude::*};
-    /// #[symmetric]
-    /// static L: Lock = Lock::new();
-    /// let world = shmem_core::init()?;
-    /// let _g = L.set();
-    /// # Ok::<(), shmem_core::Error>(())
-    /// ```
+    /// `shmem_set_lock`: waits until this PE holds the lock; the guard releases it.
+    #[doc(alias = "shmem_set_lock")]
     #[track_caller]
-    pub fn set(&self) -> LockGuard<'_> {
-        self.lock().set()
+    pub fn lock(&self) -> LockGuard<'_> {
+        self.lock_ref().lock()
     }
 
-    /// `shmem_test_lock` on this static: see [`LockRef::test`].
-    ///
-    /// ```
-    /// use shmem_core::{ext::*, prelude::*};
-    /// #[symmetric]
-    /// static L: Lock = Lock::new();
-    /// let world = shmem_core::init()?;
-    /// if world.n_pes() == 1 {
-    ///     assert!(L.test().is_some());
-    /// }
-    /// # Ok::<(), shmem_core::Error>(())
-    /// ```
+    /// `shmem_test_lock`: the lock if it is free, without waiting.
+    #[doc(alias = "shmem_test_lock")]
     #[track_caller]
-    pub fn test(&self) -> Option<LockGuard<'_>> {
-        self.lock().test()
+    pub fn try_lock(&self) -> Option<LockGuard<'_>> {
+        self.lock_ref().try_lock()
     }
 }
 
-/// Arrays of locks: a `#[symmetric]` static `[Lock; N]` or a [`SymArray<Lock>`](crate::SymArray).
+/// Arrays of locks: a `#[symmetric] static L: [Lock; N]` or a `SymArray<Lock>` from
+/// `world.alloc::<Lock>(n)`.
 ///
 /// ```
-/// use shmem_core::{ext::*, prelude::*};
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static LOCKS: [Lock; 4] = [Lock::new(); 4];
 /// let world = shmem_core::init()?;
-/// let locks = world.alloc::<Lock>(8);
-/// let g = locks.lock(world.my_pe() % 8).set();
-/// drop(g);
-/// # world.barrier_all();
+/// let _g = LOCKS.lock(2);
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
-pub trait LockArray: SymmetricArray<Lock> {
-    /// Element `index` as a lock. Checks the index.
+pub trait LockArray: Sealed {
+    /// Number of locks.
+    #[doc(hidden)]
+    fn __lock_count(&self) -> usize;
+
+    /// Lock `index` as a [`LockRef`]; panics if the index is out of range.
     #[track_caller]
-    fn lock(&self, index: usize) -> LockRef<'_> {
-        if index >= self.len() {
+    fn lock_ref(&self, index: usize) -> LockRef<'_> {
+        if index >= self.__lock_count() {
             panic!(
                 "shmem: lock: index {index} is outside the lock array of length {}",
-                self.len()
+                self.__lock_count()
             );
         }
-        LockRef::new(self.__heap_offset() + index * size_of::<Lock>())
+        LockRef::new(
+            self.__runtime(),
+            self.__heap_offset() + index * size_of::<Lock>(),
+        )
+    }
+
+    /// `shmem_set_lock` on lock `index`: waits until this PE holds it.
+    #[doc(alias = "shmem_set_lock")]
+    #[track_caller]
+    fn lock(&self, index: usize) -> LockGuard<'_> {
+        self.lock_ref(index).lock()
+    }
+
+    /// `shmem_test_lock` on lock `index`: the lock if it is free, without waiting.
+    #[doc(alias = "shmem_test_lock")]
+    #[track_caller]
+    fn try_lock(&self, index: usize) -> Option<LockGuard<'_>> {
+        self.lock_ref(index).try_lock()
     }
 }
 
-impl<T: SymmetricArray<Lock> + ?Sized> LockArray for T {}
+impl LockArray for crate::heap::SymArray<'_, Lock> {
+    fn __lock_count(&self) -> usize {
+        self.count()
+    }
+}
+
+impl<const N: usize> LockArray for Symmetric<[Lock; N]> {
+    fn __lock_count(&self) -> usize {
+        N
+    }
+}

@@ -7,15 +7,15 @@
 
 use crate::amo::AmoWord;
 use crate::rma::SymmetricArray;
-use crate::runtime::{Runtime, runtime};
 use crate::signal::{Cmp, Signal, load_local};
+use crate::transport::Transport;
 use crate::world::World;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The checked inputs of one wait or test: which elements take part and what each is compared
 /// with.
 struct Set<'v, E> {
-    rt: &'static Runtime,
+    rt: &'static Transport,
     base: usize,
     len: usize,
     ignore: Option<&'v [bool]>,
@@ -58,7 +58,7 @@ impl<'v, E: AmoWord + PartialOrd> Set<'v, E> {
             }
         }
         Set {
-            rt: runtime(),
+            rt: arr.__runtime(),
             base: arr.__heap_offset(),
             len,
             ignore,
@@ -75,7 +75,9 @@ impl<'v, E: AmoWord + PartialOrd> Set<'v, E> {
     /// Whether element `i` satisfies its comparison now.
     #[inline]
     fn holds(&self, i: usize) -> bool {
-        let v = load_local::<E>(self.rt.local(self.base + i * size_of::<E>()));
+        let p = self.rt.local(self.base + i * size_of::<E>());
+        // SAFETY: `i < len` (callers iterate `0..len`), an aligned AMO word of the array.
+        let v = unsafe { load_local::<E>(p) };
         let want = match self.values {
             Values::One(x) => x,
             Values::Each(xs) => xs[i],
@@ -159,7 +161,7 @@ impl<'v, E: AmoWord + PartialOrd> Set<'v, E> {
 /// a fence or quiet before the update) is visible when they return.
 ///
 /// ```
-/// use shmem_core::{ext::*, prelude::*};
+/// use shmem_core::prelude::*;
 ///
 /// let world = shmem_core::init()?;
 /// let (me, n) = (world.my_pe(), world.n_pes());
@@ -177,7 +179,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// `shmem_wait_until_all`: waits until every included element has satisfied `cmp value`.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<i32>(3);
     /// a.local_set(0, 5);
@@ -195,7 +197,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// is included.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u64>(4);
     /// a.local_set(2, 9);
@@ -213,7 +215,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// once when no element is included).
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u32>(4);
     /// a.local_set(1, 3);
@@ -230,7 +232,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// `cmp values[i]`.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<i64>(2);
     /// a.local_set(0, 1);
@@ -254,7 +256,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// element `i` with `values[i]`.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<i64>(3);
     /// a.local_set(1, 7);
@@ -282,7 +284,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// element `i` with `values[i]`.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u64>(3);
     /// a.local_set(0, 4);
@@ -311,7 +313,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// none is included).
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u32>(2);
     /// assert!(a.test_all(None, Cmp::Eq, 0));
@@ -329,7 +331,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// now, if any.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u32>(3);
     /// assert_eq!(a.test_any(None, Cmp::Gt, 0), None);
@@ -346,7 +348,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// increasing order.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u32>(3);
     /// a.local_set(0, 1);
@@ -364,7 +366,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// `values[i]`.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u32>(2);
     /// a.local_set(1, 5);
@@ -380,7 +382,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// `values[i]`.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u32>(2);
     /// assert_eq!(a.test_any_vector(None, Cmp::Eq, &[1, 0]), Some(1));
@@ -395,7 +397,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// `values[i]`.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u32>(3);
     /// a.local_set(0, 2);
@@ -416,7 +418,7 @@ impl Signal<'_> {
     /// that).
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// #[symmetric]
     /// static HITS: u64 = 0;
     /// let world = shmem_core::init()?;
@@ -436,7 +438,7 @@ impl Signal<'_> {
     /// `pe`. Unordered with respect to puts, as [`add`](Self::add).
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// #[symmetric]
     /// static GO: u64 = 0;
     /// let world = shmem_core::init()?;
@@ -453,7 +455,7 @@ impl Signal<'_> {
 
     #[track_caller]
     fn remote_update(self, pe: usize, add: bool, value: u64) {
-        let rt = runtime();
+        let rt = self.transport();
         let peer = rt.peer(pe);
         let offset = self.heap_offset();
         if rt.is_direct(peer) {
@@ -479,7 +481,7 @@ impl World {
     /// visible there. Panics if a PE is out of range.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// #[symmetric]
     /// static DATA: [u32; 4] = [0; 4];
     /// #[symmetric]
@@ -496,7 +498,7 @@ impl World {
     /// ```
     #[track_caller]
     pub fn pe_quiet(&self, pes: &[usize]) {
-        let rt = runtime();
+        let rt = self.rt;
         for &pe in pes {
             rt.flush_peer(rt.peer(pe));
         }

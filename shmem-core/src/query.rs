@@ -5,8 +5,9 @@
 use crate::element::Element;
 use crate::heap::SymArray;
 use crate::rma::SymmetricArray;
-use crate::runtime::runtime;
+use crate::rma::sealed::Sealed;
 use crate::statics::Symmetric;
+use crate::transport::Transport;
 use crate::world::World;
 use std::fmt;
 use std::io::Write;
@@ -45,7 +46,7 @@ mod sealed {
 /// [`World::addr_accessible`].
 ///
 /// ```
-/// use shmem_core::{ext::*, prelude::*};
+/// use shmem_core::prelude::*;
 /// use shmem_core::SymmetricObject;
 /// #[symmetric]
 /// static X: f64 = 0.0;
@@ -95,7 +96,7 @@ impl World {
     /// [`pe_accessible`](Self::pe_accessible) is.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// #[symmetric]
     /// static A: [u32; 4] = [0; 4];
     /// let world = shmem_core::init()?;
@@ -129,7 +130,7 @@ impl World {
     pub fn global_exit(&self, status: i32) -> ! {
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
-        runtime().with_bootstrap(|b| b.global_exit(status));
+        self.rt.with_bootstrap(|b| b.global_exit(status));
         std::process::exit(status)
     }
 }
@@ -143,7 +144,7 @@ impl World {
 /// that knows nobody writes it meanwhile.
 ///
 /// ```
-/// use shmem_core::{ext::*, prelude::*};
+/// use shmem_core::prelude::*;
 /// let world = shmem_core::init()?;
 /// let a = world.alloc::<u64>(4);
 /// let me = world.my_pe();
@@ -155,6 +156,7 @@ impl World {
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
 pub struct PeerView<'a, E> {
+    rt: &'static Transport,
     ptr: *mut E,
     len: usize,
     pe: usize,
@@ -175,7 +177,7 @@ impl<E: Element> PeerView<'_, E> {
     /// Number of elements.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u8>(5);
     /// assert_eq!(a.peer_slice(world.my_pe()).map(|v| v.len()), Some(5));
@@ -188,7 +190,7 @@ impl<E: Element> PeerView<'_, E> {
     /// True when the array has no elements.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u8>(0);
     /// assert!(a.peer_slice(world.my_pe()).is_some_and(|v| v.is_empty()));
@@ -201,7 +203,7 @@ impl<E: Element> PeerView<'_, E> {
     /// The PE whose copy this is.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u8>(1);
     /// assert_eq!(a.peer_slice(0).map(|v| v.pe()).unwrap_or(0), 0);
@@ -214,6 +216,7 @@ impl<E: Element> PeerView<'_, E> {
     #[inline]
     #[track_caller]
     fn slot(&self, index: usize, op: &str) -> *mut E {
+        self.rt.check_live();
         if index >= self.len {
             panic!(
                 "shmem: {op}: index {index} is outside the symmetric object of length {}",
@@ -227,7 +230,7 @@ impl<E: Element> PeerView<'_, E> {
     /// Loads element `index` from the peer's copy.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<i32>(3);
     /// a.local_set(1, -7);
@@ -247,7 +250,7 @@ impl<E: Element> PeerView<'_, E> {
     /// Stores `value` into element `index` of the peer's copy.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<f32>(2);
     /// if let Some(v) = a.peer_slice(world.my_pe()) {
@@ -267,7 +270,7 @@ impl<E: Element> PeerView<'_, E> {
     /// Copies the whole peer copy into `dst` (whose length must match).
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u16>(3);
     /// let mut out = [9u16; 3];
@@ -295,7 +298,7 @@ impl<E: Element> PeerView<'_, E> {
     /// The raw pointer to element 0 of the peer's copy (valid while the array lives).
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u64>(1);
     /// assert!(a.peer_slice(world.my_pe()).is_some_and(|v| !v.as_ptr().is_null()));
@@ -311,7 +314,7 @@ impl<E: Element> PeerView<'_, E> {
     /// No PE (this one included, through any path) may write the array while the slice lives.
     ///
     /// ```
-    /// use shmem_core::{ext::*, prelude::*};
+    /// use shmem_core::prelude::*;
     /// let world = shmem_core::init()?;
     /// let a = world.alloc::<u8>(4);
     /// world.barrier_all();
@@ -334,7 +337,7 @@ impl<E: Element> PeerView<'_, E> {
 /// (`shmem_ptr`). Implemented for every [`SymmetricArray`].
 ///
 /// ```
-/// use shmem_core::{ext::*, prelude::*};
+/// use shmem_core::prelude::*;
 /// #[symmetric]
 /// static A: [u32; 8] = [0; 8];
 /// let world = shmem_core::init()?;
@@ -353,7 +356,7 @@ pub trait PeerAccess<E: Element>: SymmetricArray<E> {
     /// `None` when it is reached only through the network. Panics if `pe` is out of range.
     #[track_caller]
     fn peer_slice(&self, pe: usize) -> Option<PeerView<'_, E>> {
-        let rt = runtime();
+        let rt = self.__runtime();
         let peer = rt.peer(pe);
         if !rt.is_direct(peer) {
             return None;
@@ -365,6 +368,7 @@ pub trait PeerAccess<E: Element>: SymmetricArray<E> {
             rt.direct_ptr(peer, self.__heap_offset()).cast::<E>()
         };
         Some(PeerView {
+            rt,
             ptr,
             len,
             pe,

@@ -5,14 +5,25 @@
 
 use crate::amo::Remote;
 use crate::element::Element;
-use crate::runtime::{Runtime, runtime};
+use crate::runtime::Runtime;
 use crate::signal::{Signal, SignalOp};
+use crate::transport::{Completion, Dir};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
 pub(crate) mod sealed {
-    /// Only this crate's symmetric objects implement [`SymmetricArray`](super::SymmetricArray).
-    pub trait Sealed {}
+    use crate::runtime::Runtime;
+
+    /// Only this crate's symmetric objects implement [`SymmetricArray`](super::SymmetricArray);
+    /// this supertrait carries what the runtime needs of them and users never see.
+    pub trait Sealed {
+        /// Byte offset of element 0 in the symmetric heap. Panics if the runtime is not
+        /// initialized.
+        fn __heap_offset(&self) -> usize;
+        /// The runtime the object lives in: the one a heap array carries, or the process's for
+        /// a static. Panics if the runtime is not initialized.
+        fn __runtime(&self) -> &'static Runtime;
+    }
 }
 
 /// Resolves `range` against an object of `len` elements: `(start, count)`, or a panic naming the
@@ -134,10 +145,6 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[doc(hidden)]
     const CONST_LEN: usize = usize::MAX;
 
-    /// Byte offset of element 0 in the symmetric heap. Panics if the runtime is not initialized.
-    #[doc(hidden)]
-    fn __heap_offset(&self) -> usize;
-
     /// Number of elements.
     fn len(&self) -> usize;
 
@@ -151,7 +158,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[inline]
     #[track_caller]
     fn put<R: RangeBounds<usize>>(&self, pe: usize, range: R, src: &[E]) {
-        let rt = runtime();
+        let rt = self.__runtime();
         let at = checked_offset(self, &range, src.len(), "put", "source");
         let peer = rt.peer(pe);
         // SAFETY: the range was checked against the object, which lies in the heap.
@@ -170,7 +177,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         signal: Signal<'_>,
         op: SignalOp,
     ) {
-        let rt = runtime();
+        let rt = self.__runtime();
         let at = checked_offset(self, &range, src.len(), "put_signal", "source");
         let peer = rt.peer(pe);
         // SAFETY: the range was checked against the object, which lies in the heap.
@@ -186,7 +193,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[inline]
     #[track_caller]
     fn get<R: RangeBounds<usize>>(&self, pe: usize, range: R, dst: &mut [E]) {
-        let rt = runtime();
+        let rt = self.__runtime();
         let at = checked_offset(self, &range, dst.len(), "get", "destination");
         let peer = rt.peer(pe);
         let len = size_of_val(dst);
@@ -198,7 +205,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[inline]
     #[track_caller]
     fn p(&self, pe: usize, index: usize, value: E) {
-        let rt = runtime();
+        let rt = self.__runtime();
         if index >= self.len() {
             bad_index("p", index, self.len());
         }
@@ -218,7 +225,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[inline]
     #[track_caller]
     fn g(&self, pe: usize, index: usize) -> E {
-        let rt = runtime();
+        let rt = self.__runtime();
         if index >= self.len() {
             bad_index("g", index, self.len());
         }
@@ -241,7 +248,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[inline]
     #[track_caller]
     fn at(&self, pe: usize, index: usize) -> Remote<'_, E> {
-        let rt = runtime();
+        let rt = self.__runtime();
         if index >= self.len() {
             bad_index("at", index, self.len());
         }
@@ -261,7 +268,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         src: &[E],
         src_stride: usize,
     ) {
-        let rt = runtime();
+        let rt = self.__runtime();
         let (start, span) = resolve(&range, self.len(), "iput");
         let count = strided_count(span, stride, "iput", "target");
         let have = strided_count(src.len(), src_stride, "iput", "source");
@@ -295,7 +302,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         dst: &mut [E],
         dst_stride: usize,
     ) {
-        let rt = runtime();
+        let rt = self.__runtime();
         let (start, span) = resolve(&range, self.len(), "iget");
         let count = strided_count(span, stride, "iget", "source");
         let have = strided_count(dst.len(), dst_stride, "iget", "destination");
@@ -307,8 +314,10 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         for k in 0..count {
             // SAFETY: as in `iput`; `dst` is a unique borrow that outlives the flush below.
             unsafe {
-                rt.get_bytes_nbi(
+                rt.rma(
                     peer,
+                    Dir::Get,
+                    Completion::Nbi,
                     elem_offset::<E>(base, start + k * stride),
                     dst.as_mut_ptr().add(k * dst_stride).cast(),
                     size_of::<E>(),
@@ -322,7 +331,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[inline]
     #[track_caller]
     fn local_get(&self, index: usize) -> E {
-        let rt = runtime();
+        let rt = self.__runtime();
         if index >= self.len() {
             bad_index("local_get", index, self.len());
         }
@@ -339,7 +348,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[inline]
     #[track_caller]
     fn local_set(&self, index: usize, value: E) {
-        let rt = runtime();
+        let rt = self.__runtime();
         if index >= self.len() {
             bad_index("local_set", index, self.len());
         }
@@ -354,7 +363,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     /// Copies elements `range` of this PE's own copy into `dst`.
     #[track_caller]
     fn local_read<R: RangeBounds<usize>>(&self, range: R, dst: &mut [E]) {
-        let rt = runtime();
+        let rt = self.__runtime();
         let at = checked_offset(self, &range, dst.len(), "local_read", "destination");
         let src = rt.local(at);
         // SAFETY: range checked; `dst` is a unique local borrow, disjoint from the heap.
@@ -364,7 +373,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     /// Copies `src` into elements `range` of this PE's own copy.
     #[track_caller]
     fn local_write<R: RangeBounds<usize>>(&self, range: R, src: &[E]) {
-        let rt = runtime();
+        let rt = self.__runtime();
         let at = checked_offset(self, &range, src.len(), "local_write", "source");
         let dst = rt.local(at);
         // SAFETY: range checked; `src` is a local borrow, disjoint from the heap.
@@ -379,7 +388,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     /// [`local_slice_mut`](Self::local_slice_mut) of it.
     #[track_caller]
     unsafe fn local_slice(&self) -> &[E] {
-        let rt = runtime();
+        let rt = self.__runtime();
         let p = rt.local(self.__heap_offset()).cast::<E>();
         // SAFETY: the object is `len` aligned elements inside the heap; the caller rules out writes.
         unsafe { std::slice::from_raw_parts(p, self.len()) }
@@ -393,7 +402,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[track_caller]
     #[allow(clippy::mut_from_ref)]
     unsafe fn local_slice_mut(&self) -> &mut [E] {
-        let rt = runtime();
+        let rt = self.__runtime();
         let p = rt.local(self.__heap_offset()).cast::<E>();
         // SAFETY: as `local_slice`, and the caller guarantees exclusivity.
         unsafe { std::slice::from_raw_parts_mut(p, self.len()) }
@@ -453,8 +462,14 @@ impl<'buf> NbiScope<'buf> {
         let peer = self.rt.peer(pe);
         // SAFETY: range checked; `src` is borrowed for 'buf, which outlives the quiet at scope end.
         unsafe {
-            self.rt
-                .put_bytes_nbi(peer, at, src.as_ptr().cast(), size_of_val(src))
+            self.rt.rma(
+                peer,
+                Dir::Put,
+                Completion::Nbi,
+                at,
+                src.as_ptr().cast_mut().cast(),
+                size_of_val(src),
+            )
         }
     }
 
@@ -473,8 +488,14 @@ impl<'buf> NbiScope<'buf> {
         let len = size_of_val(dst);
         // SAFETY: range checked; `dst` is uniquely borrowed for 'buf, past the quiet at scope end.
         unsafe {
-            self.rt
-                .get_bytes_nbi(peer, at, dst.as_mut_ptr().cast(), len)
+            self.rt.rma(
+                peer,
+                Dir::Get,
+                Completion::Nbi,
+                at,
+                dst.as_mut_ptr().cast(),
+                len,
+            )
         }
     }
 }

@@ -6,8 +6,9 @@
 
 use crate::amo::AmoWord;
 use crate::rma::SymmetricArray;
-use crate::runtime::{Runtime, runtime};
+use crate::runtime::runtime;
 use crate::statics::Symmetric;
+use crate::transport::Transport;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -73,6 +74,7 @@ impl Cmp {
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Signal<'a> {
+    rt: &'static Transport,
     offset: usize,
     _obj: PhantomData<&'a ()>,
 }
@@ -84,26 +86,31 @@ impl Signal<'_> {
         self.offset
     }
 
+    /// The transport this signal's object lives in.
     #[inline]
-    fn word(self, rt: &Runtime) -> &AtomicU64 {
-        // SAFETY: the offset is that of an 8-byte aligned u64 in this PE's heap; other PEs update
-        // it atomically.
-        unsafe { AtomicU64::from_ptr(rt.local(self.offset).cast()) }
+    pub(crate) fn transport(self) -> &'static Transport {
+        self.rt
+    }
+
+    /// The signal word in this PE's heap (8-byte aligned; other PEs update it atomically).
+    #[inline]
+    #[track_caller]
+    fn word(self) -> &'static AtomicU64 {
+        self.rt.local_word(self.offset)
     }
 
     /// `shmem_signal_fetch`: this PE's signal value.
     #[inline]
     pub fn fetch(self) -> u64 {
-        self.word(runtime()).load(Ordering::Acquire)
+        self.word().load(Ordering::Acquire)
     }
 
     /// `shmem_signal_wait_until`: waits until this PE's signal satisfies `cmp value`; returns
     /// the signal's value then. Everything put before the signal update is visible.
     pub fn wait_until(self, cmp: Cmp, value: u64) -> u64 {
-        let rt = runtime();
-        let word = self.word(rt);
+        let word = self.word();
         let mut seen = 0;
-        rt.wait_local(|| {
+        self.rt.wait_local(|| {
             seen = word.load(Ordering::Acquire);
             cmp.holds(seen, value)
         });
@@ -113,7 +120,7 @@ impl Signal<'_> {
     /// Sets this PE's own signal word (to reset it between rounds).
     #[inline]
     pub fn set_local(self, value: u64) {
-        self.word(runtime()).store(value, Ordering::Release);
+        self.word().store(value, Ordering::Release);
     }
 }
 
@@ -123,6 +130,7 @@ impl Symmetric<u64> {
     #[track_caller]
     pub fn signal(&self) -> Signal<'_> {
         Signal {
+            rt: runtime(),
             offset: self.heap_offset(),
             _obj: PhantomData,
         }
@@ -142,6 +150,7 @@ pub trait SignalArray: SymmetricArray<u64> {
             );
         }
         Signal {
+            rt: self.__runtime(),
             offset: self.__heap_offset() + index * 8,
             _obj: PhantomData,
         }
@@ -150,17 +159,23 @@ pub trait SignalArray: SymmetricArray<u64> {
 
 impl<T: SymmetricArray<u64> + ?Sized> SignalArray for T {}
 
-/// Atomically loads a local word of type `E`.
+/// Atomically loads a local word of type `E` (acquire).
+///
+/// # Safety
+/// `p` is an aligned word of `E`'s size in this PE's mapped heap, which other PEs and threads
+/// access only atomically or by explicit copies.
 #[inline]
-pub(crate) fn load_local<E: AmoWord>(p: *mut u8) -> E {
+pub(crate) unsafe fn load_local<E: AmoWord>(p: *mut u8) -> E {
     let bits = match E::SIZE {
-        // SAFETY: `p` is an aligned word of E's size in this PE's heap (checked by the caller).
         shmem_ucx::AtomicSize::U32 => {
-            unsafe { AtomicU32::from_ptr(p.cast()) }.load(Ordering::Acquire) as u64
+            // SAFETY: per the caller.
+            let a = unsafe { AtomicU32::from_ptr(p.cast()) };
+            a.load(Ordering::Acquire) as u64
         }
-        // SAFETY: as above.
         shmem_ucx::AtomicSize::U64 => {
-            unsafe { AtomicU64::from_ptr(p.cast()) }.load(Ordering::Acquire)
+            // SAFETY: per the caller.
+            let a = unsafe { AtomicU64::from_ptr(p.cast()) };
+            a.load(Ordering::Acquire)
         }
     };
     E::from_bits(bits)
@@ -172,7 +187,7 @@ pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// `cmp value`, and returns it.
     #[track_caller]
     fn wait_until(&self, index: usize, cmp: Cmp, value: E) -> E {
-        let rt = runtime();
+        let rt = self.__runtime();
         if index >= self.len() {
             panic!(
                 "shmem: wait_until: index {index} is outside the symmetric object of length {}",
@@ -182,7 +197,8 @@ pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
         let p = rt.local(self.__heap_offset() + index * size_of::<E>());
         let mut seen = E::from_bits(0);
         rt.wait_local(|| {
-            seen = load_local::<E>(p);
+            // SAFETY: element `index` (checked) of a symmetric array of AMO words, aligned.
+            seen = unsafe { load_local::<E>(p) };
             cmp.holds(seen, value)
         });
         seen
@@ -191,7 +207,7 @@ pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// `shmem_test`: whether element `index` of this PE's copy satisfies `cmp value` now.
     #[track_caller]
     fn test(&self, index: usize, cmp: Cmp, value: E) -> bool {
-        let rt = runtime();
+        let rt = self.__runtime();
         if index >= self.len() {
             panic!(
                 "shmem: test: index {index} is outside the symmetric object of length {}",
@@ -199,10 +215,9 @@ pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
             );
         }
         rt.progress();
-        cmp.holds(
-            load_local::<E>(rt.local(self.__heap_offset() + index * size_of::<E>())),
-            value,
-        )
+        let p = rt.local(self.__heap_offset() + index * size_of::<E>());
+        // SAFETY: element `index` (checked) of a symmetric array of AMO words, aligned.
+        cmp.holds(unsafe { load_local::<E>(p) }, value)
     }
 }
 

@@ -8,8 +8,11 @@
 
 use crate::amo::Remote;
 use crate::element::Element;
-use crate::rma::{SymmetricArray, sealed};
-use crate::runtime::{not_initialized, runtime};
+use crate::layout::place;
+use crate::rma::SymmetricArray;
+use crate::rma::sealed::Sealed;
+use crate::runtime::{Runtime, not_initialized, runtime};
+use crate::storage::Storable;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -71,11 +74,11 @@ impl<T> Symmetric<T> {
 
 /// The registration entry of a `#[symmetric]` static; the one place its type is checked.
 #[doc(hidden)]
-pub const fn register<T: Element>(s: &'static Symmetric<T>) -> &'static dyn StaticObject {
+pub const fn register<T: Storable>(s: &'static Symmetric<T>) -> &'static dyn StaticObject {
     s
 }
 
-impl<T: Element> Symmetric<T> {
+impl<T> Symmetric<T> {
     /// Byte offset in the symmetric heap; panics before `init`.
     #[inline]
     #[track_caller]
@@ -85,7 +88,9 @@ impl<T: Element> Symmetric<T> {
             s => s - 1,
         }
     }
+}
 
+impl<T: Element> Symmetric<T> {
     /// Writes the whole value into PE `pe`'s copy (`shmem_put` of one `T`).
     #[inline]
     #[track_caller]
@@ -174,7 +179,7 @@ impl<T> fmt::Debug for Symmetric<T> {
     }
 }
 
-impl<T: Element> StaticObject for Symmetric<T> {
+impl<T: Storable> StaticObject for Symmetric<T> {
     fn layout(&self) -> (usize, usize) {
         (size_of::<T>(), align_of::<T>())
     }
@@ -188,28 +193,29 @@ impl<T: Element> StaticObject for Symmetric<T> {
     }
 }
 
-impl<E: Element, const N: usize> sealed::Sealed for Symmetric<[E; N]> {}
-
-// Contract of `SymmetricArray`: the static's N elements lie at its offset in the statics region.
-impl<E: Element, const N: usize> SymmetricArray<E> for Symmetric<[E; N]> {
+// Contract of `SymmetricArray`: the static's N elements lie at its offset in the statics region
+// of the process's runtime.
+impl<E: Storable, const N: usize> Sealed for Symmetric<[E; N]> {
     #[inline]
+    #[track_caller]
     fn __heap_offset(&self) -> usize {
         self.heap_offset()
     }
 
+    #[inline]
+    #[track_caller]
+    fn __runtime(&self) -> &'static Runtime {
+        runtime()
+    }
+}
+
+impl<E: Element, const N: usize> SymmetricArray<E> for Symmetric<[E; N]> {
     const CONST_LEN: usize = N;
 
     #[inline]
     fn len(&self) -> usize {
         N
     }
-}
-
-/// Where a static of alignment `align` goes at or after `cursor`: on a cache line of its own, as
-/// heap objects are, so that two statics never share one (no false sharing between, say, a lock
-/// word and a counter that different PEs hammer).
-fn place(cursor: usize, align: usize) -> usize {
-    cursor.next_multiple_of(align.max(crate::runtime::OBJECT_ALIGN))
 }
 
 /// Size of the statics region and a signature of its layout (compared between PEs so that PEs

@@ -5,7 +5,7 @@
 //! collectives). A split picks the block with a bitwise-or reduction of every parent member's
 //! "blocks in use" mask, so all members agree on a block that none of them uses.
 
-use crate::runtime::{Runtime, runtime};
+use crate::runtime::Runtime;
 use crate::world::World;
 use std::cell::RefCell;
 use std::fmt;
@@ -148,8 +148,7 @@ impl fmt::Debug for Team<'_> {
 impl World {
     /// The team of all PEs (`SHMEM_TEAM_WORLD`).
     pub fn team_world(&self) -> Team<'_> {
-        let rt = runtime();
-        Team::new(rt, 0, 1, rt.n_pes, rt.my_pe, 0, TeamConfig::default())
+        Team::world(self.rt)
     }
 
     /// The PEs that share this node's memory with this PE (`SHMEM_TEAM_SHARED`): those whose
@@ -159,7 +158,7 @@ impl World {
     /// # Panics
     /// If the node's PEs are not evenly spaced in the world numbering.
     pub fn team_shared(&self) -> Team<'_> {
-        let rt = runtime();
+        let rt = self.rt;
         let local: Vec<usize> = (0..rt.n_pes)
             .filter(|&pe| rt.is_direct(rt.peer(pe)))
             .collect();
@@ -192,6 +191,11 @@ impl World {
 }
 
 impl<'w> Team<'w> {
+    /// The world team (block 0).
+    pub(crate) fn world(rt: &'static Runtime) -> Team<'w> {
+        Team::new(rt, 0, 1, rt.n_pes, rt.my_pe, 0, TeamConfig::default())
+    }
+
     fn new(
         rt: &'static Runtime,
         start: usize,
@@ -429,6 +433,12 @@ impl Drop for Team<'_> {
             self.rt.team_slots.release(self.slot);
         }
     }
+}
+
+/// The next value of an epoch counter (every member calls the same collectives in the same
+/// order, so the counters agree).
+pub(crate) fn next_epoch(c: &AtomicU64) -> u64 {
+    c.fetch_add(1, Ordering::Relaxed) + 1
 }
 
 /// Heap offset of team block `slot`.

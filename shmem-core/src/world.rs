@@ -1,10 +1,10 @@
 //! [`World`]: the initialized runtime, one per process.
 
-use crate::element::Element;
 use crate::error::Result;
 use crate::heap::SymArray;
 use crate::rma::{NbiScope, QuietOnDrop};
 use crate::runtime::{self, Runtime};
+use crate::storage::Storable;
 use crate::sync;
 use std::fmt;
 use std::marker::PhantomData;
@@ -21,7 +21,7 @@ use std::marker::PhantomData;
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
 pub struct World {
-    rt: &'static Runtime,
+    pub(crate) rt: &'static Runtime,
     /// Collectives must be called in the same order by every PE, from one thread.
     _not_send: PhantomData<*const ()>,
 }
@@ -109,7 +109,7 @@ impl World {
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
     #[track_caller]
-    pub fn alloc<E: Element>(&self, len: usize) -> SymArray<'_, E> {
+    pub fn alloc<E: Storable>(&self, len: usize) -> SymArray<'_, E> {
         match self.try_alloc(len) {
             Ok(a) => a,
             Err(e) => panic!(
@@ -125,7 +125,7 @@ impl World {
     ///
     /// [`Error::AllocMismatch`]: crate::Error::AllocMismatch
     /// [`Error::HeapExhausted`]: crate::Error::HeapExhausted
-    pub fn try_alloc<E: Element>(&self, len: usize) -> Result<SymArray<'_, E>> {
+    pub fn try_alloc<E: Storable>(&self, len: usize) -> Result<SymArray<'_, E>> {
         SymArray::alloc(self, len)
     }
 

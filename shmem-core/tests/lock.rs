@@ -4,7 +4,6 @@
 mod common;
 
 use common::multi_pe_at;
-use shmem_core::ext::*;
 use shmem_core::prelude::*;
 
 #[symmetric]
@@ -21,7 +20,7 @@ fn lock_protected_counter_on_pe0() {
     multi_pe_at("lock_protected_counter_on_pe0", COUNTS, |world| {
         let n = world.n_pes() as u64;
         for _ in 0..K {
-            let _held = L.set();
+            let _held = L.lock();
             let c = COUNTER.get_value(0);
             // Widen the window between read and write: without the lock updates get lost.
             std::thread::yield_now();
@@ -44,12 +43,12 @@ fn heap_lock_array_and_test_lock() {
             for k in 0..n {
                 let j = (me + k + round) % n;
                 let guard = if round % 2 == 0 {
-                    locks.lock(j).set()
+                    locks.lock(j)
                 } else {
                     // test_lock until it succeeds (it never waits by itself).
                     let mut tries = 0u64;
                     loop {
-                        if let Some(g) = locks.lock(j).test() {
+                        if let Some(g) = locks.try_lock(j) {
                             break g;
                         }
                         tries += 1;
@@ -61,7 +60,7 @@ fn heap_lock_array_and_test_lock() {
                 let c = counters.g(j, 0);
                 std::thread::yield_now();
                 counters.p(j, 0, c + 1);
-                guard.clear();
+                guard.unlock();
             }
         }
         world.barrier_all();
@@ -69,7 +68,7 @@ fn heap_lock_array_and_test_lock() {
         // All locks are free again: exactly one PE wins a test_lock on each.
         let wins = world.alloc::<u64>(n);
         for j in 0..n {
-            if let Some(g) = locks.lock(j).test() {
+            if let Some(g) = locks.try_lock(j) {
                 wins.at(0, j).inc();
                 // Hold it until everybody has tried.
                 world.barrier_all();

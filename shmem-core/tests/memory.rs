@@ -4,7 +4,6 @@
 mod common;
 
 use common::multi_pe_at;
-use shmem_core::ext::*;
 use shmem_core::prelude::*;
 
 const COUNTS: &[usize] = &[1, 2, 3, 4];

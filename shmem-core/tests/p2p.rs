@@ -4,7 +4,6 @@
 mod common;
 
 use common::multi_pe_at;
-use shmem_core::ext::*;
 use shmem_core::prelude::*;
 use std::time::Duration;
 

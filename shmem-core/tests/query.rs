@@ -4,7 +4,6 @@
 mod common;
 
 use common::{Path, is_pe, launch, multi_pe_at};
-use shmem_core::ext::*;
 use shmem_core::prelude::*;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -26,7 +26,7 @@ fn main() -> Result<(), shmem_core::Error> {
     let world = shmem_core::init()?;
     let (me, n) = (world.my_pe(), world.n_pes());
     for _ in 0..args.iters {
-        let _guard = LOCK.set(); // released (after a quiet) when the guard drops
+        let _guard = LOCK.lock(); // released (after a quiet) when the guard drops
         let v = shmem!(COUNTER[0, 0]);
         std::thread::yield_now(); // widen the window a lost update would need
         shmem!(COUNTER[0, 0] = v + 1);

@@ -28,6 +28,7 @@
 //!   check costs one remote load per few turns of the ring.
 
 use crate::element::Element;
+use crate::team::next_epoch;
 use crate::team::{A2A, A2A_BYTES, BCAST, BCAST_DONE, CHUNK, MAIL, MAIL_ROUNDS, RING, SLOT, Team};
 use std::sync::atomic::{AtomicU64, Ordering};
 use zerocopy::IntoBytes;
@@ -62,8 +63,75 @@ impl Tag {
     }
 }
 
-fn next_epoch(c: &AtomicU64) -> u64 {
-    c.fetch_add(1, Ordering::Relaxed) + 1
+/// Local memory that a collective assembles its result in: this PE's own copy of a symmetric
+/// object (which other threads may access through its safe methods, and which must therefore
+/// never be borrowed as a `&`/`&mut` slice), or a private buffer. Bytes move in and out only
+/// through raw pointers, with bounds checked here.
+#[derive(Clone, Copy)]
+pub(crate) struct RawBytes {
+    ptr: *mut u8,
+    len: usize,
+}
+
+/// A byte range to post: a local slice or part of a [`RawBytes`].
+#[derive(Clone, Copy)]
+pub(crate) struct Part {
+    ptr: *const u8,
+    len: usize,
+}
+
+impl From<&[u8]> for Part {
+    fn from(s: &[u8]) -> Part {
+        Part {
+            ptr: s.as_ptr(),
+            len: s.len(),
+        }
+    }
+}
+
+impl RawBytes {
+    /// `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads and writes of `len` bytes until the collective returns, and no
+    /// `&`/`&mut` reference to those bytes is used meanwhile.
+    pub(crate) unsafe fn new(ptr: *mut u8, len: usize) -> RawBytes {
+        RawBytes { ptr, len }
+    }
+
+    /// A private buffer.
+    pub(crate) fn from_mut(s: &mut [u8]) -> RawBytes {
+        RawBytes {
+            ptr: s.as_mut_ptr(),
+            len: s.len(),
+        }
+    }
+
+    /// Copies `src` to byte `at`.
+    #[track_caller]
+    fn write(&self, at: usize, src: &[u8]) {
+        assert!(
+            at + src.len() <= self.len,
+            "collective output out of bounds"
+        );
+        // SAFETY: in bounds (checked); valid per `new`; `src` is a different buffer (a local
+        // slice or a mailbox slot, never the output itself).
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), src.len()) }
+    }
+
+    /// Bytes `r` as a part to post.
+    #[track_caller]
+    fn part(&self, r: std::ops::Range<usize>) -> Part {
+        assert!(
+            r.start <= r.end && r.end <= self.len,
+            "collective output out of bounds"
+        );
+        Part {
+            // SAFETY: in bounds (checked).
+            ptr: unsafe { self.ptr.add(r.start) },
+            len: r.len(),
+        }
+    }
 }
 
 /// The epoch and header words at `ptr` (a slot in a mapped heap).
@@ -78,9 +146,9 @@ unsafe fn words<'a>(ptr: *mut u8) -> &'a [AtomicU64; 2] {
 /// Writes `parts` (back to back) as one message into the slot at team-block offset `slot` of
 /// team PE `to`, tagged `tag`, published with `epoch`. The caller has made sure the slot is free
 /// and the payload fits it.
-fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[&[u8]]) {
+fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[Part]) {
     let rt = team.rt;
-    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let len: usize = parts.iter().map(|p| p.len).sum();
     let meta = tag as u64 | (len as u64) << 32;
     let peer = rt.peer(team.world_pe(to));
     let at = team.block(slot);
@@ -89,9 +157,9 @@ fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[
         let mut off = HEADER;
         for p in parts {
             // SAFETY: the slot lies in the peer's mapped team block and has room for the payload
-            // (the callers' size checks); the parts are local buffers.
-            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), base.add(off), p.len()) };
-            off += p.len();
+            // (the callers' size checks); the parts are valid local bytes (`Part`).
+            unsafe { std::ptr::copy_nonoverlapping(p.ptr, base.add(off), p.len) };
+            off += p.len;
         }
         // SAFETY: a slot of a mapped team block.
         let w = unsafe { words(base) };
@@ -101,8 +169,8 @@ fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[
         let mut off = at + HEADER;
         for p in parts {
             // SAFETY: as above, in the peer's registered heap; blocking put.
-            unsafe { rt.put_bytes(peer, off, p.as_ptr(), p.len()) };
-            off += p.len();
+            unsafe { rt.put_bytes(peer, off, p.ptr, p.len) };
+            off += p.len;
         }
         let m = meta.to_ne_bytes();
         // SAFETY: the header word of the slot; `m` lives across the blocking put.
@@ -202,7 +270,7 @@ fn allreduce_chunk<E: Element>(
             mail_slot(parity, FOLD),
             epoch,
             Tag::Reduce,
-            &[data.as_bytes()],
+            &[data.as_bytes().into()],
         );
         let got = receive(team, mail_slot(parity, UNFOLD), epoch, expect, me - m, what);
         data.as_mut_bytes().copy_from_slice(got);
@@ -221,7 +289,7 @@ fn allreduce_chunk<E: Element>(
             mail_slot(parity, round),
             epoch,
             Tag::Reduce,
-            &[data.as_bytes()],
+            &[data.as_bytes().into()],
         );
         let got = receive(team, mail_slot(parity, round), epoch, expect, partner, what);
         combine(data, got, me < partner, op);
@@ -235,7 +303,7 @@ fn allreduce_chunk<E: Element>(
             mail_slot(parity, UNFOLD),
             epoch,
             Tag::Reduce,
-            &[data.as_bytes()],
+            &[data.as_bytes().into()],
         );
     }
 }
@@ -251,7 +319,14 @@ fn allreduce_flat<E: Element>(
     let (n, len) = (team.n_pes(), size_of_val(data));
     let mut all = vec![0u8; n * len];
     all[team.my_pe() * len..(team.my_pe() + 1) * len].copy_from_slice(data.as_bytes());
-    exchange(team, Tag::Reduce, len, |_| data.as_bytes(), &mut all, what);
+    exchange(
+        team,
+        Tag::Reduce,
+        len,
+        |_| data.as_bytes(),
+        RawBytes::from_mut(&mut all),
+        what,
+    );
     data.as_mut_bytes().copy_from_slice(&all[..len]);
     for theirs in all[len..].chunks_exact(len) {
         combine(data, theirs, true, op);
@@ -266,19 +341,19 @@ fn exchange<'a>(
     tag: Tag,
     block: usize,
     part: impl Fn(usize) -> &'a [u8],
-    out: &mut [u8],
+    out: RawBytes,
     what: &str,
 ) {
     let (n, me) = (team.n_pes(), team.my_pe());
     let (area, stride, epoch) = a2a_round(team);
     for i in 1..n {
         let j = (me + i) % n;
-        post(team, j, area + me * stride, epoch, tag, &[part(j)]);
+        post(team, j, area + me * stride, epoch, tag, &[part(j).into()]);
     }
     for i in 1..n {
         let j = (me + n - i) % n;
         let got = receive(team, area + j * stride, epoch, (tag, block), j, what);
-        out[j * block..(j + 1) * block].copy_from_slice(got);
+        out.write(j * block, got);
     }
 }
 
@@ -293,10 +368,10 @@ pub(crate) fn allgather_fits(n: usize, block: usize) -> bool {
 
 /// Bruck all-gather of `block` bytes per member into `out` (`n * block` bytes, member order),
 /// `mine` being this PE's block. `ceil(log2 n)` rounds; the caller checked [`allgather_fits`].
-pub(crate) fn allgather(team: &Team<'_>, out: &mut [u8], mine: &[u8], what: &str) {
+pub(crate) fn allgather(team: &Team<'_>, out: RawBytes, mine: &[u8], what: &str) {
     let (n, me, block) = (team.n_pes(), team.my_pe(), mine.len());
-    debug_assert_eq!(out.len(), n * block);
-    out[me * block..(me + 1) * block].copy_from_slice(mine);
+    debug_assert_eq!(out.len, n * block);
+    out.write(me * block, mine);
     if n == 1 {
         return;
     }
@@ -327,7 +402,7 @@ pub(crate) fn allgather(team: &Team<'_>, out: &mut [u8], mine: &[u8], what: &str
             mail_slot(parity, round),
             epoch,
             Tag::Gather,
-            &[&out[a], &out[b]],
+            &[out.part(a), out.part(b)],
         );
         let got = receive(
             team,
@@ -339,8 +414,8 @@ pub(crate) fn allgather(team: &Team<'_>, out: &mut [u8], mine: &[u8], what: &str
         );
         let [a, b] = ranges(from, cnt);
         let split = a.len();
-        out[a].copy_from_slice(&got[..split]);
-        out[b].copy_from_slice(&got[split..]);
+        out.write(a.start, &got[..split]);
+        out.write(b.start, &got[split..]);
         dist <<= 1;
         round += 1;
     }
@@ -369,10 +444,10 @@ fn a2a_round(team: &Team<'_>) -> (usize, usize, u64) {
 
 /// All-to-all of `block`-byte blocks: block `j` of `source` goes to member `j`, and `out`
 /// receives member `j`'s block at position `j`. The caller checked [`alltoall_fits`].
-pub(crate) fn alltoall(team: &Team<'_>, out: &mut [u8], source: &[u8], block: usize, what: &str) {
+pub(crate) fn alltoall(team: &Team<'_>, out: RawBytes, source: &[u8], block: usize, what: &str) {
     let (n, me) = (team.n_pes(), team.my_pe());
-    debug_assert_eq!(out.len(), n * block);
-    out[me * block..(me + 1) * block].copy_from_slice(&source[me * block..(me + 1) * block]);
+    debug_assert_eq!(out.len, n * block);
+    out.write(me * block, &source[me * block..(me + 1) * block]);
     if n == 1 {
         return;
     }
@@ -385,14 +460,14 @@ pub(crate) fn alltoall(team: &Team<'_>, out: &mut [u8], source: &[u8], block: us
 /// into `out` and forwards it to its children.
 pub(crate) fn broadcast(
     team: &Team<'_>,
-    out: &mut [u8],
+    out: RawBytes,
     source: &[u8],
     tree: &super::Tree,
     what: &str,
 ) {
     let rt = team.rt;
     let len = source.len();
-    debug_assert!(len <= CHUNK && out.len() == len);
+    debug_assert!(len <= CHUNK && out.len == len);
     let epoch = next_epoch(team.bcast_epoch());
     let slot = BCAST + (epoch as usize % RING) * SLOT;
     let flat = team.n_pes() <= FLAT_MAX;
@@ -402,20 +477,27 @@ pub(crate) fn broadcast(
         tree.parent().map(|(p, _)| p)
     };
     match parent {
-        None => out.copy_from_slice(source),
+        None => out.write(0, source),
         Some(parent) => {
             let got = receive(team, slot, epoch, (Tag::Broadcast, len), parent, what);
-            out.copy_from_slice(got);
+            out.write(0, got);
         }
     }
     // The slot may be reused from here on.
-    // SAFETY: the BCAST_DONE word of this PE's team block, accessed atomically by everyone.
-    unsafe { AtomicU64::from_ptr(rt.local(team.block(BCAST_DONE)).cast()) }
+    // The BCAST_DONE word of this PE's team block, accessed atomically by everyone.
+    rt.local_word(team.block(BCAST_DONE))
         .store(epoch, Ordering::Release);
     let n = team.n_pes();
     let mut send = |child: usize| {
         wait_ring_slot(team, child, epoch);
-        post(team, child, slot, epoch, Tag::Broadcast, &[&*out]);
+        post(
+            team,
+            child,
+            slot,
+            epoch,
+            Tag::Broadcast,
+            &[out.part(0..len)],
+        );
     };
     if flat {
         if parent.is_none() {

@@ -12,16 +12,14 @@
 
 mod mailbox;
 
+use mailbox::RawBytes;
+
 use crate::element::Element;
 use crate::rma::SymmetricArray;
 use crate::runtime::Runtime;
-use crate::team::{self, CHUNK, DATA_FLAGS, DOWN_FLAG, ROUNDS, SCRATCH, Team};
+use crate::team::{self, CHUNK, DATA_FLAGS, DOWN_FLAG, ROUNDS, SCRATCH, Team, next_epoch};
 use std::sync::atomic::Ordering;
 use zerocopy::IntoBytes;
-
-fn next_epoch(c: &std::sync::atomic::AtomicU64) -> u64 {
-    c.fetch_add(1, Ordering::Relaxed) + 1
-}
 
 /// Dissemination sync over the team's members.
 pub(crate) fn team_sync(team: &Team<'_>) {
@@ -129,15 +127,17 @@ fn check_fits<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, need: usize, 
     }
 }
 
-/// This PE's own copy of the first `elems` elements of `dest`, as bytes, for a collective to
-/// assemble its result in.
+/// This PE's own copy of the first `elems` elements of `dest`, for a collective to assemble its
+/// result in through raw pointers (another thread may use `dest`'s safe methods meanwhile, so no
+/// reference to it is ever made).
 #[track_caller]
-#[allow(clippy::mut_from_ref)]
-fn own_bytes<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, elems: usize) -> &mut [u8] {
-    // SAFETY: the callers checked `elems <= dest.len()`. During a mailbox collective only this PE
-    // writes its own copy of `dest` (no member writes another's), and the program must not touch
-    // `dest` while it takes part in a collective on it (OpenSHMEM's rule).
-    unsafe { dest.local_slice_mut()[..elems].as_mut_bytes() }
+fn own_bytes<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, elems: usize) -> RawBytes {
+    debug_assert!(elems <= dest.len());
+    let rt = dest.__runtime();
+    rt.check_live();
+    // SAFETY: the callers checked `elems <= dest.len()`, so the bytes lie in this PE's mapped
+    // heap, which outlives the collective; they are only touched through raw pointers.
+    unsafe { RawBytes::new(rt.local(dest.__heap_offset()), elems * size_of::<E>()) }
 }
 
 impl Team<'_> {
@@ -235,7 +235,12 @@ impl Team<'_> {
         // Every member's length (which also tells that every member has entered).
         let (before, total) = if mailbox::allgather_fits(n, 8) {
             let mut lens = vec![0u64; n];
-            mailbox::allgather(self, lens.as_mut_bytes(), k.as_bytes(), "collect");
+            mailbox::allgather(
+                self,
+                RawBytes::from_mut(lens.as_mut_bytes()),
+                k.as_bytes(),
+                "collect",
+            );
             let before: u64 = lens[..me].iter().sum();
             (before as usize, lens.iter().sum::<u64>() as usize)
         } else {

@@ -1,0 +1,199 @@
+//! Waiting and progress: how a PE waits for memory that other PEs write, and who drives UCX
+//! while it waits or computes.
+//!
+//! Below the OpenSHMEM families, next to [`transport`](crate::transport): it knows UCX workers
+//! and nothing about heaps, teams or statics.
+
+use crate::error::{Error, Result};
+use shmem_ucx::Worker;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+/// Busy-wait rounds before a waiting PE starts yielding its CPU, as set at start-up.
+static SPIN_LIMIT: AtomicU32 = AtomicU32::new(SPINS_WITH_OWN_CORE);
+/// With a core of its own a PE spins a little before yielding (wake-up latency matters).
+const SPINS_WITH_OWN_CORE: u32 = 64;
+/// When this node's PEs outnumber its CPUs, the PE being waited for may need this very CPU:
+/// yield almost at once.
+const SPINS_OVERSUBSCRIBED: u32 = 2;
+
+/// Sets the spin limit from the number of PEs on this node.
+pub(crate) fn set_spin_limit(local_pes: usize) {
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let limit = if local_pes > cpus {
+        SPINS_OVERSUBSCRIBED
+    } else {
+        SPINS_WITH_OWN_CORE
+    };
+    SPIN_LIMIT.store(limit, Ordering::Relaxed);
+}
+
+/// One round of backing off in a wait loop: spin a few times, then yield, so that 8 or 16 PEs
+/// on 2 cores still make progress quickly.
+#[inline]
+pub(crate) fn backoff(spins: &mut u32) {
+    if *spins < SPIN_LIMIT.load(Ordering::Relaxed) {
+        *spins += 1;
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+/// The UCX workers of this process and the thread that serves them while the PE computes.
+pub(crate) struct Progress {
+    /// Some peer is reached through UCX: waits drive the workers and quiet flushes.
+    any_ucx: bool,
+    worker: Worker,
+    /// The workers of live contexts: every wait progresses them too, because a peer's operation
+    /// (or UCX's own wire-up traffic over tcp) may be waiting on any worker of this process.
+    ctx_workers: RwLock<Vec<Worker>>,
+    /// Counts this PE's own rounds of progress while a progress thread reads the count, so that
+    /// the thread can tell a PE that waits in the library (and progresses by itself) from one
+    /// that computes.
+    rounds: Arc<AtomicU64>,
+    count_rounds: bool,
+    thread: Mutex<Option<ProgressThread>>,
+}
+
+impl Progress {
+    /// Progress for `worker`; with `thread`, a [`ProgressThread`] serves it while the PE
+    /// computes (only when some peer is reached through UCX).
+    pub(crate) fn new(worker: Worker, any_ucx: bool, thread: bool) -> Result<Progress> {
+        let rounds = Arc::new(AtomicU64::new(0));
+        let thread = (thread && any_ucx)
+            .then(|| ProgressThread::start(worker.clone(), Arc::clone(&rounds)))
+            .transpose()?;
+        Ok(Progress {
+            any_ucx,
+            worker,
+            ctx_workers: RwLock::new(Vec::new()),
+            rounds,
+            count_rounds: thread.is_some(),
+            thread: Mutex::new(thread),
+        })
+    }
+
+    /// The main worker.
+    pub(crate) fn worker(&self) -> &Worker {
+        &self.worker
+    }
+
+    /// True when some peer is reached through UCX.
+    #[inline]
+    pub(crate) fn any_ucx(&self) -> bool {
+        self.any_ucx
+    }
+
+    /// Drives UCX once: the main worker and every context's (`shmem_test` and friends make
+    /// progress without blocking). Free when every peer is reached directly.
+    #[inline]
+    pub(crate) fn progress(&self) {
+        if self.any_ucx {
+            if self.count_rounds {
+                self.rounds.fetch_add(1, Ordering::Relaxed);
+            }
+            self.worker.progress();
+            if let Ok(workers) = self.ctx_workers.try_read() {
+                for w in workers.iter() {
+                    w.progress();
+                }
+            }
+        }
+    }
+
+    /// Adds a context's worker to those every wait progresses.
+    pub(crate) fn add_worker(&self, worker: &Worker) {
+        self.ctx_workers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(worker.clone());
+    }
+
+    /// Removes a context's worker.
+    pub(crate) fn remove_worker(&self, worker: &Worker) {
+        self.ctx_workers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|x| x.raw() != worker.raw());
+    }
+
+    /// Stops the progress thread, if one runs (at finalize).
+    pub(crate) fn stop_thread(&self) {
+        let thread = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(t) = thread {
+            t.stop();
+        }
+    }
+}
+
+/// A thread that progresses the main worker while this PE computes: operations that need this
+/// PE's progress, such as atomics emulated over tcp, then complete without waiting for the PE to
+/// call the library.
+///
+/// While the PE itself waits in the library it progresses the worker on its own, and a second
+/// thread woken by every event would only contend for the worker (over tcp between two hosts it
+/// tripled put latency; waking every 200 µs to look still cost 30%). So the thread watches the
+/// PE's count of progress rounds: while it moves, the thread naps, each nap twice as long as the
+/// last from [`ProgressThread::MIN_NAP`] up to [`ProgressThread::MAX_NAP`]; once it stands still
+/// (the PE computes), the thread serves events as they come (`ucp_worker_arm` and the worker's
+/// event fd), looking at the count again at least every `MAX_NAP`. An operation on a PE that has
+/// just started to compute thus waits at most about `MAX_NAP`.
+struct ProgressThread {
+    stop: Arc<AtomicBool>,
+    worker: Worker,
+    handle: std::thread::JoinHandle<()>,
+}
+
+impl ProgressThread {
+    /// The first nap after the PE was seen progressing by itself.
+    const MIN_NAP: Duration = Duration::from_micros(100);
+    /// The longest nap, and the longest event wait between looks at the PE's count.
+    const MAX_NAP: Duration = Duration::from_millis(5);
+
+    fn start(worker: Worker, rounds: Arc<AtomicU64>) -> Result<ProgressThread> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (w, s) = (worker.clone(), Arc::clone(&stop));
+        let handle = std::thread::Builder::new()
+            .name("shmem-progress".into())
+            .spawn(move || {
+                let mut event_wait = true;
+                let mut seen = rounds.load(Ordering::Relaxed);
+                let mut nap = Self::MIN_NAP;
+                while !s.load(Ordering::Acquire) {
+                    let now = rounds.load(Ordering::Relaxed);
+                    if now != seen {
+                        // The PE progresses by itself.
+                        seen = now;
+                        std::thread::sleep(nap);
+                        nap = (nap * 2).min(Self::MAX_NAP);
+                        continue;
+                    }
+                    nap = Self::MIN_NAP;
+                    while w.progress() != 0 {}
+                    if event_wait {
+                        if let Err(e) = w.wait_for_events(Self::MAX_NAP) {
+                            eprintln!("shmem: progress thread: {e}; polling instead");
+                            event_wait = false;
+                        }
+                    } else {
+                        std::thread::sleep(Self::MIN_NAP);
+                    }
+                }
+            })
+            .map_err(|e| Error::Bootstrap(format!("cannot start the progress thread: {e}")))?;
+        Ok(ProgressThread {
+            stop,
+            worker,
+            handle,
+        })
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Release);
+        // A failed signal only delays the exit by the thread's short wait.
+        let _ = self.worker.signal();
+        let _ = self.handle.join();
+    }
+}

@@ -1,0 +1,558 @@
+//! The transport layer: the PEs as this process reaches them, and the bytes that move between
+//! them (put, get, atomics, fence, quiet).
+//!
+//! Where does a put to a peer on this node happen? In [`Transport::rma`]: when the peer's heap is
+//! mapped into this process (`ucp_rkey_ptr` succeeded at start-up) it is a copy into
+//! `Peer::direct`; otherwise it is a UCX `ucp_put_nbx` on the peer's endpoint.
+//!
+//! This layer sits below the OpenSHMEM families: it knows offsets in the symmetric heap, not what
+//! lives at them (heap arrays, statics, teams).
+//!
+//! # Lifetime
+//! The transport is created once per process and never freed, and the heap mappings it points
+//! into are never unmapped (the process's exit releases them): a handle that outlives the `World`
+//! cannot reach freed memory. Every operation checks that the runtime is live (one acquire load)
+//! and panics with "used after the World was dropped" when it is not. UCX endpoints and keys of
+//! peers reached through the network *are* closed at finalize; operations hold a read lock on a
+//! peer's endpoint while they use it, and finalize takes the write lock to close it, so the two
+//! cannot overlap.
+
+use crate::error::Result;
+use crate::layout::HeapLayout;
+use crate::progress::{self, Progress};
+use shmem_ucx::{
+    AtomicOp, AtomicSize, Context, Endpoint, MemHandle, RemoteKey, ThreadMode, Worker,
+};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{RwLock, RwLockReadGuard};
+
+/// UCX state for a peer: its endpoint and the key of its heap.
+pub(crate) struct UcxPeer {
+    // Field order is drop order: the rkey goes before its endpoint.
+    pub(crate) rkey: RemoteKey,
+    pub(crate) ep: Endpoint,
+}
+
+/// One PE as seen from this process.
+pub(crate) struct Peer {
+    /// The peer's heap base mapped into this process, or null when it is not reachable by
+    /// load/store (another node, or shared-memory transports disabled). Never unmapped.
+    direct: *mut u8,
+    /// The peer's heap base in its own address space, for UCX.
+    remote_base: u64,
+    /// The endpoint and key; `None` once closed. Operations through UCX hold the read lock.
+    /// For a directly mapped peer the key owns the mapping: it is kept for the process's life.
+    ucx: RwLock<Option<UcxPeer>>,
+}
+
+// SAFETY: `direct` points into a shared-memory mapping that is never unmapped while the process
+// runs (see the module docs), and all access through it is by explicit copies and atomics; the
+// UCX parts are behind a lock and UCX's workers are multi-threaded.
+unsafe impl Send for Peer {}
+// SAFETY: as for Send: no `&`/`&mut` to the mapped memory is ever handed out through a `&Peer`.
+unsafe impl Sync for Peer {}
+
+impl Peer {
+    /// A peer mapped at `direct` (null: not mapped) whose heap starts at `remote_base` in its own
+    /// address space.
+    pub(crate) fn new(direct: *mut u8, remote_base: u64, ucx: Option<UcxPeer>) -> Peer {
+        Peer {
+            direct,
+            remote_base,
+            ucx: RwLock::new(ucx),
+        }
+    }
+
+    /// The peer's UCX endpoint, held for the duration of one operation.
+    #[inline]
+    #[track_caller]
+    fn ucx(&self) -> UcxGuard<'_> {
+        let guard = self.ucx.read().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            used_after_finalize();
+        }
+        UcxGuard(guard)
+    }
+
+    /// Closes the endpoint (flushing it first) unless the peer is mapped directly.
+    fn close(&self) {
+        if !self.direct.is_null() {
+            return;
+        }
+        let taken = self.ucx.write().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(u) = taken {
+            drop(u.rkey);
+            // A failed close at exit changes nothing for the user; UCX already logged it.
+            let _ = u.ep.close();
+        }
+    }
+}
+
+/// A read lock on a peer's endpoint that is known to be open.
+struct UcxGuard<'a>(RwLockReadGuard<'a, Option<UcxPeer>>);
+
+impl std::ops::Deref for UcxGuard<'_> {
+    type Target = UcxPeer;
+    #[inline]
+    fn deref(&self) -> &UcxPeer {
+        match &*self.0 {
+            Some(u) => u,
+            None => unreachable!("checked when the guard was made"),
+        }
+    }
+}
+
+/// Direction of a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dir {
+    /// Local to remote.
+    Put,
+    /// Remote to local.
+    Get,
+}
+
+/// When a transfer is complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Completion {
+    /// On return (a put's source may be reused; a get's destination holds the data).
+    Blocking,
+    /// At the next quiet.
+    Nbi,
+}
+
+/// The PEs of the job as this process reaches them. (`pub` only so that the sealed supertrait
+/// of the symmetric objects can name it; the module is private.)
+pub struct Transport {
+    pub(crate) my_pe: usize,
+    pub(crate) n_pes: usize,
+    /// Local heap base.
+    base: *mut u8,
+    pub(crate) layout: HeapLayout,
+    peers: Box<[Peer]>,
+    /// Each PE's worker address and packed rkey, for the endpoints of contexts.
+    wire: Box<[(Vec<u8>, Vec<u8>)]>,
+    /// False once the `World` was dropped.
+    live: AtomicBool,
+    pub(crate) progress: Progress,
+    context: Context,
+    /// Owns this PE's heap mapping (never unmapped: see the module docs).
+    _mem: MemHandle,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("my_pe", &self.my_pe)
+            .field("n_pes", &self.n_pes)
+            .finish_non_exhaustive()
+    }
+}
+
+// SAFETY: the raw pointers in `Transport` point into shared-memory mappings that live as long as
+// the process; all mutation through them is by explicit copies and atomics whose races are the
+// program's business exactly as in OpenSHMEM, and no reference into them is handed out. The UCX
+// worker and context are created in multi-threaded mode.
+unsafe impl Sync for Transport {}
+// SAFETY: as above; nothing in `Transport` is tied to the creating thread.
+unsafe impl Send for Transport {}
+
+/// What start-up hands to [`Transport::new`].
+pub(crate) struct TransportParts {
+    pub(crate) my_pe: usize,
+    pub(crate) n_pes: usize,
+    pub(crate) base: *mut u8,
+    pub(crate) layout: HeapLayout,
+    pub(crate) peers: Vec<Peer>,
+    pub(crate) wire: Vec<(Vec<u8>, Vec<u8>)>,
+    pub(crate) progress_thread: bool,
+    pub(crate) worker: Worker,
+    pub(crate) context: Context,
+    pub(crate) mem: MemHandle,
+}
+
+impl Transport {
+    /// Assembles the transport from what start-up made, and starts the progress thread if asked.
+    pub(crate) fn new(p: TransportParts) -> Result<Transport> {
+        let any_ucx = p.peers.iter().any(|peer| peer.direct.is_null());
+        progress::set_spin_limit(p.peers.iter().filter(|x| !x.direct.is_null()).count());
+        Ok(Transport {
+            my_pe: p.my_pe,
+            n_pes: p.n_pes,
+            base: p.base,
+            layout: p.layout,
+            peers: p.peers.into_boxed_slice(),
+            wire: p.wire.into_boxed_slice(),
+            live: AtomicBool::new(true),
+            progress: Progress::new(p.worker, any_ucx, p.progress_thread)?,
+            context: p.context,
+            _mem: p.mem,
+        })
+    }
+
+    /// Panics unless the runtime is live (the `World` has not been dropped).
+    #[inline]
+    #[track_caller]
+    pub(crate) fn check_live(&self) {
+        if !self.live.load(Ordering::Acquire) {
+            used_after_finalize();
+        }
+    }
+
+    /// Marks the runtime finalized and closes the endpoints of peers reached through UCX (those
+    /// mapped directly keep their mappings until the process exits).
+    pub(crate) fn close(&self) {
+        self.live.store(false, Ordering::Release);
+        for peer in self.peers.iter() {
+            peer.close();
+        }
+    }
+
+    /// Marks the runtime finalized without touching UCX (a PE that is going down).
+    pub(crate) fn abandon(&self) {
+        self.live.store(false, Ordering::Release);
+    }
+
+    /// The peer `pe`, or a panic naming the PE and the job size.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn peer(&self, pe: usize) -> &Peer {
+        match self.peers.get(pe) {
+            Some(p) => p,
+            None => bad_pe(pe, self.n_pes),
+        }
+    }
+
+    /// Local address of a heap offset; panics after finalize.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn local(&self, offset: usize) -> *mut u8 {
+        self.check_live();
+        debug_assert!(offset <= self.layout.total);
+        // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
+        unsafe { self.base.add(offset) }
+    }
+
+    /// Local heap base.
+    pub(crate) fn base(&self) -> *mut u8 {
+        self.base
+    }
+
+    /// True when `peer`'s heap is mapped here (load/store reaches it).
+    #[inline]
+    pub(crate) fn is_direct(&self, peer: &Peer) -> bool {
+        !peer.direct.is_null()
+    }
+
+    /// Local address of `offset` in a directly mapped peer's heap; panics after finalize.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn direct_ptr(&self, peer: &Peer, offset: usize) -> *mut u8 {
+        self.check_live();
+        debug_assert!(self.is_direct(peer) && offset < self.layout.total);
+        // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
+        unsafe { peer.direct.add(offset) }
+    }
+
+    /// The one put/get dispatch: moves `len` bytes between `local` and `offset` in `peer`'s heap,
+    /// by a copy when the peer is mapped here, else through UCX.
+    ///
+    /// # Safety
+    /// `offset + len` lies inside the symmetric heap; `local` is valid for `len` bytes (reads for
+    /// a put, writes for a get) and not inside the peer's mapping of the same bytes; with
+    /// [`Completion::Nbi`] it stays valid (and, for a put, unchanged) until the next quiet.
+    #[inline]
+    #[track_caller]
+    pub(crate) unsafe fn rma(
+        &self,
+        peer: &Peer,
+        dir: Dir,
+        completion: Completion,
+        offset: usize,
+        local: *mut u8,
+        len: usize,
+    ) {
+        self.check_live();
+        if !peer.direct.is_null() {
+            // SAFETY: the caller keeps the range inside the peer's mapped heap and `local` valid
+            // and disjoint from it.
+            unsafe {
+                let remote = peer.direct.add(offset);
+                match dir {
+                    Dir::Put => ptr::copy_nonoverlapping(local, remote, len),
+                    Dir::Get => ptr::copy_nonoverlapping(remote, local, len),
+                }
+            }
+            return;
+        }
+        let u = peer.ucx();
+        let addr = peer.remote_base + offset as u64;
+        // SAFETY: as above, for the peer's registered region described by `u.rkey`; the caller
+        // keeps `local` alive until completion.
+        let (r, what) = unsafe {
+            match (dir, completion) {
+                (Dir::Put, Completion::Blocking) => (u.ep.put(local, len, addr, &u.rkey), "put"),
+                (Dir::Put, Completion::Nbi) => (u.ep.put_nbi(local, len, addr, &u.rkey), "put_nbi"),
+                (Dir::Get, Completion::Blocking) => (u.ep.get(local, len, addr, &u.rkey), "get"),
+                (Dir::Get, Completion::Nbi) => (u.ep.get_nbi(local, len, addr, &u.rkey), "get_nbi"),
+            }
+        };
+        check(r, what);
+    }
+
+    /// Copies `len` bytes from `src` to `offset` in `peer`'s heap; `src` may be reused on return.
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma).
+    #[inline]
+    #[track_caller]
+    pub(crate) unsafe fn put_bytes(&self, peer: &Peer, offset: usize, src: *const u8, len: usize) {
+        // SAFETY: forwarded contract; a put only reads `src`.
+        unsafe {
+            self.rma(
+                peer,
+                Dir::Put,
+                Completion::Blocking,
+                offset,
+                src.cast_mut(),
+                len,
+            )
+        }
+    }
+
+    /// Copies `len` bytes from `offset` in `peer`'s heap to `dst`; complete on return.
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma).
+    #[inline]
+    #[track_caller]
+    pub(crate) unsafe fn get_bytes(&self, peer: &Peer, offset: usize, dst: *mut u8, len: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { self.rma(peer, Dir::Get, Completion::Blocking, offset, dst, len) }
+    }
+
+    /// An AMO through UCX on the word at `offset` of `peer` with operands `(value, compare)`;
+    /// returns the old value (0 for a non-fetching operation).
+    #[track_caller]
+    pub(crate) fn ucx_amo(
+        &self,
+        peer: &Peer,
+        offset: usize,
+        size: AtomicSize,
+        (op, fetch): (AtomicOp, bool),
+        (value, compare): (u64, u64),
+    ) -> u64 {
+        self.check_live();
+        let u = peer.ucx();
+        amo_on(
+            &u,
+            peer.remote_base + offset as u64,
+            size,
+            (op, fetch),
+            (value, compare),
+        )
+    }
+
+    /// Completes outstanding UCX operations to `peer` (no-op for direct peers).
+    #[track_caller]
+    pub(crate) fn flush_peer(&self, peer: &Peer) {
+        if peer.direct.is_null() {
+            check(peer.ucx().ep.flush(), "flush");
+        }
+    }
+
+    /// Stores `value` into the 8-byte word at `offset` on `pe` so that a waiter sees it together
+    /// with everything this PE wrote to `pe` before (release ordering).
+    #[track_caller]
+    pub(crate) fn store_flag(&self, pe: usize, offset: usize, value: u64) {
+        let peer = self.peer(pe);
+        if !peer.direct.is_null() {
+            self.check_live();
+            // SAFETY: flag offsets lie in the sync area, 8-byte aligned; peers only touch these
+            // words atomically.
+            let flag = unsafe { AtomicU64::from_ptr(peer.direct.add(offset).cast()) };
+            flag.store(value, Ordering::Release);
+        } else {
+            let bytes = value.to_ne_bytes();
+            // SAFETY: the sync area lies inside the heap; `bytes` lives across the blocking put.
+            unsafe { self.put_bytes(peer, offset, bytes.as_ptr(), 8) };
+        }
+    }
+
+    /// The local 8-byte word at `offset`, which other PEs update atomically.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn local_word(&self, offset: usize) -> &AtomicU64 {
+        debug_assert!(offset % 8 == 0 && offset + 8 <= self.layout.total);
+        // SAFETY: callers pass offsets of 8-byte aligned words inside the heap that every PE
+        // accesses only atomically; the mapping lives as long as `self`.
+        unsafe { AtomicU64::from_ptr(self.local(offset).cast()) }
+    }
+
+    /// Waits until the local 8-byte word at `offset` is at least `value`.
+    pub(crate) fn wait_flag_ge(&self, offset: usize, value: u64) {
+        let flag = self.local_word(offset);
+        self.wait_local(|| flag.load(Ordering::Acquire) >= value);
+    }
+
+    /// Waits until `done()` holds for local memory that other PEs write: spins briefly, then
+    /// yields between checks, driving UCX so that transfers carried by this PE's progress land.
+    #[track_caller]
+    pub(crate) fn wait_local(&self, mut done: impl FnMut() -> bool) {
+        let mut spins = 0;
+        while !done() {
+            self.check_live();
+            self.progress.progress();
+            progress::backoff(&mut spins);
+        }
+    }
+
+    /// Updates the signal word at `offset` on `peer` after the data put before it to the same PE
+    /// has been delivered (`shmem_put_signal`'s ordering).
+    #[track_caller]
+    pub(crate) fn signal_update(&self, peer: &Peer, offset: usize, add: bool, value: u64) {
+        self.check_live();
+        if !peer.direct.is_null() {
+            // SAFETY: the signal word lies in the peer's mapped heap, 8-byte aligned (checked by
+            // the caller); Release orders the data copies before it.
+            let word = unsafe { AtomicU64::from_ptr(peer.direct.add(offset).cast()) };
+            if add {
+                word.fetch_add(value, Ordering::Release);
+            } else {
+                word.store(value, Ordering::Release);
+            }
+        } else {
+            let u = peer.ucx();
+            // The data must be at the target before the signal: complete it, then update.
+            check(u.ep.flush(), "flush");
+            let op = if add { AtomicOp::Add } else { AtomicOp::Swap };
+            let addr = peer.remote_base + offset as u64;
+            amo_on(&u, addr, AtomicSize::U64, (op, false), (value, 0));
+        }
+    }
+
+    /// Drives UCX once (`shmem_test` and friends make progress without blocking).
+    #[inline]
+    pub(crate) fn progress(&self) {
+        self.progress.progress();
+    }
+
+    /// OpenSHMEM fence: puts to each PE are delivered in order across the fence.
+    #[track_caller]
+    pub(crate) fn fence(&self) {
+        self.check_live();
+        std::sync::atomic::fence(Ordering::Release);
+        if self.progress.any_ucx() {
+            check(self.progress.worker().fence(), "fence");
+        }
+    }
+
+    /// OpenSHMEM quiet: every put, get and non-blocking operation issued so far is complete.
+    #[track_caller]
+    pub(crate) fn quiet(&self) {
+        self.check_live();
+        if self.progress.any_ucx() {
+            check(self.progress.worker().flush(), "quiet");
+        }
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+
+    /// A new UCX worker and endpoints from it to every PE, for a context. Peers mapped into this
+    /// process stay direct (no endpoint needed); the others get their own endpoint and rkey.
+    pub(crate) fn context_route(&self) -> Result<(Worker, Box<[Peer]>, bool)> {
+        self.check_live();
+        // Multi-threaded whatever the context's mode: the runtime's waits progress it from
+        // whichever thread waits.
+        let worker = self.context.create_worker(ThreadMode::Multi)?;
+        let mut peers = Vec::with_capacity(self.n_pes);
+        for (pe, main) in self.peers.iter().enumerate() {
+            if !main.direct.is_null() {
+                peers.push(Peer::new(main.direct, main.remote_base, None));
+                continue;
+            }
+            let (addr, rkey) = &self.wire[pe];
+            // SAFETY: the bytes are the peer's own worker address and packed rkey from start-up,
+            // unchanged (see `runtime::start`).
+            let ep = unsafe { worker.connect(addr)? };
+            // SAFETY: as above.
+            let rkey = unsafe { ep.unpack_rkey(rkey)? };
+            peers.push(Peer::new(
+                ptr::null_mut(),
+                main.remote_base,
+                Some(UcxPeer { rkey, ep }),
+            ));
+        }
+        let any_ucx = peers.iter().any(|p| p.direct.is_null());
+        if any_ucx {
+            self.progress.add_worker(&worker);
+        }
+        Ok((worker, peers.into_boxed_slice(), any_ucx))
+    }
+
+    /// Closes a context's endpoints (they are all idle: the context was quieted) and stops
+    /// progressing its worker.
+    pub(crate) fn close_route(&self, worker: &Worker, peers: &[Peer]) {
+        self.progress.remove_worker(worker);
+        for peer in peers {
+            peer.close();
+        }
+    }
+}
+
+/// An AMO on `addr` through the endpoint `u`.
+#[track_caller]
+fn amo_on(
+    u: &UcxPeer,
+    addr: u64,
+    size: AtomicSize,
+    (op, fetch): (AtomicOp, bool),
+    (value, compare): (u64, u64),
+) -> u64 {
+    // Swap and compare-swap always need the reply buffer in UCX (a `set` is a swap).
+    let r = if fetch || matches!(op, AtomicOp::Swap | AtomicOp::Cswap) {
+        // SAFETY: the caller checked that the word lies in the peer's heap, aligned.
+        unsafe { u.ep.atomic_fetch(op, value, compare, size, addr, &u.rkey) }
+    } else {
+        // SAFETY: as above.
+        unsafe { u.ep.atomic_post(op, value, size, addr, &u.rkey).map(|()| 0) }
+    };
+    match r {
+        Ok(old) => old,
+        Err(e) => ucx_failed("atomic", e),
+    }
+}
+
+/// A UCX failure in the middle of a data transfer cannot be handed back to the caller in a
+/// meaningful state: it ends this PE (and so the job) with UCX's own message.
+#[inline]
+#[track_caller]
+pub(crate) fn check(r: shmem_ucx::Result<()>, what: &str) {
+    if let Err(e) = r {
+        ucx_failed(what, e)
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn ucx_failed(what: &str, e: shmem_ucx::Error) -> ! {
+    panic!("shmem: {what} failed in UCX: {e}")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn bad_pe(pe: usize, n: usize) -> ! {
+    panic!("shmem: PE {pe} is out of range: this job has {n} PEs (valid PEs are 0..{n})")
+}
+
+/// The panic of every operation on a handle that outlived the `World`.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn used_after_finalize() -> ! {
+    panic!(
+        "shmem: used after the World was dropped: symmetric memory and the handles made from it \
+         can be used only while the World returned by shmem_core::init() lives"
+    )
+}
