@@ -153,6 +153,7 @@ impl<'a, E: Element> Remote<'a, E> {
     }
 
     /// Reads the element (`shmem_g`).
+    #[doc(alias = "shmem_g")]
     #[inline]
     pub fn get(self) -> E {
         let mut value = E::new_zeroed();
@@ -169,6 +170,7 @@ impl<'a, E: Element> Remote<'a, E> {
     }
 
     /// Writes the element (`shmem_p`).
+    #[doc(alias = "shmem_p")]
     #[inline]
     pub fn put(self, value: E) {
         // SAFETY: the location was checked when this `Remote` was made.
@@ -272,18 +274,21 @@ unsafe fn cpu_amo(p: *mut u8, size: AtomicSize, op: Op, v: u64, c: u64) -> u64 {
 
 impl<E: AmoExtended> Remote<'_, E> {
     /// `shmem_atomic_fetch`: reads the element atomically.
+    #[doc(alias = "shmem_atomic_fetch")]
     #[inline]
     pub fn fetch(self) -> E {
         self.amo(Op::Fetch, E::from_bits(0), E::from_bits(0))
     }
 
     /// `shmem_atomic_set`: writes the element atomically.
+    #[doc(alias = "shmem_atomic_set")]
     #[inline]
     pub fn set(self, value: E) {
         self.amo(Op::Set, value, value);
     }
 
     /// `shmem_atomic_swap`: writes `value` and returns the old value.
+    #[doc(alias = "shmem_atomic_swap")]
     #[inline]
     pub fn swap(self, value: E) -> E {
         self.amo(Op::Swap, value, value)
@@ -293,18 +298,21 @@ impl<E: AmoExtended> Remote<'_, E> {
 impl<E: AmoStandard> Remote<'_, E> {
     /// `shmem_atomic_compare_swap`: writes `value` if the element equals `cond`; returns the
     /// old value either way.
+    #[doc(alias = "shmem_atomic_compare_swap")]
     #[inline]
     pub fn compare_swap(self, cond: E, value: E) -> E {
         self.amo(Op::Cswap, value, cond)
     }
 
     /// `shmem_atomic_fetch_add`: adds `value` (wrapping) and returns the old value.
+    #[doc(alias = "shmem_atomic_fetch_add")]
     #[inline]
     pub fn fetch_add(self, value: E) -> E {
         self.amo(Op::FetchAdd, value, value)
     }
 
     /// `shmem_atomic_add`: adds `value` (wrapping).
+    #[doc(alias = "shmem_atomic_add")]
     #[inline]
     pub fn add(self, value: E) {
         self.amo(Op::Add, value, value);
@@ -317,12 +325,14 @@ impl<E: AmoStandard> Remote<'_, E> {
     }
 
     /// `shmem_atomic_fetch_inc`: adds one and returns the old value.
+    #[doc(alias = "shmem_atomic_fetch_inc")]
     #[inline]
     pub fn fetch_inc(self) -> E {
         self.fetch_add(E::from_bits(1))
     }
 
     /// `shmem_atomic_inc`: adds one.
+    #[doc(alias = "shmem_atomic_inc")]
     #[inline]
     pub fn inc(self) {
         self.add(E::from_bits(1))
@@ -331,31 +341,37 @@ impl<E: AmoStandard> Remote<'_, E> {
 
 impl<E: AmoBitwise> Remote<'_, E> {
     /// `shmem_atomic_fetch_and`: bitwise and; returns the old value.
+    #[doc(alias = "shmem_atomic_fetch_and")]
     #[inline]
     pub fn fetch_and(self, value: E) -> E {
         self.amo(Op::FetchAnd, value, value)
     }
     /// `shmem_atomic_and`.
+    #[doc(alias = "shmem_atomic_and")]
     #[inline]
     pub fn and(self, value: E) {
         self.amo(Op::And, value, value);
     }
     /// `shmem_atomic_fetch_or`: bitwise or; returns the old value.
+    #[doc(alias = "shmem_atomic_fetch_or")]
     #[inline]
     pub fn fetch_or(self, value: E) -> E {
         self.amo(Op::FetchOr, value, value)
     }
     /// `shmem_atomic_or`.
+    #[doc(alias = "shmem_atomic_or")]
     #[inline]
     pub fn or(self, value: E) {
         self.amo(Op::Or, value, value);
     }
     /// `shmem_atomic_fetch_xor`: bitwise xor; returns the old value.
+    #[doc(alias = "shmem_atomic_fetch_xor")]
     #[inline]
     pub fn fetch_xor(self, value: E) -> E {
         self.amo(Op::FetchXor, value, value)
     }
     /// `shmem_atomic_xor`.
+    #[doc(alias = "shmem_atomic_xor")]
     #[inline]
     pub fn xor(self, value: E) {
         self.amo(Op::Xor, value, value);

@@ -107,6 +107,7 @@ impl std::fmt::Debug for Ctx<'_, Private> {
 impl World {
     /// `shmem_ctx_create`: a new context of mode `M` ([`Private`], [`Serialized`] or
     /// [`Shared`]). Not collective. Fails only if UCX cannot make a worker or endpoints.
+    #[doc(alias = "shmem_ctx_create")]
     pub fn ctx_create<M: CtxMode>(&self, options: CtxOptions) -> Result<Ctx<'_, M>> {
         let rt: &'static Transport = self.rt;
         let (worker, peers, any_ucx) = rt.context_route()?;
@@ -124,6 +125,7 @@ impl World {
 
 impl<M: CtxMode> Ctx<'_, M> {
     /// The options the context was made with (`shmem_ctx_get_options` style).
+    #[doc(alias = "shmem_ctx_get_options")]
     pub fn options(&self) -> CtxOptions {
         self.options
     }
@@ -137,6 +139,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_put`: like [`SymmetricArray::put`], on this context.
+    #[doc(alias = "shmem_ctx_put")]
     #[track_caller]
     pub fn put<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
         &self,
@@ -155,6 +158,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_get`: like [`SymmetricArray::get`], on this context.
+    #[doc(alias = "shmem_ctx_get")]
     #[track_caller]
     pub fn get<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
         &self,
@@ -171,6 +175,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_p`.
+    #[doc(alias = "shmem_ctx_p")]
     #[track_caller]
     pub fn p<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
@@ -183,6 +188,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_g`.
+    #[doc(alias = "shmem_ctx_g")]
     #[track_caller]
     pub fn g<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
@@ -216,6 +222,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_fence`: orders this context's puts to each PE.
+    #[doc(alias = "shmem_ctx_fence")]
     pub fn fence(&self) {
         std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
         if self.any_ucx {
@@ -226,6 +233,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_quiet`: completes every operation issued on this context.
+    #[doc(alias = "shmem_ctx_quiet")]
     pub fn quiet(&self) {
         if self.any_ucx {
             if let Err(e) = self.worker.flush() {
@@ -238,6 +246,7 @@ impl<M: CtxMode> Ctx<'_, M> {
 
 impl<M: CtxMode> Drop for Ctx<'_, M> {
     /// `shmem_ctx_destroy`: quiets, then closes the context's endpoints and worker.
+    #[doc(alias = "shmem_ctx_destroy")]
     fn drop(&mut self) {
         if std::thread::panicking() {
             return;
@@ -266,6 +275,7 @@ pub enum ThreadLevel {
 /// statics and `&SymArray` (`Sync`) for RMA from any thread; contexts by their mode
 /// ([`Private`], [`Serialized`], [`Shared`]); the [`World`] and the ownership of heap arrays
 /// (collectives: allocation, free, barriers) stay on the initializing thread.
+#[doc(alias = "shmem_init_thread")]
 pub fn init_thread(requested: ThreadLevel) -> Result<(World, ThreadLevel)> {
     let world = crate::init()?;
     Ok((world, requested))

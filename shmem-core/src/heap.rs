@@ -315,6 +315,7 @@ impl<'w, E: Storable> SymArray<'w, E> {
     /// assert_eq!((a.len(), a.local_get(1), a.local_get(999)), (1000, 7, 0));
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_realloc")]
     #[track_caller]
     pub fn realloc(mut self, new_len: usize) -> SymArray<'w, E> {
         if let Err(e) = self.try_realloc(new_len) {
@@ -414,6 +415,7 @@ fn reserve(rt: &Runtime, rounded: usize, align: usize) -> Result<usize> {
 /// assert_eq!(MallocHints::from_bits(h.bits()), Some(h));
 /// assert_eq!(MallocHints::from_bits(1 << 40), None);
 /// ```
+#[doc(alias = "shmem_malloc_with_hints")]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct MallocHints(u64);
 
@@ -515,6 +517,8 @@ impl World {
     /// assert_eq!(a.local_get(9), 0);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_align")]
+    #[doc(alias = "shmem_calloc")]
     #[track_caller]
     pub fn alloc_aligned<E: Storable>(&self, len: usize, align: usize) -> SymArray<'_, E> {
         match self.try_alloc_aligned(len, align) {
@@ -568,6 +572,7 @@ impl World {
     /// assert_eq!(flags.local_get(3), 0);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_malloc_with_hints")]
     #[track_caller]
     pub fn alloc_with_hints<E: Storable>(&self, len: usize, hints: MallocHints) -> SymArray<'_, E> {
         match SymArray::alloc_impl(self, len, None, Some(hints)) {

@@ -129,6 +129,7 @@ pub struct LockRef<'a> {
 /// guard.unlock();            // the same as drop(guard)
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
+#[doc(alias = "shmem_clear_lock")]
 #[must_use = "the lock is released as soon as the guard is dropped"]
 #[derive(Debug)]
 pub struct LockGuard<'a> {

@@ -187,6 +187,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// a.wait_until_all(Some(&[false, true, false]), Cmp::Eq, 5);   // element 1 left out
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_wait_until_all")]
     #[track_caller]
     fn wait_until_all(&self, ignore: Option<&[bool]>, cmp: Cmp, value: E) {
         Set::new(self, "wait_until_all", ignore, cmp, Values::One(value)).wait_all()
@@ -205,6 +206,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert_eq!(a.wait_until_any(Some(&[true; 4]), Cmp::Ne, 0), None);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_wait_until_any")]
     #[track_caller]
     fn wait_until_any(&self, ignore: Option<&[bool]>, cmp: Cmp, value: E) -> Option<usize> {
         Set::new(self, "wait_until_any", ignore, cmp, Values::One(value)).wait_any()
@@ -223,6 +225,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert_eq!(a.wait_until_some(None, Cmp::Ge, 3), vec![1, 3]);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_wait_until_some")]
     #[track_caller]
     fn wait_until_some(&self, ignore: Option<&[bool]>, cmp: Cmp, value: E) -> Vec<usize> {
         Set::new(self, "wait_until_some", ignore, cmp, Values::One(value)).wait_some()
@@ -240,6 +243,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// a.wait_until_all_vector(None, Cmp::Eq, &[1, 2]);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_wait_until_all_vector")]
     #[track_caller]
     fn wait_until_all_vector(&self, ignore: Option<&[bool]>, cmp: Cmp, values: &[E]) {
         Set::new(
@@ -263,6 +267,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert_eq!(a.wait_until_any_vector(None, Cmp::Eq, &[1, 7, 1]), Some(1));
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_wait_until_any_vector")]
     #[track_caller]
     fn wait_until_any_vector(
         &self,
@@ -292,6 +297,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert_eq!(a.wait_until_some_vector(None, Cmp::Ge, &[4, 1, 5]), vec![0, 2]);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_wait_until_some_vector")]
     #[track_caller]
     fn wait_until_some_vector(
         &self,
@@ -322,6 +328,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert!(a.test_all(Some(&[false, true]), Cmp::Eq, 0));
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_test_all")]
     #[track_caller]
     fn test_all(&self, ignore: Option<&[bool]>, cmp: Cmp, value: E) -> bool {
         Set::new(self, "test_all", ignore, cmp, Values::One(value)).test_all()
@@ -339,6 +346,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert_eq!(a.test_any(None, Cmp::Gt, 0), Some(2));
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_test_any")]
     #[track_caller]
     fn test_any(&self, ignore: Option<&[bool]>, cmp: Cmp, value: E) -> Option<usize> {
         Set::new(self, "test_any", ignore, cmp, Values::One(value)).test_any()
@@ -357,6 +365,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert_eq!(a.test_some(Some(&[true, false, false]), Cmp::Eq, 1), vec![2]);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_test_some")]
     #[track_caller]
     fn test_some(&self, ignore: Option<&[bool]>, cmp: Cmp, value: E) -> Vec<usize> {
         Set::new(self, "test_some", ignore, cmp, Values::One(value)).test_some()
@@ -373,6 +382,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert!(a.test_all_vector(None, Cmp::Eq, &[0, 5]));
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_test_all_vector")]
     #[track_caller]
     fn test_all_vector(&self, ignore: Option<&[bool]>, cmp: Cmp, values: &[E]) -> bool {
         Set::new(self, "test_all_vector", ignore, cmp, Values::Each(values)).test_all()
@@ -388,6 +398,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert_eq!(a.test_any_vector(None, Cmp::Eq, &[1, 0]), Some(1));
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_test_any_vector")]
     #[track_caller]
     fn test_any_vector(&self, ignore: Option<&[bool]>, cmp: Cmp, values: &[E]) -> Option<usize> {
         Set::new(self, "test_any_vector", ignore, cmp, Values::Each(values)).test_any()
@@ -404,6 +415,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// assert_eq!(a.test_some_vector(None, Cmp::Lt, &[3, 0, 1]), vec![0, 2]);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_test_some_vector")]
     #[track_caller]
     fn test_some_vector(&self, ignore: Option<&[bool]>, cmp: Cmp, values: &[E]) -> Vec<usize> {
         Set::new(self, "test_some_vector", ignore, cmp, Values::Each(values)).test_some()
@@ -429,6 +441,7 @@ impl Signal<'_> {
     /// # world.barrier_all();
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_signal_add")]
     #[track_caller]
     pub fn add(self, pe: usize, value: u64) {
         self.remote_update(pe, true, value)
@@ -448,6 +461,7 @@ impl Signal<'_> {
     /// # world.barrier_all();
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_signal_set")]
     #[track_caller]
     pub fn set(self, pe: usize, value: u64) {
         self.remote_update(pe, false, value)
@@ -496,6 +510,7 @@ impl World {
     /// # world.barrier_all();
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_pe_quiet")]
     #[track_caller]
     pub fn pe_quiet(&self, pes: &[usize]) {
         let rt = self.rt;

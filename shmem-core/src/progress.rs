@@ -88,6 +88,7 @@ impl Progress {
 
     /// Drives UCX once: the main worker and every context's (`shmem_test` and friends make
     /// progress without blocking). Free when every peer is reached directly.
+    #[doc(alias = "shmem_test")]
     #[inline]
     pub(crate) fn progress(&self) {
         if self.any_ucx {

@@ -87,6 +87,7 @@ impl World {
     /// assert!(!world.pe_accessible(world.n_pes()));
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_pe_accessible")]
     pub fn pe_accessible(&self, pe: usize) -> bool {
         pe < self.n_pes()
     }
@@ -106,6 +107,7 @@ impl World {
     /// assert!(!world.addr_accessible(&h, world.n_pes()));
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_addr_accessible")]
     pub fn addr_accessible<O: SymmetricObject + ?Sized>(&self, obj: &O, pe: usize) -> bool {
         // The object is symmetric by construction; asking for its offset checks it is placed.
         let _ = obj.__object_offset();
@@ -127,6 +129,7 @@ impl World {
     /// }
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_global_exit")]
     pub fn global_exit(&self, status: i32) -> ! {
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
@@ -354,6 +357,7 @@ pub trait PeerAccess<E: Element>: SymmetricArray<E> {
     /// PE `pe`'s copy of this array as a [`PeerView`], when it is mapped into this process (a PE
     /// on this node with shared-memory transports enabled, and always this PE's own copy);
     /// `None` when it is reached only through the network. Panics if `pe` is out of range.
+    #[doc(alias = "shmem_ptr")]
     #[track_caller]
     fn peer_slice(&self, pe: usize) -> Option<PeerView<'_, E>> {
         let rt = self.__runtime();

@@ -155,6 +155,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
 
     /// `shmem_put`: copies `src` into elements `range` of this array on PE `pe`. `src` may be
     /// reused on return; the data is delivered by the next [`quiet`](crate::World::quiet).
+    #[doc(alias = "shmem_put")]
     #[inline]
     #[track_caller]
     fn put<R: RangeBounds<usize>>(&self, pe: usize, range: R, src: &[E]) {
@@ -167,6 +168,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
 
     /// `shmem_put_signal`: copies `src` into elements `range` on PE `pe`, then updates `signal`
     /// on that PE (set or add) once the data is delivered there. `src` may be reused on return.
+    #[doc(alias = "shmem_put_signal")]
     #[inline]
     #[track_caller]
     fn put_signal<R: RangeBounds<usize>>(
@@ -190,6 +192,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     }
 
     /// `shmem_get`: copies elements `range` of this array on PE `pe` into `dst`.
+    #[doc(alias = "shmem_get")]
     #[inline]
     #[track_caller]
     fn get<R: RangeBounds<usize>>(&self, pe: usize, range: R, dst: &mut [E]) {
@@ -202,6 +205,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     }
 
     /// `shmem_p`: writes one element on PE `pe`.
+    #[doc(alias = "shmem_p")]
     #[inline]
     #[track_caller]
     fn p(&self, pe: usize, index: usize, value: E) {
@@ -222,6 +226,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     }
 
     /// `shmem_g`: reads one element from PE `pe`.
+    #[doc(alias = "shmem_g")]
     #[inline]
     #[track_caller]
     fn g(&self, pe: usize, index: usize) -> E {
@@ -259,6 +264,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     /// `shmem_iput`: strided put. Writes the elements `range.start, range.start + stride, ...`
     /// (below the range's end) on PE `pe` from `src[0], src[src_stride], ...`. Both sides must
     /// select the same number of elements; strides must be positive.
+    #[doc(alias = "shmem_iput")]
     #[track_caller]
     fn iput<R: RangeBounds<usize>>(
         &self,
@@ -293,6 +299,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     /// `shmem_iget`: strided get. Reads the elements `range.start, range.start + stride, ...` of
     /// PE `pe` into `dst[0], dst[dst_stride], ...`. Both sides must select the same number of
     /// elements; strides must be positive.
+    #[doc(alias = "shmem_iget")]
     #[track_caller]
     fn iget<R: RangeBounds<usize>>(
         &self,
@@ -450,6 +457,7 @@ impl<'buf> NbiScope<'buf> {
 
     /// `shmem_put_nbi`: starts copying `src` into elements `range` of `target` on PE `pe`. `src`
     /// stays borrowed until the scope's quiet.
+    #[doc(alias = "shmem_put_nbi")]
     #[track_caller]
     pub fn put<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
         &self,
@@ -475,6 +483,7 @@ impl<'buf> NbiScope<'buf> {
 
     /// `shmem_get_nbi`: starts copying elements `range` of `target` on PE `pe` into `dst`. `dst`
     /// holds the data after the scope ends.
+    #[doc(alias = "shmem_get_nbi")]
     #[track_caller]
     pub fn get<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
         &self,
@@ -503,6 +512,7 @@ impl<'buf> NbiScope<'buf> {
 impl<'buf> NbiScope<'buf> {
     /// `shmem_put_signal_nbi`: like [`SymmetricArray::put_signal`]; `src` stays borrowed until
     /// the scope's quiet.
+    #[doc(alias = "shmem_put_signal_nbi")]
     #[track_caller]
     pub fn put_signal<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
         &self,
@@ -533,6 +543,7 @@ impl<'buf> NbiScope<'buf> {
     /// assert_eq!(b, a + 1);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_atomic_fetch_nbi")]
     pub fn fetch<T>(&self, result: &'buf mut T, op: impl FnOnce() -> T) {
         *result = op();
     }

@@ -57,7 +57,8 @@ pub struct Runtime {
     /// Team blocks in use and their epoch counters.
     pub(crate) team_slots: crate::team::Slots,
     pub(crate) allocator: Mutex<Allocator>,
-    bootstrap: Mutex<Bootstrap>,
+    /// The launcher connection; taken (and dropped, which ends PMIx) at finalize.
+    bootstrap: Mutex<Option<Bootstrap>>,
 }
 
 impl std::ops::Deref for Runtime {
@@ -188,13 +189,19 @@ pub(crate) fn finalize() {
     // No PE touches another's memory any more: close the endpoints.
     rt.transport.close();
     let worker = rt.progress.worker();
-    let mut bootstrap = rt.bootstrap.lock().unwrap_or_else(|p| p.into_inner());
-    // Keep progressing until every PE has closed its endpoints, then say goodbye.
-    let _ = bootstrap.barrier(&mut || {
-        worker.progress();
-    });
-    let _ = bootstrap.finalize();
-    drop(bootstrap);
+    let bootstrap = rt
+        .bootstrap
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    if let Some(mut bootstrap) = bootstrap {
+        // Keep progressing until every PE has closed its endpoints, then say goodbye.
+        let _ = bootstrap.barrier(&mut || {
+            worker.progress();
+        });
+        let _ = bootstrap.finalize();
+        // Dropping it ends PMIx (PMIx_Finalize) where PMIx started this PE.
+    }
     rt.progress.stop_thread();
 }
 
@@ -341,14 +348,15 @@ fn start() -> Result<Runtime> {
         sync: SyncState::default(),
         team_slots: crate::team::Slots::default(),
         allocator: Mutex::new(Allocator::new(layout.user_len)),
-        bootstrap: Mutex::new(bootstrap),
+        bootstrap: Mutex::new(Some(bootstrap)),
     })
 }
 
 impl Runtime {
-    /// Runs `f` with the launcher connection (locked; a poisoned lock is taken over).
-    pub(crate) fn with_bootstrap<R>(&self, f: impl FnOnce(&mut Bootstrap) -> R) -> R {
+    /// Runs `f` with the launcher connection (locked; a poisoned lock is taken over); `None`
+    /// after finalize.
+    pub(crate) fn with_bootstrap<R>(&self, f: impl FnOnce(&mut Bootstrap) -> R) -> Option<R> {
         let mut guard = self.bootstrap.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut guard)
+        guard.as_mut().map(f)
     }
 }

@@ -100,6 +100,7 @@ impl Signal<'_> {
     }
 
     /// `shmem_signal_fetch`: this PE's signal value.
+    #[doc(alias = "shmem_signal_fetch")]
     #[inline]
     pub fn fetch(self) -> u64 {
         self.word().load(Ordering::Acquire)
@@ -107,6 +108,7 @@ impl Signal<'_> {
 
     /// `shmem_signal_wait_until`: waits until this PE's signal satisfies `cmp value`; returns
     /// the signal's value then. Everything put before the signal update is visible.
+    #[doc(alias = "shmem_signal_wait_until")]
     pub fn wait_until(self, cmp: Cmp, value: u64) -> u64 {
         let word = self.word();
         let mut seen = 0;
@@ -185,6 +187,7 @@ pub(crate) unsafe fn load_local<E: AmoWord>(p: *mut u8) -> E {
 pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     /// `shmem_wait_until`: waits until element `index` of this PE's copy satisfies
     /// `cmp value`, and returns it.
+    #[doc(alias = "shmem_wait_until")]
     #[track_caller]
     fn wait_until(&self, index: usize, cmp: Cmp, value: E) -> E {
         let rt = self.__runtime();
@@ -205,6 +208,7 @@ pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     }
 
     /// `shmem_test`: whether element `index` of this PE's copy satisfies `cmp value` now.
+    #[doc(alias = "shmem_test")]
     #[track_caller]
     fn test(&self, index: usize, cmp: Cmp, value: E) -> bool {
         let rt = self.__runtime();

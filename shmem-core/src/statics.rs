@@ -92,6 +92,7 @@ impl<T> Symmetric<T> {
 
 impl<T: Element> Symmetric<T> {
     /// Writes the whole value into PE `pe`'s copy (`shmem_put` of one `T`).
+    #[doc(alias = "shmem_put")]
     #[inline]
     #[track_caller]
     pub fn put_value(&self, pe: usize, value: T) {
@@ -109,6 +110,7 @@ impl<T: Element> Symmetric<T> {
     }
 
     /// Reads the whole value from PE `pe`'s copy (`shmem_get` of one `T`).
+    #[doc(alias = "shmem_get")]
     #[inline]
     #[track_caller]
     pub fn get_value(&self, pe: usize) -> T {

@@ -24,6 +24,7 @@ pub(crate) struct SyncState {
 }
 
 /// `shmem_barrier_all`: quiet, then wait until every PE has arrived.
+#[doc(alias = "shmem_barrier_all")]
 pub(crate) fn barrier_all(rt: &'static Runtime) {
     rt.quiet();
     crate::collectives::team_sync(&crate::team::Team::world(rt));

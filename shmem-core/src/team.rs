@@ -92,6 +92,7 @@ impl Slots {
 /// Team configuration (`shmem_team_config_t`). Contexts are not tied to teams in this runtime,
 /// so the only setting is the number of contexts a program intends to create on the team,
 /// recorded for [`Team::config`].
+#[doc(alias = "shmem_team_config_t")]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TeamConfig {
     /// `num_contexts`.
@@ -119,6 +120,7 @@ pub struct TeamConfig {
 /// }
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
+#[doc(alias = "shmem_team_t")]
 pub struct Team<'w> {
     pub(crate) rt: &'static Runtime,
     start: usize,
@@ -147,6 +149,7 @@ impl fmt::Debug for Team<'_> {
 
 impl World {
     /// The team of all PEs (`SHMEM_TEAM_WORLD`).
+    #[doc(alias = "SHMEM_TEAM_WORLD")]
     pub fn team_world(&self) -> Team<'_> {
         Team::world(self.rt)
     }
@@ -157,6 +160,7 @@ impl World {
     ///
     /// # Panics
     /// If the node's PEs are not evenly spaced in the world numbering.
+    #[doc(alias = "SHMEM_TEAM_SHARED")]
     pub fn team_shared(&self) -> Team<'_> {
         let rt = self.rt;
         let local: Vec<usize> = (0..rt.n_pes)
@@ -219,16 +223,19 @@ impl<'w> Team<'w> {
     }
 
     /// This PE's number in the team (`shmem_team_my_pe`).
+    #[doc(alias = "shmem_team_my_pe")]
     pub fn my_pe(&self) -> usize {
         self.my_index
     }
 
     /// Number of PEs in the team (`shmem_team_n_pes`).
+    #[doc(alias = "shmem_team_n_pes")]
     pub fn n_pes(&self) -> usize {
         self.size
     }
 
     /// The configuration the team was made with (`shmem_team_get_config`).
+    #[doc(alias = "shmem_team_get_config")]
     pub fn config(&self) -> TeamConfig {
         self.config
     }
@@ -250,6 +257,7 @@ impl<'w> Team<'w> {
 
     /// `shmem_team_translate_pe`: the number in `dest` of this team's PE `pe`, or `None` if
     /// that PE is not a member of `dest` (or `pe` is out of range).
+    #[doc(alias = "shmem_team_translate_pe")]
     pub fn translate_pe(&self, pe: usize, dest: &Team<'_>) -> Option<usize> {
         if pe >= self.size {
             return None;
@@ -292,6 +300,7 @@ impl<'w> Team<'w> {
     /// # Panics
     /// If the PEs fall outside this team, a stride is 0 with size > 1, or all team blocks are in
     /// use (the message says how many exist).
+    #[doc(alias = "shmem_team_split_strided")]
     #[track_caller]
     pub fn split_strided(
         &self,
@@ -329,6 +338,7 @@ impl<'w> Team<'w> {
 
     /// `shmem_team_split_2d`: arranges this team's PEs in rows of `xrange` (the last row may be
     /// shorter) and returns `(row team, column team)` for this PE. Collective over this team.
+    #[doc(alias = "shmem_team_split_2d")]
     #[track_caller]
     pub fn split_2d(
         &self,
@@ -404,6 +414,7 @@ impl<'w> Team<'w> {
     /// assert_eq!(team.ptr(&a, team.my_pe()).map(|v| v.len()), Some(4));
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_team_ptr")]
     #[track_caller]
     pub fn ptr<'a, E: crate::Element, A: crate::query::PeerAccess<E> + ?Sized>(
         &self,
@@ -414,11 +425,13 @@ impl<'w> Team<'w> {
     }
 
     /// `shmem_team_sync`: waits until every member has arrived (no completion of puts).
+    #[doc(alias = "shmem_team_sync")]
     pub fn sync(&self) {
         crate::collectives::team_sync(self);
     }
 
     /// `shmem_barrier` on the team: completes this PE's puts (quiet), then syncs.
+    #[doc(alias = "shmem_barrier")]
     pub fn barrier(&self) {
         self.rt.quiet();
         crate::collectives::team_sync(self);

@@ -432,6 +432,7 @@ impl Transport {
     }
 
     /// Drives UCX once (`shmem_test` and friends make progress without blocking).
+    #[doc(alias = "shmem_test")]
     #[inline]
     pub(crate) fn progress(&self) {
         self.progress.progress();

@@ -20,6 +20,7 @@ use std::marker::PhantomData;
 /// world.barrier_all();
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
+#[doc(alias = "shmem_finalize")]
 pub struct World {
     pub(crate) rt: &'static Runtime,
     /// Collectives must be called in the same order by every PE, from one thread.
@@ -47,6 +48,7 @@ impl fmt::Debug for World {
 /// [`Error::AlreadyInitialized`]: crate::Error::AlreadyInitialized
 /// [`Error::Finalized`]: crate::Error::Finalized
 /// [`Error::RendezvousTimeout`]: crate::Error::RendezvousTimeout
+#[doc(alias = "shmem_init")]
 pub fn init() -> Result<World> {
     let rt = runtime::init()?;
     Ok(World {
@@ -57,12 +59,14 @@ pub fn init() -> Result<World> {
 
 impl World {
     /// This PE's number, `0..n_pes()` (`shmem_my_pe`).
+    #[doc(alias = "shmem_my_pe")]
     #[inline]
     pub fn my_pe(&self) -> usize {
         self.rt.my_pe
     }
 
     /// Number of PEs in the job (`shmem_n_pes`).
+    #[doc(alias = "shmem_n_pes")]
     #[inline]
     pub fn n_pes(&self) -> usize {
         self.rt.n_pes
@@ -70,24 +74,28 @@ impl World {
 
     /// `shmem_barrier_all`: completes this PE's outstanding operations (quiet), then waits until
     /// every PE has arrived.
+    #[doc(alias = "shmem_barrier_all")]
     pub fn barrier_all(&self) {
         sync::barrier_all(self.rt);
     }
 
     /// `shmem_sync_all`: waits until every PE has arrived, without completing outstanding puts
     /// (use [`barrier_all`](Self::barrier_all) for that).
+    #[doc(alias = "shmem_sync_all")]
     pub fn sync_all(&self) {
         crate::collectives::team_sync(&self.team_world());
     }
 
     /// `shmem_quiet`: every put, get and non-blocking operation this PE issued is complete and
     /// visible at its target.
+    #[doc(alias = "shmem_quiet")]
     pub fn quiet(&self) {
         self.rt.quiet();
     }
 
     /// `shmem_fence`: puts to any one PE issued before the fence are delivered before puts to
     /// that PE issued after it. (Puts to different PEs are not ordered; use [`quiet`](Self::quiet).)
+    #[doc(alias = "shmem_fence")]
     pub fn fence(&self) {
         self.rt.fence();
     }
@@ -108,6 +116,8 @@ impl World {
     /// assert_eq!(a.local_get(999), 0.0);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_malloc")]
+    #[doc(alias = "shmem_calloc")]
     #[track_caller]
     pub fn alloc<E: Storable>(&self, len: usize) -> SymArray<'_, E> {
         match self.try_alloc(len) {
@@ -145,6 +155,8 @@ impl World {
     /// assert_eq!(back, src);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_put_nbi")]
+    #[doc(alias = "shmem_get_nbi")]
     pub fn nbi<'buf, R>(&self, f: impl FnOnce(&NbiScope<'buf>) -> R) -> R {
         let _quiet = QuietOnDrop(self.rt);
         let scope = NbiScope::new(self.rt);

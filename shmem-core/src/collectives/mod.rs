@@ -154,6 +154,7 @@ impl Team<'_> {
     /// assert_eq!(dest.local_get(2), 9);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    #[doc(alias = "shmem_broadcast")]
     #[track_caller]
     pub fn broadcast<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
@@ -189,6 +190,7 @@ impl Team<'_> {
 
     /// `shmem_fcollect`: concatenates every member's `source` (all the same length) in team
     /// order into `dest` on every member.
+    #[doc(alias = "shmem_fcollect")]
     #[track_caller]
     pub fn fcollect<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
         let n = self.n_pes();
@@ -223,6 +225,7 @@ impl Team<'_> {
 
     /// `shmem_collect`: concatenates every member's `source` (lengths may differ) in team
     /// order into `dest` on every member; returns the total number of elements.
+    #[doc(alias = "shmem_collect")]
     #[track_caller]
     pub fn collect<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
@@ -260,6 +263,7 @@ impl Team<'_> {
 
     /// `shmem_alltoall`: block `j` (of `source.len() / n` elements) of this PE's `source` goes
     /// to block `my_pe` of `dest` on team PE `j`.
+    #[doc(alias = "shmem_alltoall")]
     #[track_caller]
     pub fn alltoall<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
         let n = self.n_pes();
@@ -293,6 +297,7 @@ impl Team<'_> {
 
     /// `shmem_alltoalls`: strided all-to-all. For each team PE `j` and `i in 0..nelems`,
     /// `source[(j * nelems + i) * sst]` goes to `dest[(me * nelems + i) * dst]` on PE `j`.
+    #[doc(alias = "shmem_alltoalls")]
     #[track_caller]
     pub fn alltoalls<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
@@ -509,23 +514,31 @@ impl Team<'_> {
         /// assert_eq!(total.local_get(0), n * (n + 1) / 2);
         /// # Ok::<(), shmem_core::Error>(())
         /// ```
+        #[doc(alias = "shmem_sum_reduce")]
         sum_reduce: ReduceArith => E::sum;
         /// `shmem_prod_reduce`: element-wise product.
+        #[doc(alias = "shmem_prod_reduce")]
         prod_reduce: ReduceArith => E::prod;
         /// `shmem_max_reduce`: element-wise maximum.
+        #[doc(alias = "shmem_max_reduce")]
         max_reduce: ReduceArith => max_of;
         /// `shmem_min_reduce`: element-wise minimum.
+        #[doc(alias = "shmem_min_reduce")]
         min_reduce: ReduceArith => min_of;
         /// `shmem_and_reduce`: element-wise bitwise and.
+        #[doc(alias = "shmem_and_reduce")]
         and_reduce: ReduceBitwise => E::and;
         /// `shmem_or_reduce`: element-wise bitwise or.
+        #[doc(alias = "shmem_or_reduce")]
         or_reduce: ReduceBitwise => E::or;
         /// `shmem_xor_reduce`: element-wise bitwise xor.
+        #[doc(alias = "shmem_xor_reduce")]
         xor_reduce: ReduceBitwise => E::xor;
     }
 
     /// `shmem_sum_inscan` (1.6): `dest[i]` on team PE `p` is the sum of `source[i]` over PEs
     /// `0..=p`.
+    #[doc(alias = "shmem_sum_inscan")]
     #[track_caller]
     pub fn sum_inscan<E: ReduceArith, A: SymmetricArray<E> + ?Sized>(
         &self,
@@ -540,6 +553,7 @@ impl Team<'_> {
 
     /// `shmem_sum_exscan` (1.6): `dest[i]` on team PE `p` is the sum of `source[i]` over PEs
     /// `0..p` (zero on PE 0).
+    #[doc(alias = "shmem_sum_exscan")]
     #[track_caller]
     pub fn sum_exscan<E: ReduceArith, A: SymmetricArray<E> + ?Sized>(
         &self,
