@@ -188,9 +188,10 @@ impl Worker {
     /// Blocks until this worker has something to progress, another thread calls
     /// [`signal`](Worker::signal), or `timeout` passes; returns at once when events are already
     /// pending. It arms the worker's event file descriptor (`ucp_worker_arm`, then `poll` on
-    /// `ucp_worker_get_efd`), so the context needs [`ContextParams::wakeup`]
-    /// (crate::ContextParams::wakeup). Call [`progress`](Worker::progress) until it returns 0
-    /// before waiting: an armed worker only wakes for events that arrive after arming.
+    /// `ucp_worker_get_efd`), so the context needs
+    /// [`ContextParams::wakeup`](crate::ContextParams::wakeup). Call
+    /// [`progress`](Worker::progress) until it returns 0 before waiting: an armed worker only
+    /// wakes for events that arrive after arming.
     pub fn wait_for_events(&self, timeout: std::time::Duration) -> Result<()> {
         let mut fd: std::os::fd::RawFd = -1;
         // SAFETY: the worker is alive; `fd` is a valid out-pointer.
