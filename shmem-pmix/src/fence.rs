@@ -27,11 +27,14 @@ struct Fence {
 }
 
 // SAFETY: only the pointer members of the `pmix_value_t` union inside `info` make the
-// generated types !Send/!Sync, and this one holds a bool, no pointer. `procs` and `info`
-// are written before the Fence is shared and only read afterwards (by PMIx); the rest are
-// atomics. So the callback may run, and release the Arc, on PMIx's progress thread.
+// generated types !Send/!Sync, and this one holds a bool (`info_flag`), no pointer, so
+// nothing the Fence points to is shared with it. The callback may therefore take the Arc
+// back, and drop the last count, on PMIx's progress thread.
 unsafe impl Send for Fence {}
-// SAFETY: as for Send.
+// SAFETY: `procs` and `info` are written before the Fence is shared and only read
+// afterwards (by PMIx, on its progress thread); `done` and `status` are atomics, written by
+// the callback while the waiting thread reads them. No field is written through `&Fence`
+// other than through an atomic.
 unsafe impl Sync for Fence {}
 
 /// The `pmix_op_cbfunc_t` given to `PMIx_Fence_nb`.

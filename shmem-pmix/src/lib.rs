@@ -56,9 +56,11 @@ static LIVE: AtomicBool = AtomicBool::new(false);
 /// This process's connection to the PMIx server of its launcher: `PMIx_Init` on creation,
 /// `PMIx_Finalize` on drop. One per process.
 ///
-/// `Pmix` is `Send` (and `Sync`): the PMIx client library is thread-safe, and the calls that
-/// change what this process publishes ([`put`](Pmix::put), [`commit`](Pmix::commit),
-/// [`fence`](Pmix::fence)) take `&mut self`.
+/// `Pmix` is `Send` and `Sync` (derived: it holds only plain data, our namespace and rank):
+/// the PMIx client library is thread-safe (it hands every call over to its own progress
+/// thread), the calls that change what this process publishes ([`put`](Pmix::put),
+/// [`commit`](Pmix::commit), [`fence`](Pmix::fence)) take `&mut self`, and `PMIx_Finalize`
+/// runs once, when the value is dropped.
 ///
 /// ```
 /// # fn main() -> shmem_pmix::Result<()> {
@@ -498,9 +500,9 @@ mod tests {
     }
 
     #[test]
-    fn pmix_is_send() {
-        fn send<T: Send>() {}
-        send::<Pmix>();
+    fn pmix_is_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Pmix>();
     }
 
     #[test]

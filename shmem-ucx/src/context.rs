@@ -9,6 +9,10 @@ use crate::sys;
 use crate::worker::Worker;
 
 /// What a [`Context`] is created for (`ucp_params_t`).
+///
+/// Every context is created thread-shared (`mt_workers_shared`, UCX locks the context's
+/// shared state) by [`Context::new`]; only the `unsafe`
+/// [`Context::new_unsynchronized`] leaves that lock out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextParams {
     /// Remote memory access: put and get (`UCP_FEATURE_RMA`).
@@ -17,11 +21,6 @@ pub struct ContextParams {
     pub amo32: bool,
     /// 64-bit remote atomics (`UCP_FEATURE_AMO64`).
     pub amo64: bool,
-    /// Whether workers of this context may be used from several threads at once
-    /// (`UCP_PARAM_FIELD_MT_WORKERS_SHARED`): UCX then locks the context's shared state
-    /// (memory registration, worker creation). Leave it `true` unless only one thread ever
-    /// touches the context and everything made from it.
-    pub multi_threaded: bool,
     /// Expected number of endpoints, a sizing hint (`UCP_PARAM_FIELD_ESTIMATED_NUM_EPS`).
     pub estimated_num_eps: Option<usize>,
     /// Event notification (`UCP_FEATURE_WAKEUP`): lets a thread sleep until a worker has
@@ -30,13 +29,12 @@ pub struct ContextParams {
 }
 
 impl Default for ContextParams {
-    /// RMA and 32/64-bit atomics, thread-shared, no endpoint estimate.
+    /// RMA and 32/64-bit atomics, no endpoint estimate, no wake-up events.
     fn default() -> Self {
         ContextParams {
             rma: true,
             amo32: true,
             amo64: true,
-            multi_threaded: true,
             estimated_num_eps: None,
             wakeup: false,
         }
@@ -44,11 +42,16 @@ impl Default for ContextParams {
 }
 
 /// How a [`Worker`] may be used by threads (`ucs_thread_mode_t`).
+///
+/// [`Worker`] is `Send + Sync`, which only `Multi` backs up by itself: the safe
+/// [`Context::create_worker`] makes `Multi` workers, and the other modes need the `unsafe`
+/// [`Context::create_worker_unsynchronized`], whose caller takes over UCX's locking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ThreadMode {
-    /// Only one thread ever uses the worker and its endpoints (`UCS_THREAD_MODE_SINGLE`).
+    /// Only one thread ever uses the worker and what is made from it, the thread that created
+    /// it (`UCS_THREAD_MODE_SINGLE`): no locking.
     Single,
-    /// Several threads, never at the same time (`UCS_THREAD_MODE_SERIALIZED`).
+    /// Several threads, never at the same time (`UCS_THREAD_MODE_SERIALIZED`): no locking.
     Serialized,
     /// Any threads at any time: UCX locks internally (`UCS_THREAD_MODE_MULTI`).
     Multi,
@@ -71,11 +74,14 @@ pub(crate) struct ContextInner {
     pub(crate) raw: sys::ucp_context_h,
 }
 
-// SAFETY: the context handle is not tied to a thread. Concurrent use of its shared state
-// is serialized by UCX when the context is created with `mt_workers_shared` (the default
-// of ContextParams); see `ContextParams::multi_threaded` for the other case.
+// SAFETY: a `ucp_context_h` is a heap object that UCX does not tie to the thread that made
+// it, and it is cleaned up once, by Drop, after every Arc holder is gone, so moving the
+// owner to another thread cannot leave a user behind.
 unsafe impl Send for ContextInner {}
-// SAFETY: as for Send.
+// SAFETY: what `&ContextInner` allows (worker creation, mem map/unmap, rkey packing, and the
+// context state those and the workers touch) UCX serializes with the context lock, which
+// `Context::new` always turns on (`mt_workers_shared = 1`); a context without it comes only
+// from the unsafe `Context::new_unsynchronized`, whose caller promises the exclusion instead.
 unsafe impl Sync for ContextInner {}
 
 impl Drop for ContextInner {
@@ -89,11 +95,13 @@ impl Drop for ContextInner {
 /// A UCP context (`ucp_context_h`): the root of every other UCX object.
 ///
 /// `Send + Sync`; `ucp_cleanup` runs when the `Context` and everything made from it
-/// ([`Worker`]s, [`MemHandle`]s, and through them endpoints and keys) are dropped.
+/// ([`Worker`]s, [`MemHandle`]s, and through them endpoints and keys) are dropped, in
+/// whatever order the owners drop them.
 ///
 /// # Thread safety
-/// With [`ContextParams::multi_threaded`] `false`, UCX does not lock the context: the
-/// caller must then not create workers or map/unmap memory from several threads at once.
+/// A context from [`Context::new`] is thread-shared: UCX locks its shared state, so any
+/// threads may create workers, map memory and pack keys at any time, and workers of it may
+/// run on different threads at once.
 #[derive(Debug, Clone)]
 pub struct Context {
     inner: Arc<ContextInner>,
@@ -105,6 +113,25 @@ impl Context {
     /// The configuration is read from the environment, so `UCX_*` variables (`UCX_TLS`,
     /// `UCX_NET_DEVICES`, ...) set before this call apply.
     pub fn new(params: &ContextParams) -> Result<Context> {
+        Context::init(params, true)
+    }
+
+    /// Like [`new`](Context::new), without UCX's lock on the context's shared state
+    /// (`mt_workers_shared = 0`): a little cheaper for a context that one thread uses.
+    ///
+    /// # Safety
+    /// No two threads may use the context at the same time. That covers its own methods
+    /// (creating workers, mapping memory, packing keys, dropping a [`MemHandle`] or the last
+    /// handle to it) and the context state its workers use: either the context has one
+    /// worker only, or all its workers and what is made from them are used by one thread at
+    /// a time. (UCX's own example of the second case: worker 1 on thread 1 and worker 2 on
+    /// thread 2 need a thread-shared context.)
+    pub unsafe fn new_unsynchronized(params: &ContextParams) -> Result<Context> {
+        Context::init(params, false)
+    }
+
+    /// `ucp_config_read` + `ucp_init` with the context lock on or off.
+    fn init(params: &ContextParams, thread_shared: bool) -> Result<Context> {
         let mut config: *mut sys::ucp_config_t = ptr::null_mut();
         // SAFETY: NULL prefix and file name are allowed ("UCX_" prefix, no file); `config`
         // is a valid out-pointer.
@@ -129,7 +156,7 @@ impl Context {
                 sys::UCP_PARAM_FIELD_FEATURES | sys::UCP_PARAM_FIELD_MT_WORKERS_SHARED,
             ),
             features,
-            mt_workers_shared: i32::from(params.multi_threaded),
+            mt_workers_shared: i32::from(thread_shared),
             ..Default::default()
         };
         if let Some(n) = params.estimated_num_eps {
@@ -152,12 +179,52 @@ impl Context {
         })
     }
 
-    /// Creates a worker with the given thread mode (`ucp_worker_create`).
+    /// Creates a worker (`ucp_worker_create`) that any threads may use at any time: `mode`
+    /// must be [`ThreadMode::Multi`].
     ///
-    /// Fails with `UCS_ERR_UNSUPPORTED` if UCX grants a weaker thread mode than asked for
-    /// (a UCX built without `--enable-mt` downgrades `Multi`). See [`Worker`] on what each
-    /// mode allows.
+    /// The other modes leave the locking to the caller, which safe code cannot promise
+    /// ([`Worker`] is `Sync`): they fail with `UCS_ERR_INVALID_PARAM` here; use the `unsafe`
+    /// [`create_worker_unsynchronized`](Context::create_worker_unsynchronized) for them.
+    /// Fails with `UCS_ERR_UNSUPPORTED` if UCX grants a weaker thread mode than `Multi` (a
+    /// UCX built without `--enable-mt`).
+    ///
+    /// ```
+    /// use shmem_ucx::{Context, ContextParams, ThreadMode};
+    ///
+    /// # fn main() -> shmem_ucx::Result<()> {
+    /// let context = Context::new(&ContextParams::default())?;
+    /// let worker = context.create_worker(ThreadMode::Multi)?;
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| worker.progress());
+    ///     worker.progress();
+    /// });
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn create_worker(&self, mode: ThreadMode) -> Result<Worker> {
+        if mode != ThreadMode::Multi {
+            return Err(Error::with_detail(
+                "ucp_worker_create",
+                sys::UCS_ERR_INVALID_PARAM,
+                &format!(
+                    "thread mode {mode:?} needs the caller's locking: use the unsafe \
+                     Context::create_worker_unsynchronized"
+                ),
+            ));
+        }
+        Worker::create(&self.inner, mode.to_sys())
+    }
+
+    /// Creates a worker with any thread mode (`ucp_worker_create`); UCX does no locking for
+    /// `Single` and `Serialized`, which saves a lock and unlock per operation.
+    ///
+    /// Fails with `UCS_ERR_UNSUPPORTED` if UCX grants a weaker thread mode than asked for.
+    ///
+    /// # Safety
+    /// With `Serialized`, no two threads may use the worker, its endpoints, remote keys and
+    /// requests at the same time (dropping them included). With `Single`, only the thread
+    /// that calls this may use them, ever. (`Multi` asks for nothing.)
+    pub unsafe fn create_worker_unsynchronized(&self, mode: ThreadMode) -> Result<Worker> {
         Worker::create(&self.inner, mode.to_sys())
     }
 

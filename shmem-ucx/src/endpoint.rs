@@ -69,10 +69,14 @@ pub(crate) struct EpInner {
     worker: Arc<WorkerInner>,
 }
 
-// SAFETY: the endpoint handle is not tied to a thread; concurrent use follows the worker's
-// thread mode (see `Worker`'s thread-safety notes).
+// SAFETY: a `ucp_ep_h` belongs to its worker, not to a thread. It is closed once (the
+// handle is swapped for NULL under `&mut self`, in `close_with`), only when no Endpoint or
+// RemoteKey shares it any more, and while its worker is alive (`worker`), so whichever
+// thread drops the last owner closes a live endpoint of a live worker.
 unsafe impl Send for EpInner {}
-// SAFETY: as for Send.
+// SAFETY: `&EpInner` only reads the two handles; calls through them run under the worker's
+// lock in thread mode Multi, and other modes carry the promise of the unsafe
+// `create_worker_unsynchronized`'s caller (see the Sync impl of WorkerInner).
 unsafe impl Sync for EpInner {}
 
 impl EpInner {
@@ -117,9 +121,10 @@ impl Drop for EpInner {
 ///
 /// # RMA safety
 /// The RMA and atomic methods are `unsafe`: the caller guarantees that
-/// `[remote_addr, remote_addr + len)` lies inside the peer region described by `rkey`,
-/// that `rkey` was unpacked through this endpoint (checked: a key of another endpoint is
-/// an `UCS_ERR_INVALID_PARAM` error), and that the local pointer is valid for `len` bytes
+/// `[remote_addr, remote_addr + len)` lies inside the peer region described by `rkey` and
+/// that the peer keeps that region mapped until the operation is complete, that `rkey` was
+/// unpacked through this endpoint (checked: a key of another endpoint is an
+/// `UCS_ERR_INVALID_PARAM` error), and that the local pointer is valid for `len` bytes
 /// (for reads, or for writes in the `get` case) for as long as the operation needs it.
 #[derive(Debug)]
 pub struct Endpoint {
@@ -129,10 +134,12 @@ pub struct Endpoint {
 }
 
 // SAFETY: `ep` and `worker` are copies of the handles owned through `inner` (kept for the
-// hot path), so Endpoint is exactly as thread-safe as EpInner: handles are not tied to a
-// thread, and concurrent use follows the worker's thread mode (see `Worker`).
+// hot path) and live no longer than it, which keeps the endpoint open and the worker alive;
+// so Endpoint is exactly as Send as EpInner.
 unsafe impl Send for Endpoint {}
-// SAFETY: as for Send.
+// SAFETY: as for Send, with EpInner's Sync argument: every `&self` method is a UCX call on
+// the endpoint or worker, locked by UCX in thread mode Multi (or serialized by the caller
+// of the unsafe `create_worker_unsynchronized`).
 unsafe impl Sync for Endpoint {}
 
 impl Endpoint {

@@ -1,6 +1,7 @@
 //! UCX status codes as a Rust error type.
 
 use std::ffi::CStr;
+use std::sync::{Mutex, PoisonError};
 
 use crate::sys;
 
@@ -25,9 +26,13 @@ impl Error {
     #[cold]
     #[inline(never)]
     pub(crate) fn from_status(op: &'static str, status: sys::ucs_status_t) -> Error {
+        // For codes it does not know, ucs_status_string formats into one static buffer: two
+        // threads doing that at once would race on it, so this crate's calls take turns.
+        static TURN: Mutex<()> = Mutex::new(());
+        let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
         // SAFETY: ucs_status_string accepts any status value and returns either NULL or a
-        // pointer to a NUL-terminated string that stays valid (static text, or for unknown
-        // codes a static buffer) at least until the next call; we copy it at once.
+        // pointer to a NUL-terminated string: static text, or the static buffer above, which
+        // no call of this crate rewrites while `_turn` is held; we copy it before releasing.
         let message = unsafe {
             let text = sys::ucs_status_string(status);
             if text.is_null() {

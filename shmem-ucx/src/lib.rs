@@ -18,12 +18,23 @@
 //! the order UCX requires: remote keys before their endpoint, endpoints before their
 //! worker, workers and memory handles before their context.
 //!
+//! # Thread safety
+//!
+//! [`Context`], [`Worker`], [`Endpoint`], [`MemHandle`] and [`RemoteKey`] are `Send + Sync`
+//! ([`Request`] is `Send`), and UCX's own locking is what makes that true: [`Context::new`]
+//! makes thread-shared contexts and [`Context::create_worker`] workers of thread mode `Multi`.
+//! The unlocked variants, [`Context::new_unsynchronized`] and
+//! [`Context::create_worker_unsynchronized`], are `unsafe`: their caller takes over the
+//! exclusion. Raw pointers handed out ([`MemHandle::address`], [`RemoteKey::ptr`]) are valid
+//! while the object that gave them out lives; dereferencing them is the caller's `unsafe`.
+//!
 //! # Completion
 //!
 //! The blocking operations ([`Endpoint::put`], [`Endpoint::get`], the atomics, flushes)
 //! wait by calling `ucp_worker_progress` on the endpoint's worker until the request is
-//! done. The common case, a short operation that UCX completes at once, allocates nothing,
-//! takes no lock of this crate and makes no dynamic call.
+//! done, calling the process-wide hook of [`set_wait_hook`] between rounds. The common case, a
+//! short operation that UCX completes at once, allocates nothing, takes no lock of this
+//! crate and makes no dynamic call.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 

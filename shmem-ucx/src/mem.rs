@@ -23,11 +23,14 @@ pub struct MemHandle {
     context: Arc<ContextInner>,
 }
 
-// SAFETY: the handle and the address are not tied to a thread; ucp_rkey_pack and
-// ucp_mem_unmap are serialized by UCX for thread-shared contexts (see Context's thread
-// safety notes). The memory behind `address` is only handed out as a raw pointer.
+// SAFETY: a `ucp_mem_h` belongs to its context, not to a thread, and is unmapped once, in
+// Drop, while the context is alive (`context`). `address` is only a number to this type: the
+// memory is never read or written here, and is handed out only as a raw pointer, whose use
+// is unsafe and the caller's to get right.
 unsafe impl Send for MemHandle {}
-// SAFETY: as for Send; `&MemHandle` only allows packing keys and reading fields.
+// SAFETY: `&MemHandle` only reads the fields and packs keys (`ucp_rkey_pack`), which UCX
+// serializes with the context lock of thread-shared contexts (every context but those from
+// the unsafe `Context::new_unsynchronized`, whose caller promises the exclusion).
 unsafe impl Sync for MemHandle {}
 
 impl MemHandle {
@@ -69,6 +72,10 @@ impl MemHandle {
     }
 
     /// Start of the region (as reported by `ucp_mem_query`).
+    ///
+    /// The region stays mapped, and the pointer valid for [`len`](MemHandle::len) bytes,
+    /// while this `MemHandle` lives. Peers may write it at any time through RMA, so access
+    /// it with volatile or atomic operations, or after synchronizing with them.
     #[inline]
     pub fn address(&self) -> *mut u8 {
         self.address

@@ -1,7 +1,9 @@
 //! In-flight UCX requests and the status-pointer convention of the `*_nbx` calls.
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Error, Result};
 use crate::sys;
@@ -13,13 +15,13 @@ const ERR_LAST: usize = sys::UCS_ERR_LAST as isize as usize;
 /// `UCS_PTR_IS_ERR`: the status pointer carries an error code.
 #[inline]
 pub(crate) fn ptr_is_err(ptr: sys::ucs_status_ptr_t) -> bool {
-    ptr as usize >= ERR_LAST
+    ptr.addr() >= ERR_LAST
 }
 
 /// `UCS_PTR_IS_PTR`: the status pointer is a request handle (neither NULL nor an error).
 #[inline]
 pub(crate) fn ptr_is_ptr(ptr: sys::ucs_status_ptr_t) -> bool {
-    (ptr as usize).wrapping_sub(1) < ERR_LAST - 1
+    ptr.addr().wrapping_sub(1) < ERR_LAST - 1
 }
 
 /// `UCS_PTR_STATUS`: `UCS_INPROGRESS` for a request, else the status the pointer encodes
@@ -30,7 +32,7 @@ pub(crate) fn ptr_status(ptr: sys::ucs_status_ptr_t) -> sys::ucs_status_t {
         sys::UCS_INPROGRESS
     } else {
         // Truncation is the C macro's `(ucs_status_t)(intptr_t)ptr`.
-        ptr as isize as sys::ucs_status_t
+        ptr.addr() as isize as sys::ucs_status_t
     }
 }
 
@@ -93,8 +95,13 @@ unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_
     }
 }
 
-/// A function every blocking wait calls between rounds of progress (0 = none).
-static WAIT_HOOK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The installed wait hook: null for none, else a holder from [`hook_holder`] (leaked, so
+/// valid for the rest of the process, and never written after it was made).
+static WAIT_HOOK: AtomicPtr<fn()> = AtomicPtr::new(ptr::null_mut());
+
+/// Every holder [`hook_holder`] ever made, so that installing the same function again reuses
+/// its holder: one small allocation per distinct function, however often hooks are switched.
+static HOOK_HOLDERS: Mutex<Vec<&'static fn()>> = Mutex::new(Vec::new());
 
 /// Installs (or, with `None`, removes) a function that every blocking wait of this crate calls
 /// between rounds of progress on its own worker.
@@ -103,18 +110,53 @@ static WAIT_HOOK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 /// a peer's operation is carried out by *this* process's progress on the worker it targets, so
 /// while one worker waits, the others must keep moving too, or two processes waiting on
 /// different workers can wait for each other forever.
+///
+/// The hook is process-wide and may run on any thread that waits, possibly while another
+/// thread replaces it (a wait that already loaded the old hook may call it once more). It
+/// must not itself wait on a worker of this crate, or the waits nest. Checking for a hook
+/// costs a wait round one atomic load; installing one takes a lock.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// static ROUNDS: AtomicU64 = AtomicU64::new(0);
+/// fn count_round() {
+///     ROUNDS.fetch_add(1, Ordering::Relaxed);
+/// }
+///
+/// shmem_ucx::set_wait_hook(Some(count_round));
+/// // ... blocking operations now call `count_round` while they wait ...
+/// shmem_ucx::set_wait_hook(None);
+/// ```
 pub fn set_wait_hook(hook: Option<fn()>) {
-    let v = hook.map_or(0, |f| f as usize);
-    WAIT_HOOK.store(v, std::sync::atomic::Ordering::Release);
+    let holder = hook.map_or(ptr::null_mut(), |f| {
+        ptr::from_ref(hook_holder(f)).cast_mut()
+    });
+    WAIT_HOOK.store(holder, Ordering::Release);
 }
 
+/// A `'static` holder of `f`: the one made for it before, else a new, leaked one.
+fn hook_holder(f: fn()) -> &'static fn() {
+    // A poisoned list is still a list of valid holders.
+    let mut holders = HOOK_HOLDERS.lock().unwrap_or_else(PoisonError::into_inner);
+    // Functions whose code the compiler merged compare equal: calling either is the same.
+    if let Some(&known) = holders.iter().find(|&&h| ptr::fn_addr_eq(*h, f)) {
+        return known;
+    }
+    let holder: &'static fn() = Box::leak(Box::new(f));
+    holders.push(holder);
+    holder
+}
+
+/// Calls the installed wait hook, if any.
 #[inline]
 fn run_wait_hook() {
-    let v = WAIT_HOOK.load(std::sync::atomic::Ordering::Acquire);
-    if v != 0 {
-        // SAFETY: non-zero values are stored only by `set_wait_hook` from a `fn()`.
-        let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(v) };
-        f();
+    let holder = WAIT_HOOK.load(Ordering::Acquire);
+    // SAFETY: `WAIT_HOOK` holds null or a pointer made from a `&'static fn()` by
+    // `set_wait_hook`; that holder is leaked (never freed) and never written, and the
+    // Acquire load pairs with the Release store that published it, so reading it is sound.
+    if let Some(hook) = unsafe { holder.as_ref() } {
+        hook();
     }
 }
 
@@ -131,9 +173,12 @@ pub struct Request {
     worker: Arc<WorkerInner>,
 }
 
-// SAFETY: a request handle is a plain pointer into its worker's request pool, which UCX
-// does not tie to a thread; moving it to another thread is fine (using it there is subject
-// to the worker's thread mode, as for every other object of the worker).
+// SAFETY: a request handle points into its worker's request pool, which UCX does not tie to
+// a thread, and `worker` keeps that worker alive, so the request stays valid wherever the
+// Request goes; it is freed once, in Drop. Checking it from another thread reads its flags,
+// which UCX allows while the worker progresses elsewhere; freeing it takes the worker's
+// lock in thread mode Multi (other modes: the promise of the unsafe
+// `create_worker_unsynchronized`'s caller). Not Sync: nothing needs to share one.
 unsafe impl Send for Request {}
 
 impl Request {
@@ -203,6 +248,12 @@ impl Drop for Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// A status pointer with the value `v` (no provenance: it is never dereferenced).
+    fn status_ptr(v: usize) -> sys::ucs_status_ptr_t {
+        ptr::without_provenance_mut(v)
+    }
 
     #[test]
     fn status_pointer_macros() {
@@ -210,18 +261,74 @@ mod tests {
         assert!(!ptr_is_err(null) && !ptr_is_ptr(null));
         assert_eq!(ptr_status(null), sys::UCS_OK);
 
-        let err = sys::UCS_ERR_UNREACHABLE as isize as sys::ucs_status_ptr_t;
+        let err = status_ptr(sys::UCS_ERR_UNREACHABLE as isize as usize);
         assert!(ptr_is_err(err) && !ptr_is_ptr(err));
         assert_eq!(ptr_status(err), sys::UCS_ERR_UNREACHABLE);
 
-        let last = sys::UCS_ERR_LAST as isize as sys::ucs_status_ptr_t;
+        let last = status_ptr(ERR_LAST);
         assert!(ptr_is_err(last) && !ptr_is_ptr(last));
 
-        let req = 0x1000usize as sys::ucs_status_ptr_t;
+        let req = status_ptr(0x1000);
         assert!(!ptr_is_err(req) && ptr_is_ptr(req));
         assert_eq!(ptr_status(req), sys::UCS_INPROGRESS);
 
-        let just_below = (ERR_LAST - 1) as sys::ucs_status_ptr_t;
+        let just_below = status_ptr(ERR_LAST - 1);
         assert!(!ptr_is_err(just_below) && ptr_is_ptr(just_below));
+    }
+
+    static CALLS_A: AtomicUsize = AtomicUsize::new(0);
+    static CALLS_B: AtomicUsize = AtomicUsize::new(0);
+    fn hook_a() {
+        CALLS_A.fetch_add(1, Ordering::Relaxed);
+    }
+    fn hook_b() {
+        CALLS_B.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The only test of this crate's unit tests that touches the process-wide hook.
+    #[test]
+    fn wait_hook_install_switch_remove() {
+        run_wait_hook();
+        set_wait_hook(Some(hook_a));
+        run_wait_hook();
+        run_wait_hook();
+        assert_eq!(CALLS_A.load(Ordering::Relaxed), 2);
+        set_wait_hook(Some(hook_b));
+        run_wait_hook();
+        assert_eq!(
+            (
+                CALLS_A.load(Ordering::Relaxed),
+                CALLS_B.load(Ordering::Relaxed)
+            ),
+            (2, 1)
+        );
+        set_wait_hook(None);
+        run_wait_hook();
+        assert_eq!(
+            (
+                CALLS_A.load(Ordering::Relaxed),
+                CALLS_B.load(Ordering::Relaxed)
+            ),
+            (2, 1)
+        );
+        // Switching back and forth reuses the holders instead of leaking one per call. A
+        // function may show several addresses (a copy per codegen unit; under Miri, a few
+        // dozen), each of which gets its own holder once.
+        let held = || HOOK_HOLDERS.lock().map(|h| h.len()).unwrap_or(usize::MAX);
+        let before = held();
+        for _ in 0..300 {
+            set_wait_hook(Some(hook_a));
+            set_wait_hook(Some(hook_b));
+        }
+        set_wait_hook(None);
+        let grown = held() - before;
+        assert!(grown < 150, "600 installs made {grown} holders");
+        // Hooks are called from whichever thread waits.
+        set_wait_hook(Some(hook_a));
+        std::thread::spawn(run_wait_hook)
+            .join()
+            .expect("hook thread");
+        set_wait_hook(None);
+        assert_eq!(CALLS_A.load(Ordering::Relaxed), 3);
     }
 }

@@ -21,11 +21,15 @@ pub struct RemoteKey {
     endpoint: Arc<EpInner>,
 }
 
-// SAFETY: the key handle is not tied to a thread, and after unpacking UCX only reads it
-// (ucp_rkey_ptr, RMA calls), so shared use from several threads is fine; destruction
-// happens once, in Drop.
+// SAFETY: a `ucp_rkey_h` is a heap object of its worker, not of a thread. It is destroyed
+// once, in Drop, while the endpoint it was unpacked through is still open and its worker
+// alive (`endpoint` holds both), so any thread may drop it.
 unsafe impl Send for RemoteKey {}
-// SAFETY: as for Send.
+// SAFETY: UCX writes a key after unpacking only inside RMA and atomic calls (its lazily
+// resolved protocol cache), which `Endpoint::check_rkey` limits to the endpoint the key
+// came from, so they all run under that one worker's lock in thread mode Multi (other modes:
+// the promise of the unsafe `create_worker_unsynchronized`'s caller); `ucp_rkey_ptr` only
+// reads the unpacked transport keys, which nothing writes after unpacking.
 unsafe impl Sync for RemoteKey {}
 
 impl RemoteKey {
@@ -54,6 +58,11 @@ impl RemoteKey {
     /// UCX (1.13) does not check that `remote_addr` lies in the key's region: for an
     /// address outside it, the result is the same offset applied, i.e. a pointer that must
     /// not be dereferenced.
+    ///
+    /// The pointer is only valid while this `RemoteKey` lives (UCX maps the peer's memory
+    /// into this process when it unpacks the key, and unmaps it when the key is destroyed)
+    /// and while the peer keeps the region mapped; it is up to the caller to ensure both
+    /// before dereferencing it, and to synchronize with the peer's own accesses.
     pub fn ptr(&self, remote_addr: u64) -> Result<*mut u8> {
         let mut p: *mut c_void = ptr::null_mut();
         // SAFETY: the key is alive; `p` is a valid out-pointer. Only a raw pointer comes

@@ -17,10 +17,16 @@ pub(crate) struct WorkerInner {
     _context: Arc<ContextInner>,
 }
 
-// SAFETY: see the "Thread safety" section of `Worker`: the handle is not tied to a thread,
-// and concurrent use is serialized by UCX for workers created with ThreadMode::Multi.
+// SAFETY: a `ucp_worker_h` is a heap object that UCX does not tie to the creating thread; it
+// is destroyed once, by Drop, after every Arc holder (Worker, endpoints, requests) is gone,
+// while the context it needs is still alive (`_context`). Single-mode workers, which UCX
+// does tie to one thread, come only from the unsafe `create_worker_unsynchronized`, whose
+// caller promises to keep them there.
 unsafe impl Send for WorkerInner {}
-// SAFETY: as for Send.
+// SAFETY: workers from the safe `Context::create_worker` are UCS_THREAD_MODE_MULTI (checked
+// with ucp_worker_query in `create`), and in that mode UCX takes the worker's lock in every
+// call on the worker, its endpoints, keys and requests. Workers in the other modes come only
+// from the unsafe `create_worker_unsynchronized`, whose caller promises the exclusion.
 unsafe impl Sync for WorkerInner {}
 
 impl Drop for WorkerInner {
@@ -38,22 +44,23 @@ impl Drop for WorkerInner {
 /// are dropped.
 ///
 /// # Thread safety
-/// `Worker` (and [`Endpoint`], [`RemoteKey`](crate::RemoteKey)) are `Send + Sync`. The
-/// worker is created with the [`ThreadMode`](crate::ThreadMode) given to
-/// [`Context::create_worker`](crate::Context::create_worker): with `Multi`, UCX locks
-/// internally and concurrent use from any threads is sound. With `Single` or `Serialized`
-/// UCX does no locking, and the caller must make sure that no two threads use the worker
-/// or its endpoints at the same time (`Single`: only one thread ever does).
+/// `Worker` (and [`Endpoint`], [`RemoteKey`](crate::RemoteKey)) are `Send + Sync`. A worker
+/// from [`Context::create_worker`](crate::Context::create_worker) has thread mode `Multi`:
+/// UCX locks internally and concurrent use from any threads is sound. Workers with
+/// `Single` or `Serialized` mode come only from the `unsafe`
+/// [`Context::create_worker_unsynchronized`](crate::Context::create_worker_unsynchronized),
+/// whose caller makes sure that no two threads use the worker or what is made from it at
+/// the same time (`Single`: only the creating thread ever does).
 #[derive(Debug, Clone)]
 pub struct Worker {
     raw: sys::ucp_worker_h,
     inner: Arc<WorkerInner>,
 }
 
-// SAFETY: `raw` is a copy of `inner.raw` (kept for the hot path), so Worker is exactly as
-// thread-safe as WorkerInner; see the "Thread safety" section above.
+// SAFETY: `raw` is a copy of `inner.raw` (kept for the hot path) that lives no longer than
+// `inner`, which keeps the worker alive, so Worker is exactly as Send as WorkerInner.
 unsafe impl Send for Worker {}
-// SAFETY: as for Send.
+// SAFETY: as for Send, with WorkerInner's Sync argument (Multi mode, or the caller's promise).
 unsafe impl Sync for Worker {}
 
 impl Worker {
@@ -181,9 +188,10 @@ impl Worker {
     /// Blocks until this worker has something to progress, another thread calls
     /// [`signal`](Worker::signal), or `timeout` passes; returns at once when events are already
     /// pending. It arms the worker's event file descriptor (`ucp_worker_arm`, then `poll` on
-    /// `ucp_worker_get_efd`), so the context needs [`ContextParams::wakeup`]
-    /// (crate::ContextParams::wakeup). Call [`progress`](Worker::progress) until it returns 0
-    /// before waiting: an armed worker only wakes for events that arrive after arming.
+    /// `ucp_worker_get_efd`), so the context needs
+    /// [`ContextParams::wakeup`](crate::ContextParams::wakeup). Call
+    /// [`progress`](Worker::progress) until it returns 0 before waiting: an armed worker only
+    /// wakes for events that arrive after arming.
     pub fn wait_for_events(&self, timeout: std::time::Duration) -> Result<()> {
         let mut fd: std::os::fd::RawFd = -1;
         // SAFETY: the worker is alive; `fd` is a valid out-pointer.
@@ -224,7 +232,8 @@ impl Worker {
         check("ucp_worker_signal", status)
     }
 
-    /// The raw `ucp_worker_h`, valid while this `Worker` (or an endpoint of it) lives.
+    /// The raw `ucp_worker_h`, valid while this `Worker` (or an endpoint or request of it)
+    /// lives. Calls on it must respect the worker's thread mode.
     #[inline]
     pub fn raw(&self) -> sys::ucp_worker_h {
         self.raw

@@ -135,7 +135,7 @@ fn atomics_64() {
     let addr = l.base() + off as u64;
     let s = AtomicSize::U64;
     l.write_local::<u64>(off, 40);
-    // SAFETY (all atomics below): `addr` is an aligned 8-byte word of the region.
+    // SAFETY: `addr` is an aligned 8-byte word of the region, for all atomics below.
     unsafe {
         l.ep.atomic_post(AtomicOp::Add, 2, s, addr, &l.rkey)
             .unwrap();
@@ -192,7 +192,7 @@ fn atomics_32_leave_neighbours_alone() {
     l.write_local::<u32>(off - 4, 0xdead_beef);
     l.write_local::<u32>(off, u32::MAX);
     l.write_local::<u32>(off + 4, 0x1234_5678);
-    // SAFETY (all atomics below): `addr` is an aligned 4-byte word of the region.
+    // SAFETY: `addr` is an aligned 4-byte word of the region, for all atomics below.
     unsafe {
         // Wraps at 32 bits.
         l.ep.atomic_post(AtomicOp::Add, 2, s, addr, &l.rkey)
@@ -291,7 +291,7 @@ fn error_display_carries_ucx_text() {
         ..Default::default()
     })
     .unwrap();
-    let worker = ctx.create_worker(ThreadMode::Single).unwrap();
+    let worker = ctx.create_worker(ThreadMode::Multi).unwrap();
     let mem = ctx.mem_map_alloc(4096).unwrap();
     // SAFETY: genuine address and key from this process.
     let ep = unsafe { worker.connect(&worker.address().unwrap()) }.unwrap();
@@ -463,7 +463,17 @@ fn single_thread_worker_and_zero_length_map() {
         ..Default::default()
     })
     .unwrap();
-    let w = ctx.create_worker(ThreadMode::Single).unwrap();
+    // The safe constructor refuses the modes that leave locking to the caller.
+    for mode in [ThreadMode::Single, ThreadMode::Serialized] {
+        let err = ctx.create_worker(mode).unwrap_err();
+        assert_eq!(err.status, -5, "{err}"); // UCS_ERR_INVALID_PARAM
+        assert!(
+            err.message.contains("create_worker_unsynchronized"),
+            "{err}"
+        );
+    }
+    // SAFETY: this thread is the only one that ever touches `w`, and it drops it.
+    let w = unsafe { ctx.create_worker_unsynchronized(ThreadMode::Single) }.unwrap();
     w.progress();
     w.flush().unwrap();
     w.fence().unwrap();

@@ -1,0 +1,59 @@
+//! The wait hook keeps a second worker moving: over tcp an atomic completes only when the
+//! target worker progresses, and here the only thing that progresses it is the hook, called by
+//! the origin's blocking waits on the same thread.
+//!
+//! One test per binary: it sets `UCX_TLS` before creating the context, and installs the
+//! process-wide hook.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use shmem_ucx::{AtomicOp, AtomicSize, Context, ContextParams, ThreadMode, Worker};
+
+/// The worker the hook progresses.
+static TARGET: OnceLock<Worker> = OnceLock::new();
+/// How often the hook ran.
+static HOOK_ROUNDS: AtomicU64 = AtomicU64::new(0);
+
+fn progress_target() {
+    HOOK_ROUNDS.fetch_add(1, Ordering::Relaxed);
+    if let Some(target) = TARGET.get() {
+        target.progress();
+    }
+}
+
+#[test]
+fn blocking_waits_drive_another_worker_through_the_hook() {
+    // SAFETY: the only test of this binary; no other thread reads the environment now.
+    unsafe { std::env::set_var("UCX_TLS", "tcp") };
+    let ctx = Context::new(&ContextParams::default()).expect("context");
+    let origin = ctx.create_worker(ThreadMode::Multi).expect("origin worker");
+    let target = TARGET.get_or_init(|| ctx.create_worker(ThreadMode::Multi).expect("target"));
+    let mem = ctx.mem_map_alloc(1 << 16).expect("mem_map_alloc");
+    // SAFETY: genuine worker address and packed key from this process.
+    let ep = unsafe { origin.connect(&target.address().expect("address")) }.expect("connect");
+    // SAFETY: as above.
+    let rkey = unsafe { ep.unpack_rkey(&mem.pack_rkey().expect("pack")) }.expect("unpack");
+    let base = mem.address() as u64;
+
+    shmem_ucx::set_wait_hook(Some(progress_target));
+    for i in 0..20u64 {
+        // SAFETY: an aligned word inside the mapped region, which outlives the call.
+        let old = unsafe { ep.atomic_fetch(AtomicOp::Add, 1, 0, AtomicSize::U64, base, &rkey) }
+            .expect("fetch_add");
+        assert_eq!(old, i);
+    }
+    // Closing flushes the endpoint, which over tcp needs the target's progress too.
+    drop(rkey);
+    ep.close().expect("close");
+    shmem_ucx::set_wait_hook(None);
+
+    let rounds = HOOK_ROUNDS.load(Ordering::Relaxed);
+    assert!(
+        rounds >= 20,
+        "the hook ran {rounds} times for 20 remote atomics"
+    );
+    // Removed: nothing calls it any more.
+    origin.flush().expect("flush");
+    assert_eq!(HOOK_ROUNDS.load(Ordering::Relaxed), rounds);
+}
