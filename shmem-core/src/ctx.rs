@@ -207,12 +207,7 @@ impl<M: CtxMode> Ctx<'_, M> {
         pe: usize,
         index: usize,
     ) -> Remote<'a, E> {
-        if index >= target.len() {
-            panic!(
-                "shmem: at: index {index} is outside the symmetric object of length {}",
-                target.len()
-            );
-        }
+        crate::rma::check_index("at", index, target.len());
         let peer = self.peer(pe);
         Remote::new(
             self.rt,
@@ -225,21 +220,19 @@ impl<M: CtxMode> Ctx<'_, M> {
     #[doc(alias = "shmem_ctx_fence")]
     pub fn fence(&self) {
         std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
-        if self.any_ucx {
-            if let Err(e) = self.worker.fence() {
+        if self.any_ucx
+            && let Err(e) = self.worker.fence() {
                 panic!("shmem: ctx fence failed in UCX: {e}");
             }
-        }
     }
 
     /// `shmem_ctx_quiet`: completes every operation issued on this context.
     #[doc(alias = "shmem_ctx_quiet")]
     pub fn quiet(&self) {
-        if self.any_ucx {
-            if let Err(e) = self.worker.flush() {
+        if self.any_ucx
+            && let Err(e) = self.worker.flush() {
                 panic!("shmem: ctx quiet failed in UCX: {e}");
             }
-        }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     }
 }

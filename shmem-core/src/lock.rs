@@ -314,12 +314,7 @@ pub trait LockArray: Sealed {
     /// Lock `index` as a [`LockRef`]; panics if the index is out of range.
     #[track_caller]
     fn lock_ref(&self, index: usize) -> LockRef<'_> {
-        if index >= self.__lock_count() {
-            panic!(
-                "shmem: lock: index {index} is outside the lock array of length {}",
-                self.__lock_count()
-            );
-        }
+        crate::rma::check_index("lock", index, self.__lock_count());
         LockRef::new(
             self.__runtime(),
             self.__heap_offset() + index * size_of::<Lock>(),

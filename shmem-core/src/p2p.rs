@@ -39,24 +39,22 @@ impl<'v, E: AmoWord + PartialOrd> Set<'v, E> {
         values: Values<'v, E>,
     ) -> Self {
         let len = arr.len();
-        if let Some(m) = ignore {
-            if m.len() != len {
+        if let Some(m) = ignore
+            && m.len() != len {
                 panic!(
                     "shmem: {op}: the ignore mask has {} entries but the symmetric object has {len} \
                      elements; lengths must match",
                     m.len()
                 );
             }
-        }
-        if let Values::Each(v) = values {
-            if v.len() != len {
+        if let Values::Each(v) = values
+            && v.len() != len {
                 panic!(
                     "shmem: {op}: {} comparison values for a symmetric object of {len} elements; \
                      lengths must match",
                     v.len()
                 );
             }
-        }
         Set {
             rt: arr.__runtime(),
             base: arr.__heap_offset(),

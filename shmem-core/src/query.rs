@@ -220,12 +220,7 @@ impl<E: Element> PeerView<'_, E> {
     #[track_caller]
     fn slot(&self, index: usize, op: &str) -> *mut E {
         self.rt.check_live();
-        if index >= self.len {
-            panic!(
-                "shmem: {op}: index {index} is outside the symmetric object of length {}",
-                self.len
-            );
-        }
+        crate::rma::check_index(op, index, self.len);
         // SAFETY: index < len, and the view covers `len` elements of the mapped copy.
         unsafe { self.ptr.add(index) }
     }

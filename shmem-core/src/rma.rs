@@ -87,6 +87,16 @@ fn bad_range(op: &str, start: usize, end: usize, len: usize) -> ! {
     panic!("shmem: {op}: range {start}..{end} is outside the symmetric object of length {len}")
 }
 
+/// The one index check: panics naming the operation, the index and the length unless
+/// `index < len`.
+#[inline]
+#[track_caller]
+pub(crate) fn check_index(op: &str, index: usize, len: usize) {
+    if index >= len {
+        bad_index(op, index, len);
+    }
+}
+
 #[cold]
 #[inline(never)]
 #[track_caller]
@@ -210,9 +220,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[track_caller]
     fn p(&self, pe: usize, index: usize, value: E) {
         let rt = self.__runtime();
-        if index >= self.len() {
-            bad_index("p", index, self.len());
-        }
+        check_index("p", index, self.len());
         let peer = rt.peer(pe);
         // SAFETY: index checked; `value` lives across the blocking put.
         unsafe {
@@ -231,9 +239,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[track_caller]
     fn g(&self, pe: usize, index: usize) -> E {
         let rt = self.__runtime();
-        if index >= self.len() {
-            bad_index("g", index, self.len());
-        }
+        check_index("g", index, self.len());
         let peer = rt.peer(pe);
         let mut value = E::new_zeroed();
         // SAFETY: index checked; `value` is a local of the element's size.
@@ -254,9 +260,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[track_caller]
     fn at(&self, pe: usize, index: usize) -> Remote<'_, E> {
         let rt = self.__runtime();
-        if index >= self.len() {
-            bad_index("at", index, self.len());
-        }
+        check_index("at", index, self.len());
         let peer = rt.peer(pe);
         Remote::new(rt, peer, elem_offset::<E>(self.__heap_offset(), index))
     }
@@ -339,9 +343,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[track_caller]
     fn local_get(&self, index: usize) -> E {
         let rt = self.__runtime();
-        if index >= self.len() {
-            bad_index("local_get", index, self.len());
-        }
+        check_index("local_get", index, self.len());
         // SAFETY: index checked; the element is plain data, read by value (a concurrent remote
         // write may be observed torn, as in OpenSHMEM).
         unsafe {
@@ -356,9 +358,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     #[track_caller]
     fn local_set(&self, index: usize, value: E) {
         let rt = self.__runtime();
-        if index >= self.len() {
-            bad_index("local_set", index, self.len());
-        }
+        check_index("local_set", index, self.len());
         // SAFETY: index checked; plain data written by value.
         unsafe {
             rt.local(elem_offset::<E>(self.__heap_offset(), index))

@@ -145,12 +145,7 @@ pub trait SignalArray: SymmetricArray<u64> {
     #[inline]
     #[track_caller]
     fn signal(&self, index: usize) -> Signal<'_> {
-        if index >= self.len() {
-            panic!(
-                "shmem: signal: index {index} is outside the symmetric object of length {}",
-                self.len()
-            );
-        }
+        crate::rma::check_index("signal", index, self.len());
         Signal {
             rt: self.__runtime(),
             offset: self.__heap_offset() + index * 8,
@@ -191,12 +186,7 @@ pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     #[track_caller]
     fn wait_until(&self, index: usize, cmp: Cmp, value: E) -> E {
         let rt = self.__runtime();
-        if index >= self.len() {
-            panic!(
-                "shmem: wait_until: index {index} is outside the symmetric object of length {}",
-                self.len()
-            );
-        }
+        crate::rma::check_index("wait_until", index, self.len());
         let p = rt.local(self.__heap_offset() + index * size_of::<E>());
         let mut seen = E::from_bits(0);
         rt.wait_local(|| {
@@ -212,12 +202,7 @@ pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     #[track_caller]
     fn test(&self, index: usize, cmp: Cmp, value: E) -> bool {
         let rt = self.__runtime();
-        if index >= self.len() {
-            panic!(
-                "shmem: test: index {index} is outside the symmetric object of length {}",
-                self.len()
-            );
-        }
+        crate::rma::check_index("test", index, self.len());
         rt.progress();
         let p = rt.local(self.__heap_offset() + index * size_of::<E>());
         // SAFETY: element `index` (checked) of a symmetric array of AMO words, aligned.

@@ -383,7 +383,7 @@ impl Transport {
     #[inline]
     #[track_caller]
     pub(crate) fn local_word(&self, offset: usize) -> &AtomicU64 {
-        debug_assert!(offset % 8 == 0 && offset + 8 <= self.layout.total);
+        debug_assert!(offset.is_multiple_of(8) && offset + 8 <= self.layout.total);
         // SAFETY: callers pass offsets of 8-byte aligned words inside the heap that every PE
         // accesses only atomically; the mapping lives as long as `self`.
         unsafe { AtomicU64::from_ptr(self.local(offset).cast()) }

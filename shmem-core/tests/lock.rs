@@ -52,7 +52,7 @@ fn heap_lock_array_and_test_lock() {
                             break g;
                         }
                         tries += 1;
-                        if tries % 64 == 0 {
+                        if tries.is_multiple_of(64) {
                             std::thread::yield_now();
                         }
                     }

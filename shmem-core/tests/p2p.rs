@@ -22,7 +22,7 @@ fn announce(arr: &SymArray<'_, u64>, me: usize, n: usize, value: u64) {
     std::thread::sleep(Duration::from_millis(5 * me as u64));
     for k in 0..n {
         let pe = (me + k) % n;
-        if (me + k) % 2 == 0 {
+        if (me + k).is_multiple_of(2) {
             arr.at(pe, me).set(value);
         } else {
             arr.p(pe, me, value);

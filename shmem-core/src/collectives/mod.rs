@@ -267,7 +267,7 @@ impl Team<'_> {
     #[track_caller]
     pub fn alltoall<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
         let n = self.n_pes();
-        if source.len() % n != 0 {
+        if !source.len().is_multiple_of(n) {
             panic!(
                 "shmem: alltoall: the source has {} elements, not a multiple of the {n} team PEs",
                 source.len()
