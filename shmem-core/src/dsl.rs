@@ -220,14 +220,6 @@ impl<E, const N: usize> Probe<'_, Symmetric<[E; N]>> {
     }
 }
 
-impl<E, const N: usize> Probe<'_, &Symmetric<[E; N]>> {
-    /// A static array's length, through a reference.
-    #[inline(always)]
-    pub fn const_len(&self) -> StaticLen<N> {
-        StaticLen
-    }
-}
-
 /// What every other `Probe` derefs to.
 pub struct RunTimeProbe;
 

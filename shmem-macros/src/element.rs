@@ -67,8 +67,16 @@ fn element_struct(cx: &Ctxt, mut s: ItemStruct) -> TokenStream {
     let element_impl = (!has("Element")).then(|| {
         let name = &s.ident;
         let mut generics = s.generics.clone();
-        for param in generics.type_params_mut() {
-            param.bounds.push(syn::parse_quote!(::shmem_core::Element));
+        // Every field must be an element, said at the field's type in `Element`'s words.
+        // Assumed inside the impl, these bounds also give it zerocopy's traits of the fields, so
+        // a field that is not an element gets this one error from the impl, not one more for
+        // each of `Element`'s supertraits.
+        let where_clause = generics.make_where_clause();
+        for field in &s.fields {
+            let ty = &field.ty;
+            where_clause
+                .predicates
+                .push(syn::parse_quote_spanned!(ty.span()=> #ty: ::shmem_core::Element));
         }
         let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
         quote! {
@@ -79,12 +87,12 @@ fn element_struct(cx: &Ctxt, mut s: ItemStruct) -> TokenStream {
     // introduces it.
     let attrs = std::mem::take(&mut s.attrs);
     quote! {
+        #element_impl
         #derive
         #helper
         #repr
         #(#attrs)*
         #s
-        #element_impl
     }
 }
 
@@ -149,7 +157,10 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.ends_with("impl :: shmem_core :: Element for P { }"),
+            out.ends_with(
+                "impl :: shmem_core :: Element for P where f64 : :: shmem_core :: Element , \
+                 u64 : :: shmem_core :: Element { }"
+            ),
             "{out}"
         );
     }
@@ -166,7 +177,7 @@ mod tests {
         assert!(out.contains("# [repr (C , align (16))]"), "{out}");
         assert!(
             out.contains(
-                "impl < T : :: shmem_core :: Element > :: shmem_core :: Element for P < T >"
+                "impl < T > :: shmem_core :: Element for P < T > where T : :: shmem_core :: Element"
             ),
             "{out}"
         );

@@ -5,7 +5,7 @@
 //! All of them run as one trybuild project. Because it has pass cases, trybuild builds it with
 //! `cargo build`, not `cargo check`; the compile-time bounds check of `shmem!` (`tests/ui/bounds`)
 //! is evaluated at monomorphization and shows only in a build. Filter with a pass case in the
-//! set, e.g. `cargo test -p shmem-ui-tests -- trybuild=bounds/ trybuild=pass/`.
+//! set, e.g. `cargo test -p shmem-ui-tests -- ui trybuild=bounds/ trybuild=pass/`.
 
 /// The topics of `tests/ui`, one folder each.
 const TOPICS: &[&str] = &[
@@ -40,7 +40,12 @@ fn every_topic_runs() {
         .expect("tests/ui")
         .map(|e| e.expect("an entry of tests/ui").path())
         .inspect(|p| assert!(p.is_dir(), "{} is outside a topic folder", p.display()))
-        .map(|p| p.file_name().expect("a name").to_string_lossy().into_owned())
+        .map(|p| {
+            p.file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     found.sort();
     assert_eq!(found, TOPICS);

@@ -1,8 +1,7 @@
-// A struct that is plain data but lacks the element derive.
+// A struct that is plain data but is not marked `#[element]`.
 use shmem_core::prelude::*;
-use zerocopy::{FromBytes, Immutable, IntoBytes};
 
-#[derive(Clone, Copy, FromBytes, IntoBytes, Immutable)]
+#[derive(Clone, Copy)]
 #[repr(C)]
 struct Point {
     x: f64,
