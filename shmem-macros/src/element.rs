@@ -146,22 +146,16 @@ mod tests {
     #[test]
     fn adds_what_is_missing() {
         let out = attribute_str("struct P { x: f64, id: u64 }");
-        assert!(
-            out.starts_with(
-                "# [derive (:: core :: clone :: Clone , :: core :: marker :: Copy , \
-                 :: shmem_core :: __private :: zerocopy :: FromBytes , \
-                 :: shmem_core :: __private :: zerocopy :: IntoBytes , \
-                 :: shmem_core :: __private :: zerocopy :: Immutable)] \
-                 # [zerocopy (crate = \"::shmem_core::__private::zerocopy\")] # [repr (C)]"
-            ),
-            "{out}"
-        );
-        assert!(
-            out.ends_with(
-                "impl :: shmem_core :: Element for P where f64 : :: shmem_core :: Element , \
-                 u64 : :: shmem_core :: Element { }"
-            ),
-            "{out}"
+        assert_eq!(
+            out,
+            "impl :: shmem_core :: Element for P where f64 : :: shmem_core :: Element , \
+             u64 : :: shmem_core :: Element { } \
+             # [derive (:: core :: clone :: Clone , :: core :: marker :: Copy , \
+             :: shmem_core :: __private :: zerocopy :: FromBytes , \
+             :: shmem_core :: __private :: zerocopy :: IntoBytes , \
+             :: shmem_core :: __private :: zerocopy :: Immutable)] \
+             # [zerocopy (crate = \"::shmem_core::__private::zerocopy\")] # [repr (C)] \
+             struct P { x : f64 , id : u64 }"
         );
     }
 

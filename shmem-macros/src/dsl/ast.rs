@@ -64,7 +64,7 @@ pub(crate) enum Kind {
         dst: SymRef,
         src: Local,
         arrow: Span,
-        signal: Signal,
+        signal: Box<Signal>,
     },
 }
 
@@ -368,13 +368,13 @@ fn parse_put_signal(put: &[TokenTree], signal: &[TokenTree], arrow: Span) -> syn
         dst,
         src: rhs.buffer()?,
         arrow,
-        signal: Signal {
+        signal: Box::new(Signal {
             word: parsed_word,
             span: word.span(),
             op: assign.op,
             op_span,
             value: value.plain_local(),
-        },
+        }),
     })
 }
 

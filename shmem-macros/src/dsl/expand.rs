@@ -37,7 +37,9 @@ fn expand_stmt(stmt: &Stmt) -> TokenStream {
             let vspan = src.span;
             let value = &src.tokens;
             match (op, &dst.sel) {
-                (Op::ScalarPut, _) => call(mode, op, dst.span, &t, &dst.pe, &[value.clone()]),
+                (Op::ScalarPut, _) => {
+                    call(mode, op, dst.span, &t, &dst.pe, std::slice::from_ref(value))
+                }
                 (Op::P, Sel::Index(i)) => {
                     let c = call(
                         mode,
@@ -157,7 +159,7 @@ fn expand_stmt(stmt: &Stmt) -> TokenStream {
                 dst,
                 op,
                 &Ident::new(name, *op_span),
-                &[value.tokens.clone()],
+                std::slice::from_ref(&value.tokens),
             )
         }
         Kind::Method {
