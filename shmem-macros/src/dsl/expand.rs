@@ -29,115 +29,25 @@ pub(crate) fn sm(span: Span) -> TokenStream {
 
 fn expand_stmt(stmt: &Stmt) -> TokenStream {
     let op = Op::of(&stmt.kind).expect("checked: every statement has an operation");
-    let mode = &stmt.mode;
     match &stmt.kind {
-        Kind::Put { dst, src } => {
-            let bounds = bounds_check(dst);
-            let t = target_ref(dst);
-            let vspan = src.span;
-            let value = &src.tokens;
-            match (op, &dst.sel) {
-                (Op::ScalarPut, _) => {
-                    call(mode, op, dst.span, &t, &dst.pe, std::slice::from_ref(value))
-                }
-                (Op::P, Sel::Index(i)) => {
-                    let c = call(
-                        mode,
-                        op,
-                        Span::call_site(),
-                        &t,
-                        &dst.pe,
-                        &[index_of(i), value.clone()],
-                    );
-                    quote!({ #bounds #c })
-                }
-                (_, Sel::Range { range, stride }) => {
-                    let range = range_usize(range);
-                    let sm = sm(vspan);
-                    if let Some(strided) = &src.strided {
-                        // `T[pe, a..b(;s)] = buf[c..d;t]`: strided on the local side too.
-                        let (buf, lrange) = (&strided.buf, range_usize(&strided.range));
-                        let conv = quote_spanned!(vspan=> #sm::src_for(#t, &(#buf)[#lrange]));
-                        let args = [
-                            range,
-                            stride_of(stride.as_ref()),
-                            conv,
-                            index_of(&strided.stride),
-                        ];
-                        let c = call(mode, op, Span::call_site(), &t, &dst.pe, &args);
-                        return quote!({ #bounds #c });
-                    }
-                    // The element type comes from the target, so a source of the wrong type is
-                    // reported as such.
-                    let tmp = local("__shmem_src", vspan);
-                    let count = count_check(dst, &tmp.to_token_stream(), vspan);
-                    let conv = quote_spanned!(vspan=> #sm::src_for(#t, #tmp));
-                    let args = match op {
-                        Op::Iput => vec![range, stride_of(stride.as_ref()), conv, quote!(1)],
-                        _ => vec![range, conv],
-                    };
-                    let c = call(mode, op, Span::call_site(), &t, &dst.pe, &args);
-                    // A non-blocking put borrows the user's buffer itself, which lives for the
-                    // whole scope, not a temporary reference to it.
-                    let borrow = borrow_of(src);
-                    quote!({ #bounds let #tmp = #borrow; #count #c })
-                }
-                _ => unreachable!("checked: {op:?} on this selection"),
-            }
-        }
-        Kind::Get { dst, src } => {
-            let bounds = bounds_check(src);
-            let t = target_ref(src);
-            let place = &dst.tokens;
-            let pspan = dst.span;
-            match (op, &src.sel) {
-                (Op::ScalarGet, _) => {
-                    let c = call(mode, op, src.span, &t, &src.pe, &[]);
-                    quote_spanned!(src.span=> #place = #c)
-                }
-                (Op::G, Sel::Index(i)) => {
-                    let c = call(mode, op, Span::call_site(), &t, &src.pe, &[index_of(i)]);
-                    quote!({ #bounds #place = #c })
-                }
-                (_, Sel::Range { range, stride }) => {
-                    let range = range_usize(range);
-                    let sm = sm(pspan);
-                    if let Some(strided) = &dst.strided {
-                        // `buf[c..d;t] = T[pe, a..b(;s)]`: strided on the local side too.
-                        let (buf, lrange) = (&strided.buf, range_usize(&strided.range));
-                        let conv = quote_spanned!(pspan=> #sm::dst_for(#t, &mut (#buf)[#lrange]));
-                        let args = [
-                            range,
-                            stride_of(stride.as_ref()),
-                            conv,
-                            index_of(&strided.stride),
-                        ];
-                        let c = call(mode, op, Span::call_site(), &t, &src.pe, &args);
-                        return quote!({ #bounds #c });
-                    }
-                    let tmp = local("__shmem_dst", pspan);
-                    let count = count_check(src, &quote_spanned!(pspan=> &*#tmp), pspan);
-                    let conv = quote_spanned!(pspan=> #sm::dst_for(#t, #tmp));
-                    let args = match op {
-                        Op::Iget => vec![range, stride_of(stride.as_ref()), conv, quote!(1)],
-                        _ => vec![range, conv],
-                    };
-                    let c = call(mode, op, Span::call_site(), &t, &src.pe, &args);
-                    let borrow = quote_spanned!(pspan=> &mut (#place));
-                    quote!({ #bounds let #tmp = #borrow; #count #c })
-                }
-                _ => unreachable!("checked: {op:?} on this selection"),
-            }
-        }
+        Kind::Put { dst, src } => transfer(stmt, op, dst, src, Dir::Put, &[]),
+        Kind::Get { dst, src } => transfer(stmt, op, src, dst, Dir::Get, &[]),
         Kind::Read { src } => {
             let t = target_ref(src);
             match &src.sel {
                 Sel::Index(i) => {
                     let bounds = bounds_check(src);
-                    let c = call(mode, op, Span::call_site(), &t, &src.pe, &[index_of(i)]);
+                    let c = call(
+                        &stmt.mode,
+                        op,
+                        Span::call_site(),
+                        &t,
+                        &src.pe,
+                        &[index_of(i)],
+                    );
                     quote!({ #bounds #c })
                 }
-                _ => call(mode, op, src.span, &t, &src.pe, &[]),
+                _ => call(&stmt.mode, op, src.span, &t, &src.pe, &[]),
             }
         }
         Kind::Update {
@@ -154,34 +64,24 @@ fn expand_stmt(stmt: &Stmt) -> TokenStream {
                 AssignOp::Xor => "xor",
                 AssignOp::Set => unreachable!("parsed as a transfer"),
             };
-            atomic(
-                stmt,
-                dst,
-                op,
-                &Ident::new(name, *op_span),
-                std::slice::from_ref(&value.tokens),
-            )
+            let f = Ident::new(name, *op_span);
+            atomic(stmt, op, dst, &f, std::slice::from_ref(&value.tokens))
         }
         Kind::Method {
             dst, name, args, ..
         } => {
             let args: Vec<TokenStream> = args.iter().map(ToTokens::to_token_stream).collect();
-            atomic(stmt, dst, op, name, &args)
+            atomic(stmt, op, dst, name, &args)
         }
         Kind::PutSignal {
             dst, src, signal, ..
         } => {
-            let Sel::Range { range, .. } = &dst.sel else {
-                unreachable!("checked: put-with-signal of a range")
-            };
-            let bounds = bounds_check(dst);
-            let t = target_ref(dst);
             let sspan = signal.span;
-            let ssm = sm(sspan);
+            let sm = sm(sspan);
             let word = match &signal.word {
                 SignalWord::Element { array, index } => quote_spanned!(sspan=>
-                    ::shmem_core::SignalArray::signal(&(#array), #ssm::index(#index))),
-                SignalWord::Scalar(word) => quote_spanned!(sspan=> #ssm::signal_of(&(#word))),
+                    ::shmem_core::SignalArray::signal(&(#array), #sm::index(#index))),
+                SignalWord::Scalar(word) => quote_spanned!(sspan=> #sm::signal_of(&(#word))),
                 SignalWord::WithPe(_) => unreachable!("checked: a signal has no PE"),
             };
             let (v, vspan) = (&signal.value.tokens, signal.value.span);
@@ -190,21 +90,114 @@ fn expand_stmt(stmt: &Stmt) -> TokenStream {
                 AssignOp::Add => quote_spanned!(vspan=> ::shmem_core::SignalOp::Add(#v)),
                 _ => unreachable!("checked: signals are set or added to"),
             };
-            let tmp = local("__shmem_src", src.span);
-            let count = count_check(dst, &tmp.to_token_stream(), src.span);
-            let vsm = sm(src.span);
-            let conv = quote_spanned!(src.span=> #vsm::src_for(#t, #tmp));
-            let args = [range_usize(range), conv, word, update];
-            let c = call(mode, op, Span::call_site(), &t, &dst.pe, &args);
-            let borrow = borrow_of(src);
-            quote!({ #bounds let #tmp = #borrow; #count #c })
+            transfer(stmt, op, dst, src, Dir::Put, &[word, update])
         }
     }
 }
 
+/// Which way a transfer moves the data.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    /// From the local side to the symmetric one.
+    Put,
+    /// From the symmetric side to the local one.
+    Get,
+}
+
+/// A put or get between the symmetric reference `r` and the local side `local`; `extra` are the
+/// arguments after the source (the signal of a put-with-signal).
+fn transfer(
+    stmt: &Stmt,
+    op: Op,
+    r: &SymRef,
+    local: &Local,
+    dir: Dir,
+    extra: &[TokenStream],
+) -> TokenStream {
+    let mode = &stmt.mode;
+    let t = target_ref(r);
+    let (place, lspan) = (&local.tokens, local.span);
+    let bounds = bounds_check(r);
+    let range = match &r.sel {
+        // A whole static: a helper of the expansion, without bounds to check.
+        Sel::Whole => {
+            return match dir {
+                Dir::Put => call(mode, op, r.span, &t, &r.pe, std::slice::from_ref(place)),
+                Dir::Get => {
+                    let c = call(mode, op, r.span, &t, &r.pe, &[]);
+                    quote_spanned!(r.span=> #place = #c)
+                }
+            };
+        }
+        // One element: `p(.., i, value)`, `place = g(.., i)`.
+        Sel::Index(i) => {
+            return match dir {
+                Dir::Put => {
+                    let args = [index_of(i), place.clone()];
+                    let c = call(mode, op, Span::call_site(), &t, &r.pe, &args);
+                    quote!({ #bounds #c })
+                }
+                Dir::Get => {
+                    let c = call(mode, op, Span::call_site(), &t, &r.pe, &[index_of(i)]);
+                    quote!({ #bounds #place = #c })
+                }
+            };
+        }
+        Sel::Range { range, stride } => (range_usize(range), stride.as_ref()),
+    };
+    let (range, stride) = range;
+    // The element type comes from the target, so a local side of the wrong type is reported
+    // as such.
+    let sm = sm(lspan);
+    let convert = match dir {
+        Dir::Put => quote_spanned!(lspan=> #sm::src_for),
+        Dir::Get => quote_spanned!(lspan=> #sm::dst_for),
+    };
+    if let Some(strided) = &local.strided {
+        // `T[pe, a..b(;s)] = buf[c..d;t]` and back: strided on the local side too.
+        let (buf, lrange) = (&strided.buf, range_usize(&strided.range));
+        let slice = match dir {
+            Dir::Put => quote_spanned!(lspan=> &(#buf)[#lrange]),
+            Dir::Get => quote_spanned!(lspan=> &mut (#buf)[#lrange]),
+        };
+        let conv = quote_spanned!(lspan=> #convert(#t, #slice));
+        let args = [range, stride_of(stride), conv, index_of(&strided.stride)];
+        let c = call(mode, op, Span::call_site(), &t, &r.pe, &args);
+        return quote!({ #bounds #c });
+    }
+    // The local buffer is borrowed once, into a local of the expansion; a non-blocking put
+    // borrows the user's buffer itself, which lives for the whole scope, not a temporary
+    // reference to it.
+    let (tmp, borrow, buffer) = match dir {
+        Dir::Put => {
+            let tmp = local_ident("__shmem_src", lspan);
+            (tmp.clone(), borrow_of(local), tmp.to_token_stream())
+        }
+        Dir::Get => {
+            let tmp = local_ident("__shmem_dst", lspan);
+            let borrow = quote_spanned!(lspan=> &mut (#place));
+            let buffer = quote_spanned!(lspan=> &*#tmp);
+            (tmp, borrow, buffer)
+        }
+    };
+    let count = count_check(r, &buffer, lspan);
+    let conv = quote_spanned!(lspan=> #convert(#t, #tmp));
+    let mut args = vec![range];
+    if op == Op::Iput || op == Op::Iget {
+        args.push(stride_of(stride));
+    }
+    args.push(conv);
+    if op == Op::Iput || op == Op::Iget {
+        args.push(quote!(1));
+    }
+    args.extend_from_slice(extra);
+    let c = call(mode, op, Span::call_site(), &t, &r.pe, &args);
+    quote!({ #bounds let #tmp = #borrow; #count #c })
+}
+
 /// `f(remote, args...)`: an atomic, with `f` a helper of the expansion (so that an element type
 /// without that atomic is reported in the words of the operation) and `remote` the element.
-fn atomic(stmt: &Stmt, r: &SymRef, op: Op, f: &Ident, args: &[TokenStream]) -> TokenStream {
+fn atomic(stmt: &Stmt, op: Op, r: &SymRef, f: &Ident, args: &[TokenStream]) -> TokenStream {
     let span = f.span();
     let t = target_ref(r);
     let remote = match &r.sel {
@@ -224,7 +217,7 @@ fn target_ref(r: &SymRef) -> TokenStream {
 }
 
 /// A local of the expansion, placed (for diagnostics) at the user's expression.
-fn local(name: &str, at: Span) -> Ident {
+fn local_ident(name: &str, at: Span) -> Ident {
     Ident::new(name, Span::call_site().located_at(at))
 }
 
