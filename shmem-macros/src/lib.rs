@@ -30,8 +30,11 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// The static's type must be an element type (`shmem_core::Element`): a primitive number, an array
-/// of elements, or a plain-data struct. `static mut` is rejected: symmetric statics are shared with
-/// other PEs, so all access goes through the typed methods of `shmem_core::Symmetric`.
+/// of elements, or a struct marked [`macro@element`]. `static mut` is rejected: symmetric statics
+/// are shared with other PEs, so all access goes through the typed methods of
+/// `shmem_core::Symmetric`. A mistake in the item (`static mut`, a `const`, `thread_local!`, a
+/// missing type or value) is one error: the name still stands for a symmetric static, so its
+/// uses are not reported again.
 #[proc_macro_attribute]
 pub fn symmetric(args: TokenStream, input: TokenStream) -> TokenStream {
     symmetric::expand(args.into(), input.into()).into()

@@ -12,7 +12,7 @@ use super::tokens::AssignOp;
 use crate::ctxt::Ctxt;
 
 /// The atomic operations callable as `TARGET[pe, i].name(args)`, with their argument counts.
-pub(crate) const METHODS: &[(&str, usize)] = &[
+const METHODS: &[(&str, usize)] = &[
     ("fetch", 0),
     ("set", 1),
     ("swap", 1),
