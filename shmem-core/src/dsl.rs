@@ -181,17 +181,112 @@ impl<const C: usize, T: FixedLen<C> + ?Sized> FixedLen<C> for &mut T {}
 #[inline(always)]
 pub fn check_count<const C: usize, T: FixedLen<C> + ?Sized>(_: &T) {}
 
-/// Length of a symmetric array known at compile time (`usize::MAX` when it is not: heap arrays).
-pub const fn const_len<E: Element, T: SymmetricArray<E> + ?Sized>(_: &T) -> usize {
-    T::CONST_LEN
+// The compile-time bounds check of constant indices and ranges. The expansion wraps the target
+// in a `Probe` and calls `const_len()`: method resolution picks the inherent method for a
+// `#[symmetric]` static array, which yields `StaticLen<N>`, and otherwise derefs to
+// `RunTimeProbe`, which yields `RunTimeLen`. No trait bound is involved, so any target works (and
+// one that is not symmetric gets its error elsewhere, once). The expansion then evaluates
+// `check_bounds(L::LEN, end, message)` in a `const` block of a function generic over the marker
+// `L`, when that function is compiled.
+
+/// A `shmem!` target, wrapped to find out its length at compile time.
+pub struct Probe<'a, T: ?Sized>(pub &'a T);
+
+/// The length of a `#[symmetric]` static array, in its type.
+pub struct StaticLen<const N: usize>;
+
+/// A length known only at run time (heap arrays), or not known to the macro (generic targets).
+pub struct RunTimeLen;
+
+/// The length a marker stands for; `usize::MAX` for a run-time length.
+pub trait ConstLen {
+    /// The length.
+    const LEN: usize;
 }
 
-/// Compile-time bounds check of constant indices and ranges against a static's length.
-#[track_caller]
-pub const fn check_const_range(len: usize, end: usize, message: &'static str) {
-    if len != usize::MAX && end > len {
-        panic!("{}", message);
+impl<const N: usize> ConstLen for StaticLen<N> {
+    const LEN: usize = N;
+}
+
+impl ConstLen for RunTimeLen {
+    const LEN: usize = usize::MAX;
+}
+
+impl<E, const N: usize> Probe<'_, Symmetric<[E; N]>> {
+    /// A static array's length.
+    #[inline(always)]
+    pub fn const_len(&self) -> StaticLen<N> {
+        StaticLen
     }
+}
+
+/// What every other `Probe` derefs to.
+pub struct RunTimeProbe;
+
+impl RunTimeProbe {
+    /// No length known at compile time.
+    #[inline(always)]
+    pub fn const_len(&self) -> RunTimeLen {
+        RunTimeLen
+    }
+}
+
+impl<T: ?Sized> std::ops::Deref for Probe<'_, T> {
+    type Target = RunTimeProbe;
+    #[inline(always)]
+    fn deref(&self) -> &RunTimeProbe {
+        &RunTimeProbe
+    }
+}
+
+/// Compile-time bounds check: panics (a compile error, in a `const` block) when a selection that
+/// needs `end` elements does not fit in `len`, with `message` and the length.
+#[track_caller]
+pub const fn check_bounds(len: usize, end: usize, message: &str) {
+    if len == usize::MAX || end <= len {
+        return;
+    }
+    // Const panics format a `&str` only, so the message is assembled here.
+    let mut buf = [0u8; 512];
+    let mut n = push(&mut buf, 0, message.as_bytes());
+    n = push(&mut buf, n, b", which has ");
+    n = push_decimal(&mut buf, n, len);
+    n = push(
+        &mut buf,
+        n,
+        if len == 1 { b" element" } else { b" elements" },
+    );
+    match core::str::from_utf8(buf.split_at(n).0) {
+        Ok(full) => panic!("{}", full),
+        // Cut inside a character (a very long target name): the message without the length.
+        Err(_) => panic!("{}", message),
+    }
+}
+
+/// Appends `bytes` at `n` as far as they fit; the new end.
+const fn push(buf: &mut [u8], mut n: usize, bytes: &[u8]) -> usize {
+    let mut i = 0;
+    while i < bytes.len() && n < buf.len() {
+        buf[n] = bytes[i];
+        n += 1;
+        i += 1;
+    }
+    n
+}
+
+/// Appends `v` in decimal at `n`; the new end.
+const fn push_decimal(buf: &mut [u8], n: usize, mut v: usize) -> usize {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    push(buf, n, digits.split_at(start).1)
 }
 
 /// Whole-object access `NAME[pe]` to a `#[symmetric]` static.

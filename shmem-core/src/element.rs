@@ -6,29 +6,36 @@ use zerocopy::{FromBytes, Immutable, IntoBytes};
 ///
 /// An element is plain data: every bit pattern is a valid value ([`FromBytes`]), it has no padding
 /// and no interior pointers ([`IntoBytes`], [`Immutable`]). The primitive integers and floats and
-/// arrays of elements are elements. A struct of your own becomes one with `#[derive(Element)]`
-/// next to zerocopy's derives (zerocopy rejects structs with padding and says how many bytes):
+/// arrays of elements are elements. A struct of your own becomes one with
+/// [`#[element]`](macro@crate::element), which brings everything else (the zerocopy derives that
+/// check the fields and the padding, `Clone`, `Copy`, `#[repr(C)]`); your crate needs no other
+/// dependency than shmem-core:
 ///
 /// ```
 /// use shmem_core::prelude::*;
-/// use zerocopy::{FromBytes, Immutable, IntoBytes};
 ///
-/// #[derive(Clone, Copy, FromBytes, IntoBytes, Immutable, Element)]
-/// #[repr(C)]
+/// #[element]
 /// struct Particle {
 ///     pos: [f64; 3],
 ///     id: u64,
 /// }
 ///
+/// #[symmetric]
+/// static PARTICLES: [Particle; 2] = [Particle { pos: [0.0; 3], id: 0 }; 2];
+///
 /// fn takes_element<E: Element>() {}
 /// takes_element::<Particle>();
 /// takes_element::<[u32; 4]>();
 /// ```
+///
+/// A struct with padding is rejected, with a message that says how many bytes. A struct that
+/// already derives zerocopy's `FromBytes`, `IntoBytes` and `Immutable` itself can derive
+/// [`Element`](derive@crate::Element) alone instead.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a symmetric element type",
     label = "not plain data that can live in symmetric memory",
-    note = "element types are primitive integers and floats, arrays of elements, and `#[repr(C)]` \
-            structs without padding that derive `Clone, Copy, FromBytes, IntoBytes, Immutable, Element`"
+    note = "element types are primitive integers and floats, arrays of elements, and structs of \
+            elements marked `#[shmem_core::element]`"
 )]
 pub trait Element: FromBytes + IntoBytes + Immutable + Copy + Send + Sync + 'static {}
 

@@ -75,7 +75,7 @@ pub use element::Element;
 pub use error::{Error, Result};
 pub use heap::SymArray;
 pub use rma::{NbiScope, SymmetricArray};
-pub use shmem_macros::{Element, shmem, symmetric};
+pub use shmem_macros::{Element, element, shmem, symmetric};
 pub use signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
 pub use statics::Symmetric;
 pub use storage::Storable;
@@ -98,7 +98,7 @@ pub mod prelude {
     pub use crate::storage::Storable;
     pub use crate::team::{Team, TeamConfig};
     pub use crate::world::World;
-    pub use shmem_macros::{Element, shmem, symmetric};
+    pub use shmem_macros::{Element, element, shmem, symmetric};
 }
 
 /// Items used by the macros' expansions; not a stable API.
@@ -106,6 +106,8 @@ pub mod prelude {
 pub mod __private {
     pub use crate::statics::{SYMMETRIC_STATICS, StaticObject, register};
     pub use linkme;
+    /// The zerocopy derives of `#[element]` name this copy, so that users need not depend on it.
+    pub use zerocopy;
     /// Conversions and checks used by `shmem!`.
     pub mod dsl {
         pub use crate::dsl::*;

@@ -1,13 +1,18 @@
 //! Procedural macros of `shmem-core`. Use them through `shmem_core` (`shmem_core::prelude::*`),
 //! which re-exports them; the expansions name `::shmem_core::__private` items.
+//!
+//! - `symmetric`: `#[symmetric]` statics.
+//! - `element`: `#[element]` and `#[derive(Element)]`.
+//! - `dsl`: `shmem!`, in stages: `ast` (parse), `check`, `expand`; `mode` holds every difference
+//!   between blocking, `nbi`, `team` and `ctx` statements.
+//! - `ctxt`: the error collector they share.
 
+mod ctxt;
 mod dsl;
+mod element;
+mod symmetric;
 
 use proc_macro::TokenStream;
-use proc_macro2::TokenStream as TokenStream2;
-use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
-use syn::{DeriveInput, Item, ItemStatic, StaticMutability, parse_macro_input};
 
 /// Places a static in symmetric memory: it exists on every PE, set to its initializer by
 /// `shmem_core::init()`, and any PE can read and write any PE's copy.
@@ -25,103 +30,57 @@ use syn::{DeriveInput, Item, ItemStatic, StaticMutability, parse_macro_input};
 /// ```
 ///
 /// The static's type must be an element type (`shmem_core::Element`): a primitive number, an array
-/// of elements, or a plain-data struct. `static mut` is rejected: symmetric statics are shared with
-/// other PEs, so all access goes through the typed methods of `shmem_core::Symmetric`.
+/// of elements, or a struct marked [`macro@element`]. `static mut` is rejected: symmetric statics
+/// are shared with other PEs, so all access goes through the typed methods of
+/// `shmem_core::Symmetric`. A mistake in the item (`static mut`, a `const`, `thread_local!`, a
+/// missing type or value) is one error: the name still stands for a symmetric static, so its
+/// uses are not reported again.
 #[proc_macro_attribute]
 pub fn symmetric(args: TokenStream, input: TokenStream) -> TokenStream {
-    let args = TokenStream2::from(args);
-    let item = parse_macro_input!(input as Item);
-    let mut errors = Vec::new();
-    if !args.is_empty() {
-        errors.push(syn::Error::new(
-            args.span(),
-            "#[symmetric] takes no arguments",
-        ));
-    }
-    let expanded = match item {
-        Item::Static(s) => expand_static(s, &mut errors),
-        Item::Macro(m) if m.mac.path.is_ident("thread_local") => {
-            errors.push(syn::Error::new(
-                m.mac.path.span(),
-                "#[symmetric] statics cannot be thread-local: a symmetric static exists once per PE \
-                 (process) so that other PEs can address it; declare `#[symmetric] static NAME: T = init;`",
-            ));
-            quote!(#m)
-        }
-        other => {
-            let generic = match &other {
-                Item::Fn(f) => !f.sig.generics.params.is_empty(),
-                Item::Struct(s) => !s.generics.params.is_empty(),
-                Item::Enum(e) => !e.generics.params.is_empty(),
-                Item::Type(t) => !t.generics.params.is_empty(),
-                _ => false,
-            };
-            let what = if generic {
-                "#[symmetric] applies to non-generic `static` items only: every PE must have the same \
-                 object at the same place, so it cannot be generic; write `#[symmetric] static NAME: T = init;`"
-            } else {
-                "#[symmetric] applies to `static` items only: `#[symmetric] static NAME: T = init;`"
-            };
-            errors.push(syn::Error::new(item_span(&other), what));
-            quote!(#other)
-        }
-    };
-    let errors = errors.iter().map(syn::Error::to_compile_error);
-    quote!(#expanded #(#errors)*).into()
+    symmetric::expand(args.into(), input.into()).into()
 }
 
-fn item_span(item: &Item) -> proc_macro2::Span {
-    match item {
-        Item::Fn(f) => f.sig.fn_token.span,
-        Item::Const(c) => c.const_token.span,
-        Item::Struct(s) => s.struct_token.span,
-        Item::Enum(e) => e.enum_token.span,
-        other => other.span(),
-    }
-}
-
-fn expand_static(s: ItemStatic, errors: &mut Vec<syn::Error>) -> TokenStream2 {
-    if let StaticMutability::Mut(m) = &s.mutability {
-        errors.push(syn::Error::new(
-            m.span,
-            "#[symmetric] statics cannot be `static mut`: other PEs write them, so use the typed \
-             methods (`local`, `set_local`, `put`, `get`, ...) instead of `&mut` access",
-        ));
-        // Emit the item unchanged so that this is the only error.
-        return quote!(#s);
-    }
-    let ItemStatic {
-        attrs,
-        vis,
-        static_token,
-        ident,
-        ty,
-        expr,
-        semi_token,
-        ..
-    } = s;
-    let reg = format_ident!("__SHMEM_SYMMETRIC_{}", ident);
-    let ty_span = ty.span();
-    let wrapped = quote_spanned!(ty_span=> ::shmem_core::Symmetric<#ty>);
-    // The element check happens here, once, reported on the user's type.
-    let entry = quote_spanned!(ty_span=> ::shmem_core::__private::register::<#ty>(&#ident));
-    quote! {
-        #(#attrs)*
-        #vis #static_token #ident: #wrapped = ::shmem_core::Symmetric::new(#expr) #semi_token
-
-        const _: () = {
-            #[::shmem_core::__private::linkme::distributed_slice(::shmem_core::__private::SYMMETRIC_STATICS)]
-            #[linkme(crate = ::shmem_core::__private::linkme)]
-            #[allow(non_upper_case_globals)]
-            static #reg: &'static dyn ::shmem_core::__private::StaticObject = #entry;
-        };
-    }
-}
-
-/// Makes a plain-data struct a `shmem_core::Element`, so it can live in symmetric memory.
+/// Makes a plain-data struct a `shmem_core::Element`, so it can live in symmetric memory: one
+/// attribute, and the crate needs no other dependency than `shmem-core`.
 ///
-/// The struct must also derive zerocopy's `FromBytes`, `IntoBytes` and `Immutable` (which check
-/// that every bit pattern is valid and that there is no padding) and `Clone, Copy`:
+/// ```
+/// use shmem_core::prelude::*;
+///
+/// #[element]
+/// struct Sample {
+///     time: f64,
+///     value: f32,
+///     sensor: u32,
+/// }
+///
+/// #[symmetric]
+/// static LAST: [Sample; 4] = [Sample { time: 0.0, value: 0.0, sensor: 0 }; 4];
+/// ```
+///
+/// It adds to the struct what an element needs and the struct does not have yet: `#[derive(Clone,
+/// Copy)]`; zerocopy's `FromBytes`, `IntoBytes` and `Immutable` derives (through shmem-core's own
+/// zerocopy), which check that every field is plain data and that there are no padding bytes; a
+/// `#[repr(C)]` when the struct has no `#[repr]`; and the `Element` impl. Place it above the
+/// struct's own `#[derive(...)]`s, so that it sees them.
+///
+/// A struct with padding is rejected with zerocopy's message, which says how many bytes:
+///
+/// ```compile_fail
+/// use shmem_core::prelude::*;
+/// #[element]
+/// struct Padded {
+///     tag: u8,   // error: `Padded` has 7 total byte(s) of padding
+///     value: u64,
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn element(args: TokenStream, input: TokenStream) -> TokenStream {
+    element::attribute(args.into(), input.into()).into()
+}
+
+/// The `shmem_core::Element` impl alone, for a struct that derives zerocopy's `FromBytes`,
+/// `IntoBytes` and `Immutable` (and `Clone, Copy`) itself. [`macro@element`] does all of it in
+/// one attribute.
 ///
 /// ```
 /// use shmem_core::prelude::*;
@@ -140,13 +99,7 @@ fn expand_static(s: ItemStatic, errors: &mut Vec<syn::Error>) -> TokenStream2 {
 /// ```
 #[proc_macro_derive(Element)]
 pub fn derive_element(input: TokenStream) -> TokenStream {
-    let input = parse_macro_input!(input as DeriveInput);
-    let name = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    quote! {
-        impl #impl_generics ::shmem_core::Element for #name #ty_generics #where_clause {}
-    }
-    .into()
+    element::derive(input.into()).into()
 }
 
 /// Remote memory access written as slice syntax, checked at compile time, expanded into direct
@@ -179,10 +132,15 @@ pub fn derive_element(input: TokenStream) -> TokenStream {
 ///
 /// # Checked at compile time
 /// A target that is not symmetric; element types that differ between the two sides; a zero or
-/// negative literal stride; a constant index or range outside a static array; a constant element
-/// count that differs from a fixed-size local array; a range on a scalar static; an atomic the
-/// element type does not have (`+=` on `f64`); a destination that is not mutable; a PE that is not
-/// an integer; malformed syntax, reported at the offending token.
+/// negative literal stride; a constant index or range outside a `#[symmetric]` static array; a
+/// constant element count that differs from a fixed-size local array; a range on a scalar
+/// static; an atomic the element type does not have (`+=` on `f64`); a destination that is not
+/// mutable; a PE that is not an integer; malformed syntax, reported at the offending token. Every
+/// mistake of an invocation is reported, not only the first.
+///
+/// The bounds check of constant indices and ranges depends on the target's type, which the macro
+/// cannot see, so it is evaluated when the code is compiled to a binary: it fails `cargo build`,
+/// `cargo test` and `cargo run`, not `cargo check`, and not in a function that is never used.
 ///
 /// # Checked at run time, before any byte moves
 /// PE numbers, dynamic bounds and lengths, and use before `shmem_core::init()`: a panic whose

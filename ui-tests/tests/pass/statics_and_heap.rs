@@ -1,9 +1,8 @@
 // Runs as a single PE (no launcher): statics get their initial values, puts to self land.
 use shmem_core::prelude::*;
-use zerocopy::{FromBytes, Immutable, IntoBytes};
 
-#[derive(Clone, Copy, Debug, PartialEq, FromBytes, IntoBytes, Immutable, Element)]
-#[repr(C)]
+#[element]
+#[derive(Debug, PartialEq)]
 pub struct Pair {
     a: u32,
     b: f32,
