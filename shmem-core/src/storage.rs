@@ -20,8 +20,8 @@ mod sealed {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a symmetric element type",
     label = "not plain data that can live in symmetric memory",
-    note = "element types are primitive integers and floats, arrays of elements, and `#[repr(C)]` \
-            structs without padding that derive `Element`; `Lock`s may live in symmetric memory too"
+    note = "element types are primitive integers and floats, arrays of elements, and structs of \
+            elements marked `#[shmem_core::element]`; `Lock`s may live in symmetric memory too"
 )]
 pub trait Storable:
     FromBytes + IntoBytes + Immutable + Copy + Send + Sync + 'static + sealed::Storable

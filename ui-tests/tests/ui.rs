@@ -13,7 +13,7 @@ const TOPICS: &[&str] = &[
     "bounds",    // constant indices, ranges and element counts checked at compile time
     "ctx",       // communication contexts
     "element",   // element types of one's own: #[element], #[derive(Element)]
-    "lifetimes", // heap arrays and non-blocking buffers borrowed as long as the runtime needs
+    "lifetimes", // heap arrays, teams, contexts and their handles cannot outlive the World
     "nbi",       // the non-blocking form `nbi s: ...`
     "signal",    // put-with-signal `... => SIG += v`
     "stride",    // strided selections, on either side
