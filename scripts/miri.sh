@@ -18,10 +18,10 @@ cd "$(dirname "$0")/.."
 TESTS=(
     # The symmetric-heap allocator (first fit, alignment, coalescing).
     "shmem-core   | --lib heap::"
-    # The symmetric statics' layout (statics.rs; no unit test there yet). A test must hand the
-    # layout code its own list: reading the linkme slice itself is unsupported under Miri
-    # (extern static `__start_linkme_...`).
-    "shmem-core   | --lib statics::"
+    # The heap layout: regions, page rounding, overflow, placement of statics on cache lines.
+    # (The linkme list of statics itself cannot be read under Miri: extern static
+    # `__start_linkme_...` is unsupported.)
+    "shmem-core   | --lib layout::"
     # Parsing of the SHMEM_* settings.
     "shmem-core   | --lib config::"
     # The launcher's wire protocol: in shmem-core today, in shmem-launch once it moves there.
@@ -32,9 +32,12 @@ TESTS=(
     # shmem-pmix's key checks, rank lists and info construction; the error-text test asks
     # PMIx for its message (PMIx_Error_string), so it stays out.
     "shmem-pmix   | --lib -- --skip error_text_comes_from_pmix"
+    # The macros' syntax: token scanning, parsing, checks, expansion, the error collector.
+    "shmem-syntax | --lib"
 )
 
-# Not run: shmem-macros (Miri does not run unit tests of proc-macro crates), and everything that
+# Not run: shmem-macros (only the proc-macro entry points over shmem-syntax; Miri does not run
+# unit tests of proc-macro crates), and everything that
 # calls UCX, PMIx or the OS beyond memory and threads (the bootstrap's socket tests, the
 # integration tests).
 

@@ -221,18 +221,20 @@ impl<M: CtxMode> Ctx<'_, M> {
     pub fn fence(&self) {
         std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
         if self.any_ucx
-            && let Err(e) = self.worker.fence() {
-                panic!("shmem: ctx fence failed in UCX: {e}");
-            }
+            && let Err(e) = self.worker.fence()
+        {
+            panic!("shmem: ctx fence failed in UCX: {e}");
+        }
     }
 
     /// `shmem_ctx_quiet`: completes every operation issued on this context.
     #[doc(alias = "shmem_ctx_quiet")]
     pub fn quiet(&self) {
         if self.any_ucx
-            && let Err(e) = self.worker.flush() {
-                panic!("shmem: ctx quiet failed in UCX: {e}");
-            }
+            && let Err(e) = self.worker.flush()
+        {
+            panic!("shmem: ctx quiet failed in UCX: {e}");
+        }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     }
 }

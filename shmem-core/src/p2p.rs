@@ -40,21 +40,23 @@ impl<'v, E: AmoWord + PartialOrd> Set<'v, E> {
     ) -> Self {
         let len = arr.len();
         if let Some(m) = ignore
-            && m.len() != len {
-                panic!(
-                    "shmem: {op}: the ignore mask has {} entries but the symmetric object has {len} \
+            && m.len() != len
+        {
+            panic!(
+                "shmem: {op}: the ignore mask has {} entries but the symmetric object has {len} \
                      elements; lengths must match",
-                    m.len()
-                );
-            }
+                m.len()
+            );
+        }
         if let Values::Each(v) = values
-            && v.len() != len {
-                panic!(
-                    "shmem: {op}: {} comparison values for a symmetric object of {len} elements; \
+            && v.len() != len
+        {
+            panic!(
+                "shmem: {op}: {} comparison values for a symmetric object of {len} elements; \
                      lengths must match",
-                    v.len()
-                );
-            }
+                v.len()
+            );
+        }
         Set {
             rt: arr.__runtime(),
             base: arr.__heap_offset(),

@@ -44,7 +44,8 @@ pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
 pub(crate) const BLOCK: usize = BCAST + RING * SLOT;
 /// Bytes of the whole pool (placed after the runtime's own sync area).
 pub(crate) const POOL_BYTES: usize = TEAM_SLOTS * BLOCK;
-const _: () = assert!(SCRATCH.is_multiple_of(64) && MAIL.is_multiple_of(64) && BLOCK.is_multiple_of(64));
+const _: () =
+    assert!(SCRATCH.is_multiple_of(64) && MAIL.is_multiple_of(64) && BLOCK.is_multiple_of(64));
 
 /// Per-process record of which team blocks are in use, and the epoch counters of each block
 /// (they live with the block, not with a `Team` value, so two handles of one team agree).
@@ -321,7 +322,8 @@ impl<'w> Team<'w> {
             idx >= start && (idx - start).is_multiple_of(stride) && (idx - start) / stride < size
         });
         let me = self.my_index;
-        let member = me >= start && (me - start).is_multiple_of(stride) && (me - start) / stride < size;
+        let member =
+            me >= start && (me - start).is_multiple_of(stride) && (me - start) / stride < size;
         if !member {
             return None;
         }

@@ -1,16 +1,8 @@
 //! Procedural macros of `shmem-core`. Use them through `shmem_core` (`shmem_core::prelude::*`),
 //! which re-exports them; the expansions name `::shmem_core::__private` items.
 //!
-//! - `symmetric`: `#[symmetric]` statics.
-//! - `element`: `#[element]` and `#[derive(Element)]`.
-//! - `dsl`: `shmem!`, in stages: `ast` (parse), `check`, `expand`; `mode` holds every difference
-//!   between blocking, `nbi`, `team` and `ctx` statements.
-//! - `ctxt`: the error collector they share.
-
-mod ctxt;
-mod dsl;
-mod element;
-mod symmetric;
+//! This crate is only the proc-macro entry points; the parsing, checking and expansion are in
+//! `shmem-syntax`, an ordinary library whose tests also run under Miri.
 
 use proc_macro::TokenStream;
 
@@ -37,7 +29,7 @@ use proc_macro::TokenStream;
 /// uses are not reported again.
 #[proc_macro_attribute]
 pub fn symmetric(args: TokenStream, input: TokenStream) -> TokenStream {
-    symmetric::expand(args.into(), input.into()).into()
+    shmem_syntax::symmetric(args.into(), input.into()).into()
 }
 
 /// Makes a plain-data struct a `shmem_core::Element`, so it can live in symmetric memory: one
@@ -75,7 +67,7 @@ pub fn symmetric(args: TokenStream, input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_attribute]
 pub fn element(args: TokenStream, input: TokenStream) -> TokenStream {
-    element::attribute(args.into(), input.into()).into()
+    shmem_syntax::element(args.into(), input.into()).into()
 }
 
 /// The `shmem_core::Element` impl alone, for a struct that derives zerocopy's `FromBytes`,
@@ -99,7 +91,7 @@ pub fn element(args: TokenStream, input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_derive(Element)]
 pub fn derive_element(input: TokenStream) -> TokenStream {
-    element::derive(input.into()).into()
+    shmem_syntax::derive_element(input.into()).into()
 }
 
 /// Remote memory access written as slice syntax, checked at compile time, expanded into direct
@@ -220,5 +212,5 @@ pub fn derive_element(input: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro]
 pub fn shmem(input: TokenStream) -> TokenStream {
-    dsl::expand(input.into()).into()
+    shmem_syntax::shmem(input.into()).into()
 }
