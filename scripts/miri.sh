@@ -22,6 +22,8 @@ TESTS=(
     # (The linkme list of statics itself cannot be read under Miri: extern static
     # `__start_linkme_...` is unsupported.)
     "shmem-core   | --lib layout::"
+    # The start-up record each PE publishes (encode, decode of truncated and foreign bytes).
+    "shmem-core   | --lib runtime::"
     # Parsing of the SHMEM_* settings.
     "shmem-core   | --lib config::"
     # The launcher's wire protocol: in shmem-core today, in shmem-launch once it moves there.

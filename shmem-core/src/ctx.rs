@@ -89,12 +89,9 @@ pub struct Ctx<'w, M: CtxMode> {
     _world: PhantomData<fn() -> &'w World>,
 }
 
-// SAFETY: a context's state is its (multi-threaded) UCX worker and endpoints, and raw pointers
-// into shared-memory mappings that live as long as the runtime; the mode `M` only restricts the
-// program to the OpenSHMEM usage it declared.
-unsafe impl<M: CtxMode + Send> Send for Ctx<'_, M> {}
-// SAFETY: as above; concurrent use is allowed for Shared contexts.
-unsafe impl<M: CtxMode + Sync> Sync for Ctx<'_, M> {}
+// No `unsafe impl Send/Sync`: every field is Send and Sync (the transport, the peers and the
+// multi-threaded worker say why in their own SAFETY notes), so the mode marker `M` alone decides,
+// by the compiler's auto traits, which threads may use the context.
 
 impl std::fmt::Debug for Ctx<'_, Private> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -360,3 +360,54 @@ impl Runtime {
         guard.as_mut().map(f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::PeerInfo;
+
+    fn sample() -> PeerInfo {
+        PeerInfo {
+            base: 0x7f00_0000_1000,
+            len: 1 << 28,
+            statics_sig: 0xfeed,
+            node: 3,
+            worker_addr: vec![1, 2, 3, 4, 5],
+            rkey: vec![9; 40],
+        }
+    }
+
+    #[test]
+    fn start_up_record_round_trips() {
+        let bytes = sample().encode();
+        let back = PeerInfo::decode(1, &bytes).expect("decodes");
+        let want = sample();
+        assert_eq!(
+            (back.base, back.len, back.statics_sig, back.node),
+            (want.base, want.len, want.statics_sig, want.node)
+        );
+        assert_eq!(back.worker_addr, want.worker_addr);
+        assert_eq!(back.rkey, want.rkey);
+    }
+
+    #[test]
+    fn truncated_or_foreign_records_are_errors_naming_the_pe() {
+        let bytes = sample().encode();
+        for cut in 0..bytes.len() {
+            let e = PeerInfo::decode(7, &bytes[..cut])
+                .err()
+                .expect("truncated record accepted");
+            assert!(e.to_string().contains("PE 7"), "{e}");
+        }
+        let mut bad = bytes.clone();
+        bad[0] ^= 1;
+        assert!(PeerInfo::decode(2, &bad).is_err(), "wrong magic accepted");
+        // A length field that claims more bytes than the record has.
+        let mut long = bytes;
+        let at = 4 + 4 * 8;
+        long[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(
+            PeerInfo::decode(2, &long).is_err(),
+            "oversized length accepted"
+        );
+    }
+}
