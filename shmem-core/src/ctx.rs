@@ -200,7 +200,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     #[track_caller]
     pub fn at<'a, E: Element, A: SymmetricArray<E> + ?Sized>(
         &'a self,
-        target: &A,
+        target: &'a A,
         pe: usize,
         index: usize,
     ) -> Remote<'a, E> {

@@ -322,20 +322,16 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         }
         let peer = rt.peer(pe);
         let base = self.__heap_offset();
-        for k in 0..count {
-            // SAFETY: as in `iput`; `dst` is a unique borrow that outlives the flush below.
-            unsafe {
-                rt.rma(
-                    peer,
-                    Dir::Get,
-                    Completion::Nbi,
-                    elem_offset::<E>(base, start + k * stride),
-                    dst.as_mut_ptr().add(k * dst_stride).cast(),
-                    size_of::<E>(),
-                )
-            }
-        }
-        rt.flush_peer(peer);
+        let elems = (0..count).map(|k| {
+            (
+                elem_offset::<E>(base, start + k * stride),
+                // SAFETY: k * dst_stride < dst.len() (the counts match, checked above).
+                unsafe { dst.as_mut_ptr().add(k * dst_stride) }.cast::<u8>(),
+            )
+        });
+        // SAFETY: every offset lies inside the object (start + k*stride < start + span <= len);
+        // every local pointer is an element of `dst`, a unique borrow that outlives the call.
+        unsafe { rt.get_elems(peer, elems, size_of::<E>()) }
     }
 
     /// Reads element `index` of this PE's own copy.

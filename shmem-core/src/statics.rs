@@ -20,15 +20,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 #[linkme::distributed_slice]
 pub static SYMMETRIC_STATICS: [&'static dyn StaticObject];
 
-/// What `init` needs to know about a registered static. Implemented by [`Symmetric`] only.
+mod private {
+    /// Only this crate can make one, so only this crate can call [`StaticObject`](super::StaticObject)'s
+    /// methods (the trait must be public: the attribute's expansion names `dyn StaticObject`).
+    pub struct Token(pub(super) ());
+    /// Only [`Symmetric`](super::Symmetric) implements [`StaticObject`](super::StaticObject).
+    pub trait Sealed {}
+}
+
+use private::Token;
+
+/// What `init` needs to know about a registered static. Implemented by [`Symmetric`] only, and
+/// callable only by this crate (its methods take a private token), so no user code can move a
+/// static's heap offset.
 #[doc(hidden)]
-pub trait StaticObject: Sync {
+pub trait StaticObject: Sync + private::Sealed {
     /// Size and alignment of the value.
-    fn layout(&self) -> (usize, usize);
-    /// The initial value's bytes.
-    fn init_bytes(&self) -> &[u8];
+    fn layout(&self, _: Token) -> (usize, usize);
+    /// The initial value's bytes (exactly the size `layout` gives).
+    fn init_bytes(&self, _: Token) -> &[u8];
     /// Records the heap offset assigned by `init`.
-    fn set_offset(&self, offset: usize);
+    fn set_offset(&self, offset: usize, _: Token);
 }
 
 /// A value of type `T` in symmetric memory, made by `#[symmetric] static NAME: T = init;`.
@@ -181,16 +193,18 @@ impl<T> fmt::Debug for Symmetric<T> {
     }
 }
 
+impl<T: Storable> private::Sealed for Symmetric<T> {}
+
 impl<T: Storable> StaticObject for Symmetric<T> {
-    fn layout(&self) -> (usize, usize) {
+    fn layout(&self, _: Token) -> (usize, usize) {
         (size_of::<T>(), align_of::<T>())
     }
 
-    fn init_bytes(&self) -> &[u8] {
+    fn init_bytes(&self, _: Token) -> &[u8] {
         self.init.as_bytes()
     }
 
-    fn set_offset(&self, offset: usize) {
+    fn set_offset(&self, offset: usize, _: Token) {
         self.slot.store(offset + 1, Ordering::Relaxed);
     }
 }
@@ -226,7 +240,7 @@ pub(crate) fn layout() -> (usize, u64) {
     let mut end = 0;
     let mut sig: u64 = 0xcbf2_9ce4_8422_2325; // FNV-1a
     for s in SYMMETRIC_STATICS.iter() {
-        let (size, align) = s.layout();
+        let (size, align) = s.layout(Token(()));
         end = place(end, align) + size;
         for v in [size as u64, align as u64] {
             sig = (sig ^ v).wrapping_mul(0x0000_0100_0000_01b3);
@@ -242,12 +256,17 @@ pub(crate) fn layout() -> (usize, u64) {
 pub(crate) unsafe fn place_all(region: *mut u8, region_offset: usize) {
     let mut cursor = 0;
     for s in SYMMETRIC_STATICS.iter() {
-        let (size, align) = s.layout();
+        let (size, align) = s.layout(Token(()));
         let at = place(cursor, align);
-        let bytes = s.init_bytes();
+        let bytes = s.init_bytes(Token(()));
+        assert_eq!(
+            bytes.len(),
+            size,
+            "a static's initial value has the wrong size"
+        );
         // SAFETY: `at + size <= layout().0`, inside the region; the init value is a distinct static.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), region.add(at), size) };
-        s.set_offset(region_offset + at);
+        s.set_offset(region_offset + at, Token(()));
         cursor = at + size;
     }
 }

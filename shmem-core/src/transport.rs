@@ -228,7 +228,10 @@ impl Transport {
     #[track_caller]
     pub(crate) fn local(&self, offset: usize) -> *mut u8 {
         self.check_live();
-        debug_assert!(offset <= self.layout.total);
+        assert!(
+            offset <= self.layout.total,
+            "heap offset {offset} outside the heap"
+        );
         // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
         unsafe { self.base.add(offset) }
     }
@@ -249,7 +252,10 @@ impl Transport {
     #[track_caller]
     pub(crate) fn direct_ptr(&self, peer: &Peer, offset: usize) -> *mut u8 {
         self.check_live();
-        debug_assert!(self.is_direct(peer) && offset < self.layout.total);
+        assert!(
+            self.is_direct(peer) && offset < self.layout.total,
+            "heap offset {offset} outside a mapped heap"
+        );
         // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
         unsafe { peer.direct.add(offset) }
     }
@@ -331,6 +337,53 @@ impl Transport {
         unsafe { self.rma(peer, Dir::Get, Completion::Blocking, offset, dst, len) }
     }
 
+    /// Gets `size` bytes from each `(offset, local)` pair of `peer`'s heap (a strided get);
+    /// complete on return. Through UCX the gets are issued back to back and completed by one
+    /// flush, all under one hold of the endpoint, and a flush also runs if an issue fails part
+    /// way, so no get is left in flight once this returns or unwinds.
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma) for each pair, with blocking completion.
+    #[track_caller]
+    pub(crate) unsafe fn get_elems(
+        &self,
+        peer: &Peer,
+        elems: impl Iterator<Item = (usize, *mut u8)>,
+        size: usize,
+    ) {
+        self.check_live();
+        if !peer.direct.is_null() {
+            for (offset, local) in elems {
+                // SAFETY: per the caller.
+                unsafe { ptr::copy_nonoverlapping(peer.direct.add(offset), local, size) };
+            }
+            return;
+        }
+        /// Completes the endpoint's gets when dropped, also on a panic.
+        struct FlushOnDrop<'a>(&'a UcxPeer);
+        impl Drop for FlushOnDrop<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    // The error (if any) is already being reported; only completion matters.
+                    let _ = self.0.ep.flush();
+                }
+            }
+        }
+        let u = peer.ucx();
+        let flush = FlushOnDrop(&u);
+        for (offset, local) in elems {
+            let addr = peer.remote_base + offset as u64;
+            // SAFETY: per the caller; `local` stays valid until the flush below (or the one in
+            // `FlushOnDrop` on unwinding).
+            check(
+                unsafe { u.ep.get_nbi(local, size, addr, &u.rkey) },
+                "get_nbi",
+            );
+        }
+        check(u.ep.flush(), "flush");
+        drop(flush);
+    }
+
     /// An AMO through UCX on the word at `offset` of `peer` with operands `(value, compare)`;
     /// returns the old value (0 for a non-fetching operation).
     #[track_caller]
@@ -383,9 +436,13 @@ impl Transport {
     #[inline]
     #[track_caller]
     pub(crate) fn local_word(&self, offset: usize) -> &AtomicU64 {
-        debug_assert!(offset.is_multiple_of(8) && offset + 8 <= self.layout.total);
-        // SAFETY: callers pass offsets of 8-byte aligned words inside the heap that every PE
-        // accesses only atomically; the mapping lives as long as `self`.
+        assert!(
+            offset.is_multiple_of(8) && offset < self.layout.total,
+            "heap offset {offset} is not a word of the heap"
+        );
+        // SAFETY: an aligned word inside the heap (checked; the heap is a whole number of
+        // pages), which every PE accesses only atomically (callers pass flag and signal
+        // words); the mapping lives as long as `self`.
         unsafe { AtomicU64::from_ptr(self.local(offset).cast()) }
     }
 

@@ -129,7 +129,24 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     let name = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let syn::Data::Struct(data) = &input.data else {
+        return syn::Error::new_spanned(
+            &input.ident,
+            "`Element` can be derived only for structs (of elements)",
+        )
+        .to_compile_error();
+    };
+    // Every field must be an element (as with `#[element]`): a struct holding, say, a `Lock`
+    // must not become something puts may overwrite.
+    let mut generics = input.generics.clone();
+    let where_clause = generics.make_where_clause();
+    for field in &data.fields {
+        let ty = &field.ty;
+        where_clause
+            .predicates
+            .push(syn::parse_quote_spanned!(ty.span()=> #ty: ::shmem_core::Element));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     quote! {
         impl #impl_generics ::shmem_core::Element for #name #ty_generics #where_clause {}
     }
@@ -202,6 +219,9 @@ mod tests {
             }
         ))
         .to_string();
-        assert_eq!(out, "impl < T > :: shmem_core :: Element for S < T > { }");
+        assert_eq!(
+            out,
+            "impl < T > :: shmem_core :: Element for S < T > where T : :: shmem_core :: Element { }"
+        );
     }
 }

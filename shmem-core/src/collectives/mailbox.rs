@@ -30,6 +30,7 @@
 use crate::element::Element;
 use crate::team::next_epoch;
 use crate::team::{A2A, A2A_BYTES, BCAST, BCAST_DONE, CHUNK, MAIL, MAIL_ROUNDS, RING, SLOT, Team};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use zerocopy::IntoBytes;
 
@@ -68,42 +69,50 @@ impl Tag {
 /// never be borrowed as a `&`/`&mut` slice), or a private buffer. Bytes move in and out only
 /// through raw pointers, with bounds checked here.
 #[derive(Clone, Copy)]
-pub(crate) struct RawBytes {
+pub(crate) struct RawBytes<'a> {
     ptr: *mut u8,
     len: usize,
+    _borrow: PhantomData<&'a mut [u8]>,
 }
 
 /// A byte range to post: a local slice or part of a [`RawBytes`].
 #[derive(Clone, Copy)]
-pub(crate) struct Part {
+pub(crate) struct Part<'a> {
     ptr: *const u8,
     len: usize,
+    _borrow: PhantomData<&'a [u8]>,
 }
 
-impl From<&[u8]> for Part {
-    fn from(s: &[u8]) -> Part {
+impl<'a> From<&'a [u8]> for Part<'a> {
+    fn from(s: &'a [u8]) -> Part<'a> {
         Part {
             ptr: s.as_ptr(),
             len: s.len(),
+            _borrow: PhantomData,
         }
     }
 }
 
-impl RawBytes {
+impl<'a> RawBytes<'a> {
     /// `len` bytes at `ptr`.
     ///
     /// # Safety
     /// `ptr` is valid for reads and writes of `len` bytes until the collective returns, and no
     /// `&`/`&mut` reference to those bytes is used meanwhile.
-    pub(crate) unsafe fn new(ptr: *mut u8, len: usize) -> RawBytes {
-        RawBytes { ptr, len }
+    pub(crate) unsafe fn new(ptr: *mut u8, len: usize) -> RawBytes<'a> {
+        RawBytes {
+            ptr,
+            len,
+            _borrow: PhantomData,
+        }
     }
 
     /// A private buffer.
-    pub(crate) fn from_mut(s: &mut [u8]) -> RawBytes {
+    pub(crate) fn from_mut(s: &'a mut [u8]) -> RawBytes<'a> {
         RawBytes {
             ptr: s.as_mut_ptr(),
             len: s.len(),
+            _borrow: PhantomData,
         }
     }
 
@@ -121,7 +130,7 @@ impl RawBytes {
 
     /// Bytes `r` as a part to post.
     #[track_caller]
-    fn part(&self, r: std::ops::Range<usize>) -> Part {
+    fn part(&self, r: std::ops::Range<usize>) -> Part<'a> {
         assert!(
             r.start <= r.end && r.end <= self.len,
             "collective output out of bounds"
@@ -130,6 +139,7 @@ impl RawBytes {
             // SAFETY: in bounds (checked).
             ptr: unsafe { self.ptr.add(r.start) },
             len: r.len(),
+            _borrow: PhantomData,
         }
     }
 }
@@ -146,7 +156,7 @@ unsafe fn words<'a>(ptr: *mut u8) -> &'a [AtomicU64; 2] {
 /// Writes `parts` (back to back) as one message into the slot at team-block offset `slot` of
 /// team PE `to`, tagged `tag`, published with `epoch`. The caller has made sure the slot is free
 /// and the payload fits it.
-fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[Part]) {
+fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[Part<'_>]) {
     let rt = team.rt;
     let len: usize = parts.iter().map(|p| p.len).sum();
     let meta = tag as u64 | (len as u64) << 32;
@@ -183,7 +193,7 @@ fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[
 /// sent `len` bytes of `tag`, and returns the payload.
 #[track_caller]
 fn receive<'a>(
-    team: &Team<'_>,
+    team: &'a Team<'_>,
     slot: usize,
     epoch: u64,
     (tag, len): (Tag, usize),
@@ -341,7 +351,7 @@ fn exchange<'a>(
     tag: Tag,
     block: usize,
     part: impl Fn(usize) -> &'a [u8],
-    out: RawBytes,
+    out: RawBytes<'_>,
     what: &str,
 ) {
     let (n, me) = (team.n_pes(), team.my_pe());
@@ -368,7 +378,7 @@ pub(crate) fn allgather_fits(n: usize, block: usize) -> bool {
 
 /// Bruck all-gather of `block` bytes per member into `out` (`n * block` bytes, member order),
 /// `mine` being this PE's block. `ceil(log2 n)` rounds; the caller checked [`allgather_fits`].
-pub(crate) fn allgather(team: &Team<'_>, out: RawBytes, mine: &[u8], what: &str) {
+pub(crate) fn allgather(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &str) {
     let (n, me, block) = (team.n_pes(), team.my_pe(), mine.len());
     debug_assert_eq!(out.len, n * block);
     out.write(me * block, mine);
@@ -444,7 +454,13 @@ fn a2a_round(team: &Team<'_>) -> (usize, usize, u64) {
 
 /// All-to-all of `block`-byte blocks: block `j` of `source` goes to member `j`, and `out`
 /// receives member `j`'s block at position `j`. The caller checked [`alltoall_fits`].
-pub(crate) fn alltoall(team: &Team<'_>, out: RawBytes, source: &[u8], block: usize, what: &str) {
+pub(crate) fn alltoall(
+    team: &Team<'_>,
+    out: RawBytes<'_>,
+    source: &[u8],
+    block: usize,
+    what: &str,
+) {
     let (n, me) = (team.n_pes(), team.my_pe());
     debug_assert_eq!(out.len, n * block);
     out.write(me * block, &source[me * block..(me + 1) * block]);
@@ -460,7 +476,7 @@ pub(crate) fn alltoall(team: &Team<'_>, out: RawBytes, source: &[u8], block: usi
 /// into `out` and forwards it to its children.
 pub(crate) fn broadcast(
     team: &Team<'_>,
-    out: RawBytes,
+    out: RawBytes<'_>,
     source: &[u8],
     tree: &super::Tree,
     what: &str,

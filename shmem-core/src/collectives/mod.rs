@@ -131,7 +131,7 @@ fn check_fits<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, need: usize, 
 /// result in through raw pointers (another thread may use `dest`'s safe methods meanwhile, so no
 /// reference to it is ever made).
 #[track_caller]
-fn own_bytes<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, elems: usize) -> RawBytes {
+fn own_bytes<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, elems: usize) -> RawBytes<'_> {
     debug_assert!(elems <= dest.len());
     let rt = dest.__runtime();
     rt.check_live();
