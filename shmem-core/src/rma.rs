@@ -287,17 +287,16 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         }
         let peer = rt.peer(pe);
         let base = self.__heap_offset();
-        for k in 0..count {
-            // SAFETY: start + k*stride < start + span <= len and k*src_stride < src.len().
-            unsafe {
-                rt.put_bytes(
-                    peer,
-                    elem_offset::<E>(base, start + k * stride),
-                    src.as_ptr().add(k * src_stride).cast(),
-                    size_of::<E>(),
-                )
-            }
-        }
+        let elems = (0..count).map(|k| {
+            (
+                elem_offset::<E>(base, start + k * stride),
+                // SAFETY: k * src_stride < src.len() (the counts match, checked above).
+                unsafe { src.as_ptr().add(k * src_stride) }.cast::<u8>(),
+            )
+        });
+        // SAFETY: every offset lies inside the object (start + k*stride < start + span <= len);
+        // every source is an element of `src`.
+        unsafe { rt.put_elems(peer, elems, size_of::<E>()) }
     }
 
     /// `shmem_iget`: strided get. Reads the elements `range.start, range.start + stride, ...` of

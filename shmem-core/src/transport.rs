@@ -191,7 +191,7 @@ impl Transport {
     }
 
     /// Panics unless the runtime is live (the `World` has not been dropped).
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub(crate) fn check_live(&self) {
         if !self.live.load(Ordering::Acquire) {
@@ -267,7 +267,7 @@ impl Transport {
     /// `offset + len` lies inside the symmetric heap; `local` is valid for `len` bytes (reads for
     /// a put, writes for a get) and not inside the peer's mapping of the same bytes; with
     /// [`Completion::Nbi`] it stays valid (and, for a put, unchanged) until the next quiet.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub(crate) unsafe fn rma(
         &self,
@@ -291,10 +291,29 @@ impl Transport {
             }
             return;
         }
+        // SAFETY: forwarded contract.
+        unsafe { self.rma_ucx(peer, dir, completion, offset, local, len) }
+    }
+
+    /// The UCX half of [`rma`](Self::rma), out of line so that the direct path stays a copy.
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma).
+    #[inline(never)]
+    #[track_caller]
+    unsafe fn rma_ucx(
+        &self,
+        peer: &Peer,
+        dir: Dir,
+        completion: Completion,
+        offset: usize,
+        local: *mut u8,
+        len: usize,
+    ) {
         let u = peer.ucx();
         let addr = peer.remote_base + offset as u64;
-        // SAFETY: as above, for the peer's registered region described by `u.rkey`; the caller
-        // keeps `local` alive until completion.
+        // SAFETY: per the caller, for the peer's registered region described by `u.rkey`; the
+        // caller keeps `local` alive until completion.
         let (r, what) = unsafe {
             match (dir, completion) {
                 (Dir::Put, Completion::Blocking) => (u.ep.put(local, len, addr, &u.rkey), "put"),
@@ -337,6 +356,36 @@ impl Transport {
         unsafe { self.rma(peer, Dir::Get, Completion::Blocking, offset, dst, len) }
     }
 
+    /// Puts `size` bytes to each `(offset, local)` pair of `peer`'s heap (a strided put); the
+    /// sources may be reused on return. Checks liveness once; through UCX, every element is put
+    /// under one hold of the endpoint.
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma) for each pair, with blocking completion.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) unsafe fn put_elems(
+        &self,
+        peer: &Peer,
+        elems: impl Iterator<Item = (usize, *const u8)>,
+        size: usize,
+    ) {
+        self.check_live();
+        if !peer.direct.is_null() {
+            for (offset, local) in elems {
+                // SAFETY: per the caller.
+                unsafe { ptr::copy_nonoverlapping(local, peer.direct.add(offset), size) };
+            }
+            return;
+        }
+        let u = peer.ucx();
+        for (offset, local) in elems {
+            let addr = peer.remote_base + offset as u64;
+            // SAFETY: per the caller; a blocking put reads `local` before it returns.
+            check(unsafe { u.ep.put(local, size, addr, &u.rkey) }, "put");
+        }
+    }
+
     /// Gets `size` bytes from each `(offset, local)` pair of `peer`'s heap (a strided get);
     /// complete on return. Through UCX the gets are issued back to back and completed by one
     /// flush, all under one hold of the endpoint, and a flush also runs if an issue fails part
@@ -344,6 +393,7 @@ impl Transport {
     ///
     /// # Safety
     /// As [`rma`](Self::rma) for each pair, with blocking completion.
+    #[inline(always)]
     #[track_caller]
     pub(crate) unsafe fn get_elems(
         &self,
@@ -359,29 +409,8 @@ impl Transport {
             }
             return;
         }
-        /// Completes the endpoint's gets when dropped, also on a panic.
-        struct FlushOnDrop<'a>(&'a UcxPeer);
-        impl Drop for FlushOnDrop<'_> {
-            fn drop(&mut self) {
-                if std::thread::panicking() {
-                    // The error (if any) is already being reported; only completion matters.
-                    let _ = self.0.ep.flush();
-                }
-            }
-        }
-        let u = peer.ucx();
-        let flush = FlushOnDrop(&u);
-        for (offset, local) in elems {
-            let addr = peer.remote_base + offset as u64;
-            // SAFETY: per the caller; `local` stays valid until the flush below (or the one in
-            // `FlushOnDrop` on unwinding).
-            check(
-                unsafe { u.ep.get_nbi(local, size, addr, &u.rkey) },
-                "get_nbi",
-            );
-        }
-        check(u.ep.flush(), "flush");
-        drop(flush);
+        // SAFETY: forwarded contract.
+        unsafe { get_elems_ucx(peer, elems, size) }
     }
 
     /// An AMO through UCX on the word at `offset` of `peer` with operands `(value, compare)`;
@@ -555,6 +584,38 @@ impl Transport {
             peer.close();
         }
     }
+}
+
+/// The UCX half of [`Transport::get_elems`].
+///
+/// # Safety
+/// As [`Transport::get_elems`].
+#[inline(never)]
+#[track_caller]
+unsafe fn get_elems_ucx(peer: &Peer, elems: impl Iterator<Item = (usize, *mut u8)>, size: usize) {
+    /// Completes the endpoint's gets when dropped during a panic.
+    struct FlushOnDrop<'a>(&'a UcxPeer);
+    impl Drop for FlushOnDrop<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                // The error (if any) is already being reported; only completion matters.
+                let _ = self.0.ep.flush();
+            }
+        }
+    }
+    let u = peer.ucx();
+    let flush = FlushOnDrop(&u);
+    for (offset, local) in elems {
+        let addr = peer.remote_base + offset as u64;
+        // SAFETY: per the caller; `local` stays valid until the flush below (or the one in
+        // `FlushOnDrop` on unwinding).
+        check(
+            unsafe { u.ep.get_nbi(local, size, addr, &u.rkey) },
+            "get_nbi",
+        );
+    }
+    check(u.ep.flush(), "flush");
+    drop(flush);
 }
 
 /// An AMO on `addr` through the endpoint `u`.
