@@ -1,13 +1,13 @@
 //! The test harness of shmem-rs (for dev-dependencies only).
 //!
-//! **Multi-PE tests** (feature `world`). A test calls [`multi_pe`] with its own name and a body.
+//! **Multi-PE tests** (feature `world`). A test calls `multi_pe` with its own name and a body.
 //! Run normally, the test launches its own test binary under `shmemrun` for each PE count and
 //! each transport path ([`Path`]), filtered to just this test, and fails if the job fails. Run as
 //! a PE (the harness sets `SHMEM_TEST_AS_PE`, see [`is_pe`]), it runs the body, so assertions
-//! inside the body execute on every PE of a real job. [`multi_pe_at`] picks the PE counts;
+//! inside the body execute on every PE of a real job. `multi_pe_at` picks the PE counts;
 //! every variant also runs under Open MPI's `mpirun` ([`launch_mpirun`]).
 //!
-//! **Two hosts.** [`multi_pe_hosts`] adds the two-host layout: two network namespaces made to
+//! **Two hosts.** `multi_pe_hosts` adds the two-host layout: two network namespaces made to
 //! look like two machines by `scripts/netns-hosts.sh` ([`TwoHosts`]), two PEs on each, the
 //! launcher on the first, the PEs started with `shmemrun --hosts ... --rsh`. That needs root:
 //! without it these jobs are skipped with a `SKIPPED` line on stderr, and with

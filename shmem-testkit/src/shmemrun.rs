@@ -125,7 +125,8 @@ fn build(profile_dir: &Path, path: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot run {cmd:?} to build shmemrun: {e}; {advice}"))?;
     if !status.success() {
         return Err(format!(
-            "{cmd:?} failed ({status}); its errors are above. Fix the build, or {advice}"
+            "{cmd:?} failed ({status}); its errors are above (or set \
+             {SHMEMRUN_VAR}=/path/to/shmemrun)"
         ));
     }
     if !path.is_file() {
