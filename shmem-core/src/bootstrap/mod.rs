@@ -1,8 +1,9 @@
 //! Start-up: who am I, how many are we, which PEs share my node, and an out-of-band allgather
 //! and barrier. Three ways in:
 //! - started by `shmemrun` (`SHMEM_RENDEZVOUS` is set): over the connection to the launcher,
-//!   with the launch protocol of the `shmem-launch` crate (its [`client`] and [`watchdog`]; the
-//!   protocol is described there);
+//!   with the launch protocol of the `shmem-launch` crate (its
+//!   [`client`](shmem_launch::client) and [`watchdog`]; the protocol is
+//!   described there);
 //! - started by a PMIx launcher (`mpirun`, `prterun`, `srun --mpi=pmix`: `PMIX_NAMESPACE` and
 //!   `PMIX_RANK` are set): through PMIx ([`pmix`]);
 //! - neither: a singleton, PE 0 of 1 on node 0 of 1, with no I/O at all.
