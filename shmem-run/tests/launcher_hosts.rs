@@ -196,7 +196,7 @@ impl Job {
         pids
     }
 
-    /// Waits for the launcher to exit (killing it after [`LIMIT`]).
+    /// Waits for the launcher to exit (stopping it and failing after [`LIMIT`]).
     fn finish(self) -> Run {
         let since = self.started;
         self.finish_since(since)
@@ -204,16 +204,13 @@ impl Job {
 
     /// As [`finish`](Self::finish), with `elapsed` counted from `since`.
     fn finish_since(mut self, since: Instant) -> Run {
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            if self.started.elapsed() > LIMIT {
-                let _ = self.child.kill();
-                panic!("shmemrun still running after {LIMIT:?}");
-            }
-            thread::sleep(Duration::from_millis(5));
-        };
+        let status = common::wait_with_limit(&mut self.child, self.started, LIMIT, libc::SIGINT)
+            .unwrap_or_else(|how| {
+                panic!(
+                    "shmemrun still running after {LIMIT:?}; {how}: {:?}",
+                    self.stdout
+                )
+            });
         let elapsed = since.elapsed();
         // The forwarders may hold the pipes a moment longer.
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {

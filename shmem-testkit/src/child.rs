@@ -130,15 +130,7 @@ impl Running {
 
     /// Sends `signal` to the child.
     pub fn signal(&self, signal: libc::c_int) -> io::Result<()> {
-        let pid = libc::pid_t::try_from(self.child.id())
-            .map_err(|_| io::Error::other("the child's pid does not fit pid_t"))?;
-        // SAFETY: kill(2) on our own child, which has not been reaped (we hold it and have not
-        // seen it exit), so the pid is still its own; no memory is involved.
-        if unsafe { libc::kill(pid, signal) } == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
+        signal_child(&self.child, signal)
     }
 
     /// Waits for the child to exit, at most until `limit` after it started, and collects its
@@ -146,26 +138,19 @@ impl Running {
     /// this panics with its output; it panics too when the child exits but its output stays
     /// open for 10 s (a process it started still holds it).
     pub fn finish(mut self, limit: Duration) -> Finished {
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if self.started.elapsed() < limit => {
-                    thread::sleep(Duration::from_millis(5));
-                }
-                Ok(None) => break None,
-                Err(e) => panic!("waiting for {}: {e}", self.what),
-            }
-        };
+        let waited = wait_with_limit(&mut self.child, self.started, limit, self.stop_signal);
         let elapsed = self.started.elapsed();
-        let Some(status) = status else {
-            let how = self.stop();
-            let (stdout, stderr) = self.output(Duration::from_secs(2));
-            panic!(
-                "{} did not finish within {limit:?}; {how}\n--- stdout\n{}\n--- stderr\n{}",
-                self.what,
-                stdout.unwrap_or_else(|| "(still open)".into()),
-                stderr.unwrap_or_else(|| "(still open)".into()),
-            );
+        let status = match waited {
+            Ok(status) => status,
+            Err(how) => {
+                let (stdout, stderr) = self.output(Duration::from_secs(2));
+                panic!(
+                    "{} did not finish within {limit:?}; {how}\n--- stdout\n{}\n--- stderr\n{}",
+                    self.what,
+                    stdout.unwrap_or_else(|| "(still open)".into()),
+                    stderr.unwrap_or_else(|| "(still open)".into()),
+                );
+            }
         };
         match self.output(OUTPUT_GRACE) {
             (Some(stdout), Some(stderr)) => Finished {
@@ -184,25 +169,6 @@ impl Running {
         }
     }
 
-    /// Stops an overrunning child: its stop signal, then SIGKILL after [`STOP_GRACE`]; says
-    /// what it took.
-    fn stop(&mut self) -> String {
-        let signal = self.stop_signal;
-        if let Err(e) = self.signal(signal) {
-            return format!("signal {signal} failed ({e})");
-        }
-        let sent = Instant::now();
-        while sent.elapsed() < STOP_GRACE {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return format!("stopped with signal {signal}: {status}");
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        format!("signal {signal} did not stop it within {STOP_GRACE:?}; killed")
-    }
-
     /// The output collected so far, waiting up to `wait` for the ends of the streams.
     fn output(&self, wait: Duration) -> (Option<String>, Option<String>) {
         let until = Instant::now() + wait;
@@ -215,6 +181,56 @@ impl Running {
     }
 }
 
+/// Sends `signal` to `child`, which must not have been waited for successfully.
+fn signal_child(child: &Child, signal: libc::c_int) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(child.id())
+        .map_err(|_| io::Error::other("the child's pid does not fit pid_t"))?;
+    // SAFETY: kill(2) on our own child, which has not been reaped (the caller holds it and has
+    // not seen it exit), so the pid is still its own; no memory is involved.
+    if unsafe { libc::kill(pid, signal) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Waits for `child` to exit, at most until `limit` after `started`. Past the limit it sends
+/// `stop_signal` (SIGINT makes `shmemrun` end every PE of its job), SIGKILL 10 s later if the
+/// child is still there, reaps it, and returns `Err` saying so. For a child whose output the
+/// caller reads itself; [`start`] and [`Running::finish`] do all of it.
+pub fn wait_with_limit(
+    child: &mut Child,
+    started: Instant,
+    limit: Duration,
+    stop_signal: libc::c_int,
+) -> Result<ExitStatus, String> {
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if started.elapsed() < limit => thread::sleep(Duration::from_millis(5)),
+            Ok(None) => break,
+            Err(e) => return Err(format!("waiting for it failed: {e}")),
+        }
+    }
+    if let Err(e) = signal_child(child, stop_signal) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!("signal {stop_signal} failed ({e}); killed"));
+    }
+    let sent = Instant::now();
+    while sent.elapsed() < STOP_GRACE {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("stopped with signal {stop_signal}: {status}"));
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    Err(format!(
+        "signal {stop_signal} did not stop it within {STOP_GRACE:?}; killed"
+    ))
+}
+
 impl Drop for Running {
     /// A test that fails before [`Running::finish`] leaves no child behind (SIGKILL; `shmemrun`'s
     /// local PEs die with it).
@@ -223,5 +239,30 @@ impl Drop for Running {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_that_finishes_in_time_leaves_its_output() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let done = start(cmd).finish(Duration::from_secs(30));
+        assert_eq!(done.code(), Some(3));
+        assert_eq!(
+            (done.stdout.as_str(), done.stderr.as_str()),
+            ("out\n", "err\n")
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "did not finish within 200ms; stopped with signal 2")]
+    fn a_child_that_overruns_is_stopped_and_fails_the_test() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo started; exec sleep 30"]);
+        start(cmd).finish(Duration::from_millis(200));
     }
 }

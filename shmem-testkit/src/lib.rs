@@ -18,7 +18,8 @@
 //!
 //! **Children with a time limit.** [`run_with_limit`], or [`start`] and [`Running::finish`] for
 //! a child the test talks to while it runs: the output is captured, and a child that overruns
-//! is stopped and fails the test with its output. [`one_job_at_a_time`] keeps jobs from sharing
+//! is stopped and fails the test with its output. [`wait_with_limit`] is the waiting part alone,
+//! for a test that reads the child's output as it comes. [`one_job_at_a_time`] keeps jobs from sharing
 //! the machine's few cores.
 //!
 //! **Programs.** [`run_job`] runs a program (an example, a benchmark) as a job; [`line_with`] and
@@ -35,7 +36,7 @@ mod programs;
 mod root;
 mod shmemrun;
 
-pub use child::{Finished, Running, one_job_at_a_time, run_with_limit, start};
+pub use child::{Finished, Running, one_job_at_a_time, run_with_limit, start, wait_with_limit};
 pub use hosts::{TwoHosts, netns_script};
 pub use jobs::{
     Layout, MPIRUN_COUNTS, PE_COUNTS, Path, is_pe, launch, launch_mpirun, launch_two_hosts,
