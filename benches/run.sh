@@ -82,7 +82,7 @@ for n in "${NPES[@]}"; do
 done
 
 echo "== building" >&2
-cargo build --release -p shmem-benches -p shmem-core >&2
+cargo build --release -p shmem-benches -p shmem-run >&2
 plot_bin=
 if [[ $PLOT != 0 ]]; then
     if cargo build --release -p shmem-benches --features plot --bin latency_plot >&2; then

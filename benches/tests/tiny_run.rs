@@ -3,13 +3,16 @@
 //! full, `--collectives` and `--bandwidth` modes; `dsl_overhead` runs a short timing.
 //! (`TINY=1 bash benches/run.sh` does the same against Open MPI's OpenSHMEM; it needs `oshcc`.)
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
+use std::process::{Command, Output};
 use std::time::Duration;
 
-/// One job at a time: the machine may have 2 cores.
-static JOBS: Mutex<()> = Mutex::new(());
+use shmem_testkit::shmemrun;
+
+/// Runs `cmd` alone on the machine (it may have 2 cores), stopping it and failing after `limit`.
+fn run_alone(cmd: Command, limit: Duration) -> Output {
+    let _one_at_a_time = shmem_testkit::one_job_at_a_time();
+    shmem_testkit::run_with_limit(cmd, limit).0
+}
 
 /// Message sizes of the sized put/get rows, as in `latency.rs`.
 const SIZES: [u64; 7] = [8, 64, 512, 4096, 32 << 10, 256 << 10, 1 << 20];
@@ -22,48 +25,6 @@ const COLLECTIVES: [(&str, u64); 5] = [
     ("fcollect", 8),
     ("alltoall", 8),
 ];
-
-/// `shmemrun` from shmem-core, built next to this package's binaries (same target directory and
-/// profile) by `cargo test --workspace` or `cargo build --workspace`.
-fn shmemrun() -> PathBuf {
-    let latency = PathBuf::from(env!("CARGO_BIN_EXE_latency"));
-    let run = latency
-        .parent()
-        .expect("the benchmark binary has a directory")
-        .join("shmemrun");
-    assert!(
-        run.exists(),
-        "{} is missing: build the workspace (cargo build --workspace) or run cargo test --workspace",
-        run.display()
-    );
-    run
-}
-
-/// Runs `cmd`, killing it (SIGINT, which makes `shmemrun` end every PE) after `limit`.
-fn run_with_limit(mut cmd: Command, limit: Duration) -> Output {
-    let _one_at_a_time = JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.unwrap_or_else(|e| panic!("waiting for {cmd:?}: {e}")),
-        Err(_) => {
-            let _ = Command::new("kill")
-                .arg("-INT")
-                .arg(pid.to_string())
-                .status();
-            let _ = rx.recv_timeout(Duration::from_secs(10));
-            panic!("{cmd:?} did not finish within {limit:?}");
-        }
-    }
-}
 
 /// One CSV row of `latency --csv`.
 #[derive(Debug)]
@@ -91,7 +52,7 @@ fn latency(n: usize, ucx: bool, extra: &[&str]) -> Vec<Row> {
         cmd.env_remove("UCX_TLS");
     }
     let what = format!("latency {extra:?} on {n} PEs (UCX path: {ucx})");
-    let out = run_with_limit(cmd, Duration::from_secs(120));
+    let out = run_alone(cmd, Duration::from_secs(120));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -208,7 +169,7 @@ fn dsl_overhead_tiny() {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsl_overhead"));
     cmd.args(["--iters", "1000", "--reps", "3"])
         .env_remove("UCX_TLS");
-    let out = run_with_limit(cmd, Duration::from_secs(60));
+    let out = run_alone(cmd, Duration::from_secs(60));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -3,11 +3,11 @@
 //! races and the pipeline), each on the direct path and on the UCX path, and checks the lines
 //! they print. Problem sizes are kept small so the whole file runs in seconds.
 
-mod common;
+use shmem_testkit as common;
 
-use common::{line_with, per_pe_ok_lines, run_job, run_job_status};
+use common::{Path, line_with, per_pe_ok_lines, run_job, run_job_status};
 
-const PATHS: [bool; 2] = [false, true];
+const PATHS: [Path; 2] = Path::ALL;
 const PES: [usize; 4] = [1, 2, 3, 4];
 const PES_8: [usize; 5] = [1, 2, 3, 4, 8];
 
@@ -17,9 +17,9 @@ fn left(pe: usize, n: usize) -> usize {
 
 #[test]
 fn hello_greets_from_every_pe() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES {
-            let out = run_job(n, ucx_path, env!("CARGO_BIN_EXE_hello"), &[]);
+            let out = run_job(n, path, env!("CARGO_BIN_EXE_hello"), &[]);
             assert_eq!(out.lines().count(), n, "{out}");
             for pe in 0..n {
                 line_with(&out, &format!("Hello from PE {pe} of {n}"));
@@ -30,9 +30,9 @@ fn hello_greets_from_every_pe() {
 
 #[test]
 fn rotput_delivers_the_left_neighbours_number() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES {
-            let out = run_job(n, ucx_path, env!("CARGO_BIN_EXE_rotput"), &[]);
+            let out = run_job(n, path, env!("CARGO_BIN_EXE_rotput"), &[]);
             for (pe, line) in per_pe_ok_lines(&out, "rotput", n).into_iter().enumerate() {
                 let l = left(pe, n);
                 assert!(
@@ -46,9 +46,9 @@ fn rotput_delivers_the_left_neighbours_number() {
 
 #[test]
 fn rotget_reads_the_left_neighbours_array() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES {
-            let out = run_job(n, ucx_path, env!("CARGO_BIN_EXE_rotget"), &[]);
+            let out = run_job(n, path, env!("CARGO_BIN_EXE_rotget"), &[]);
             for (pe, line) in per_pe_ok_lines(&out, "rotget", n).into_iter().enumerate() {
                 let l = left(pe, n);
                 assert!(
@@ -63,14 +63,9 @@ fn rotget_reads_the_left_neighbours_array() {
 
 #[test]
 fn broadcast_reaches_every_pe() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES {
-            let out = run_job(
-                n,
-                ucx_path,
-                env!("CARGO_BIN_EXE_broadcast"),
-                &["--len", "300"],
-            );
+            let out = run_job(n, path, env!("CARGO_BIN_EXE_broadcast"), &["--len", "300"]);
             for line in per_pe_ok_lines(&out, "broadcast", n) {
                 assert!(line.contains("received 300 elements from PE 0"), "{line}");
             }
@@ -80,9 +75,9 @@ fn broadcast_reaches_every_pe() {
 
 #[test]
 fn collect_concatenates_contributions_of_different_lengths() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES {
-            let out = run_job(n, ucx_path, env!("CARGO_BIN_EXE_collect"), &[]);
+            let out = run_job(n, path, env!("CARGO_BIN_EXE_collect"), &[]);
             let total = n * (n + 1) / 2;
             for (pe, line) in per_pe_ok_lines(&out, "collect", n).into_iter().enumerate() {
                 assert!(
@@ -99,14 +94,9 @@ fn collect_concatenates_contributions_of_different_lengths() {
 
 #[test]
 fn fcollect_gathers_equal_blocks() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES {
-            let out = run_job(
-                n,
-                ucx_path,
-                env!("CARGO_BIN_EXE_fcollect"),
-                &["--count", "5"],
-            );
+            let out = run_job(n, path, env!("CARGO_BIN_EXE_fcollect"), &["--count", "5"]);
             for line in per_pe_ok_lines(&out, "fcollect", n) {
                 assert!(
                     line.contains(&format!("gathered {n} x 5 elements")),
@@ -119,14 +109,9 @@ fn fcollect_gathers_equal_blocks() {
 
 #[test]
 fn alltoall_transposes_the_blocks() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES {
-            let out = run_job(
-                n,
-                ucx_path,
-                env!("CARGO_BIN_EXE_alltoall"),
-                &["--block", "3"],
-            );
+            let out = run_job(n, path, env!("CARGO_BIN_EXE_alltoall"), &["--block", "3"]);
             for line in per_pe_ok_lines(&out, "alltoall", n) {
                 assert!(
                     line.contains(&format!("received {n} blocks of 3 elements")),
@@ -139,10 +124,10 @@ fn alltoall_transposes_the_blocks() {
 
 #[test]
 fn pi_estimate_converges() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES {
             // The default 200 000 points per PE: the real check (|pi - estimate| < 0.05).
-            let out = run_job(n, ucx_path, env!("CARGO_BIN_EXE_pi"), &[]);
+            let out = run_job(n, path, env!("CARGO_BIN_EXE_pi"), &[]);
             assert_eq!(out.lines().count(), 1, "{out}");
             let line = line_with(
                 &out,
@@ -158,7 +143,7 @@ fn pi_reports_a_wrong_estimate_and_fails() {
     // A tolerance of 0 cannot be met: PE 0 prints FAILED and the job exits non-zero.
     let (status, out, _) = run_job_status(
         2,
-        false,
+        Path::Direct,
         env!("CARGO_BIN_EXE_pi"),
         &["--points", "100", "--tolerance", "0"],
     );
@@ -171,11 +156,11 @@ fn pi_reports_a_wrong_estimate_and_fails() {
 
 #[test]
 fn race_winner_has_exactly_one_winner_per_round() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES_8 {
             let out = run_job(
                 n,
-                ucx_path,
+                path,
                 env!("CARGO_BIN_EXE_race_winner"),
                 &["--rounds", "5"],
             );
@@ -205,11 +190,11 @@ fn race_winner_has_exactly_one_winner_per_round() {
 
 #[test]
 fn pipeline_delivers_every_round_in_order() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES_8 {
             let out = run_job(
                 n,
-                ucx_path,
+                path,
                 env!("CARGO_BIN_EXE_pipeline"),
                 &["--rounds", "30", "--len", "16"],
             );
@@ -228,11 +213,11 @@ fn pipeline_delivers_every_round_in_order() {
 
 #[test]
 fn lock_counter_loses_no_increment() {
-    for ucx_path in PATHS {
+    for path in PATHS {
         for n in PES {
             let out = run_job(
                 n,
-                ucx_path,
+                path,
                 env!("CARGO_BIN_EXE_lock_counter"),
                 &["--iters", "25"],
             );

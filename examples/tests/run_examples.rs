@@ -1,18 +1,18 @@
 //! Runs the example programs as real jobs under `shmemrun`, at several PE counts and on both the
 //! direct (shared-memory) and the UCX path, and checks what they print.
 
-mod common;
+use shmem_testkit as common;
 
-use common::run_job;
+use common::{Path, run_job};
 
 #[test]
 fn heat_matches_the_single_pe_computation() {
-    for ucx_path in [false, true] {
+    for path in Path::ALL {
         for n in [1, 2, 3, 4] {
             // An uneven split: 61 columns over 2, 3 and 4 PEs.
             let out = run_job(
                 n,
-                ucx_path,
+                path,
                 env!("CARGO_BIN_EXE_heat"),
                 &["--nx", "61", "--ny", "40", "--iters", "60"],
             );
@@ -27,9 +27,9 @@ fn heat_matches_the_single_pe_computation() {
 
 #[test]
 fn ring_brings_every_token_home() {
-    for ucx_path in [false, true] {
+    for path in Path::ALL {
         for n in [1, 2, 3, 5, 8] {
-            let out = run_job(n, ucx_path, env!("CARGO_BIN_EXE_ring"), &[]);
+            let out = run_job(n, path, env!("CARGO_BIN_EXE_ring"), &[]);
             for pe in 0..n {
                 assert!(
                     out.contains(&format!("ring: PE {pe} of {n}: token")),

@@ -23,7 +23,8 @@
 //!
 //! Run it on 4 PEs with `target/release/shmemrun -n 4 ./my_program`, or across hosts with
 //! `shmemrun --hosts node1:4,node2:4 ./my_program` (started over ssh; see `shmemrun --help`). A
-//! program started without the launcher runs as a single PE.
+//! program started without the launcher runs as a single PE. The launcher is the `shmem-run`
+//! package; the protocol it speaks with `init` is the `shmem-launch` crate.
 //!
 //! # Errors and panics
 //! Environment failures (UCX, the launcher, the heap) are [`Error`]s. Misuse that only shows at run

@@ -5,7 +5,7 @@
 //! itself, heap arrays, teams and contexts, borrow it: the compiler rejects their use after the
 //! drop, see `ui-tests`.)
 
-mod common;
+use shmem_testkit as common;
 
 use common::{Path, is_pe, launch};
 use shmem_core::prelude::*;

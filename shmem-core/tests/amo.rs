@@ -1,7 +1,7 @@
 //! Atomic memory operations from every PE on one PE's words, at 1, 2, 3, 4 and 8 PEs on the
 //! direct (CPU atomics on mapped memory) and UCX paths. Totals are checked on the target.
 
-mod common;
+use shmem_testkit as common;
 
 use common::multi_pe_hosts;
 use shmem_core::prelude::*;

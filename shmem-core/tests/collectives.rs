@@ -1,7 +1,7 @@
 //! Team collectives at 1, 2, 3, 4 and 8 PEs on the direct and UCX paths, on the world team and on
 //! split teams, with values every PE checks.
 
-mod common;
+use shmem_testkit as common;
 
 use common::{multi_pe_at, multi_pe_hosts};
 use shmem_core::prelude::*;

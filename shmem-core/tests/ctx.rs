@@ -1,7 +1,7 @@
 //! Contexts at 1, 2, 3, 4 and 8 PEs on the direct and UCX paths: context-scoped RMA and atomics
 //! land, `quiet` completes them, and shared contexts work from several threads at once.
 
-mod common;
+use shmem_testkit as common;
 
 use common::multi_pe;
 use shmem_core::ThreadLevel;

@@ -1,7 +1,7 @@
 //! `shmem!` in real jobs at 1, 2, 3, 4 and 8 PEs on both paths: every form moves the values it
 //! should, and run-time checks fire before any byte moves.
 
-mod common;
+use shmem_testkit as common;
 
 use common::{multi_pe, multi_pe_at};
 use shmem_core::prelude::*;

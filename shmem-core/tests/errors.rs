@@ -1,7 +1,7 @@
 //! Bad input: each case gets a clear error or panic message naming the values, before any byte
 //! moves, on real multi-PE jobs.
 
-mod common;
+use shmem_testkit as common;
 
 use common::multi_pe_at;
 use shmem_core::prelude::*;

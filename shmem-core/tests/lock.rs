@@ -1,7 +1,7 @@
 //! Distributed locks in real jobs at 1, 2, 3 and 4 PEs on both paths: read-modify-write of a
 //! counter with plain get and put under the lock must never lose an update.
 
-mod common;
+use shmem_testkit as common;
 
 use common::multi_pe_at;
 use shmem_core::prelude::*;

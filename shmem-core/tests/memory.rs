@@ -1,7 +1,7 @@
 //! Aligned allocation, realloc and allocation with hints in real jobs at 1, 2, 3 and 4 PEs on
 //! both paths, checking values across PEs.
 
-mod common;
+use shmem_testkit as common;
 
 use common::multi_pe_at;
 use shmem_core::prelude::*;

@@ -1,7 +1,7 @@
 //! OpenSHMEM 1.5/1.6 point-to-point synchronization in real jobs at 1, 2, 3 and 4 PEs on both
 //! paths: wait_until_{all,any,some}[_vector], test_*, signal_add/signal_set and pe_quiet.
 
-mod common;
+use shmem_testkit as common;
 
 use common::multi_pe_at;
 use shmem_core::prelude::*;

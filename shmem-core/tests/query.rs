@@ -1,7 +1,7 @@
 //! Queries (pe_accessible, addr_accessible, peer_slice, version) in real jobs at 1, 2, 3 and 4
 //! PEs on both paths, and global_exit ending a job whose other PEs wait in a barrier.
 
-mod common;
+use shmem_testkit as common;
 
 use common::{Path, is_pe, launch, multi_pe_at};
 use shmem_core::prelude::*;

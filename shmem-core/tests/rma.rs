@@ -2,7 +2,7 @@
 //! statics, run as real jobs at 1, 2, 3, 4 and 8 PEs on the direct and the UCX path. Every test
 //! reads back on one PE what another PE wrote.
 
-mod common;
+use shmem_testkit as common;
 
 use common::multi_pe_hosts;
 use shmem_core::prelude::*;

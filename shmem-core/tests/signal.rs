@@ -2,7 +2,7 @@
 //! paths: a pipeline where each PE streams rounds of data to its right neighbour and the
 //! neighbour waits on the signal before reading.
 
-mod common;
+use shmem_testkit as common;
 
 use common::multi_pe;
 use shmem_core::prelude::*;

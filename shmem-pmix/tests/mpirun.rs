@@ -9,13 +9,13 @@
 //! Needs `mpirun` on the PATH (Debian/Ubuntu: `apt-get install openmpi-bin`); set
 //! `SHMEM_PMIX_MPIRUN` to use another one.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use shmem_pmix::{Error, Pmix};
+use shmem_testkit::Finished as Job;
 
 /// Set in the environment of the ranks this file launches.
 const AS_RANK: &str = "SHMEM_PMIX_TEST_AS_RANK";
@@ -24,9 +24,6 @@ const JOB_LIMIT: Duration = Duration::from_secs(60);
 /// A rank ends itself this long after starting, so a bug cannot leave ranks behind even
 /// if `mpirun` dies without killing them.
 const RANK_LIMIT: Duration = Duration::from_secs(70);
-
-/// One job at a time: the machine may have 2 cores and a job has up to 4 ranks.
-static JOBS: Mutex<()> = Mutex::new(());
 
 fn is_rank() -> bool {
     std::env::var_os(AS_RANK).is_some()
@@ -52,47 +49,12 @@ fn mpirun() -> PathBuf {
         })
 }
 
-/// What a finished job left behind.
-struct Job {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
-impl Job {
-    fn describe(&self) -> String {
-        format!(
-            "exit {} after {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.status, self.took, self.stdout, self.stderr
-        )
-    }
-}
-
-/// Collects a child's pipe on a thread.
-fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
-/// Sends SIGTERM (mpirun then ends its ranks), waits a little, then SIGKILL.
-fn stop(child: &mut Child) {
-    let pid = libc::pid_t::try_from(child.id()).expect("pid fits pid_t");
-    // SAFETY: kill(2) with the pid of our own child, which has not been reaped yet (we
-    // still hold it and have not waited for it successfully), so the pid is not reused.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
-    let grace = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < grace {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
+/// A finished job, for messages.
+fn describe(job: &Job) -> String {
+    format!(
+        "exit {} after {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        job.status, job.elapsed, job.stdout, job.stderr
+    )
 }
 
 /// Launches this test binary's test `name` as an `n`-rank job under mpirun.
@@ -109,40 +71,14 @@ fn launch(name: &str, n: usize) -> Job {
     .arg(exe)
     .args([name, "--exact", "--nocapture", "--test-threads=1"])
     .env(AS_RANK, "1")
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let _one_job = JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let t0 = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let out = drain(child.stdout.take().expect("piped stdout"));
-    let err = drain(child.stderr.take().expect("piped stderr"));
-    let finished = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if t0.elapsed() < JOB_LIMIT => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => break None,
-            Err(e) => panic!("waiting for {cmd:?}: {e}"),
-        }
-    };
-    let took = t0.elapsed();
-    if finished.is_none() {
-        stop(&mut child);
-    }
-    let job = Job {
-        status: finished.unwrap_or_else(|| child.wait().expect("reap mpirun")),
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-        took,
-    };
-    assert!(
-        finished.is_some(),
-        "{name} on {n} ranks did not finish within {JOB_LIMIT:?} and was killed: {}",
-        job.describe()
-    );
-    eprintln!("{name}: {n} ranks under mpirun took {took:?}");
+    .stdin(Stdio::null());
+    // One job at a time: the machine may have 2 cores and a job has up to 4 ranks.
+    let _one_job = shmem_testkit::one_job_at_a_time();
+    // Past the limit: SIGTERM (mpirun then ends its ranks), SIGKILL if that is not enough.
+    let job = shmem_testkit::start(cmd)
+        .stop_with(libc::SIGTERM)
+        .finish(JOB_LIMIT);
+    eprintln!("{name}: {n} ranks under mpirun took {:?}", job.elapsed);
     job
 }
 
@@ -244,12 +180,12 @@ fn exchange(name: &str, n: u32) {
         return exchange_rank(name, n);
     }
     let job = launch(name, n as usize);
-    assert!(job.status.success(), "{name}: {}", job.describe());
+    assert!(job.status.success(), "{name}: {}", describe(&job));
     for rank in 0..n {
         assert!(
             job.stdout.contains(&format!("<rank-done {name} {rank} ")),
             "{name}: rank {rank} did not report completion: {}",
-            job.describe()
+            describe(&job)
         );
     }
 }
@@ -294,18 +230,18 @@ fn abort_ends_the_job() {
     assert!(
         !job.status.success(),
         "mpirun reported success after an abort: {}",
-        job.describe()
+        describe(&job)
     );
     assert!(
         !job.stdout.contains("<survived"),
         "a rank outlived the abort: {}",
-        job.describe()
+        describe(&job)
     );
     assert!(
-        job.took < Duration::from_secs(20),
+        job.elapsed < Duration::from_secs(20),
         "the abort took {:?} to end the job: {}",
-        job.took,
-        job.describe()
+        job.elapsed,
+        describe(&job)
     );
 }
 

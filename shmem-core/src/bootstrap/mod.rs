@@ -1,50 +1,28 @@
 //! Start-up: who am I, how many are we, which PEs share my node, and an out-of-band allgather
 //! and barrier. Three ways in:
 //! - started by `shmemrun` (`SHMEM_RENDEZVOUS` is set): over the connection to the launcher,
-//!   described below;
+//!   with the launch protocol of the `shmem-launch` crate (its
+//!   [`client`](shmem_launch::client) and [`watchdog`]; the protocol is
+//!   described there);
 //! - started by a PMIx launcher (`mpirun`, `prterun`, `srun --mpi=pmix`: `PMIX_NAMESPACE` and
 //!   `PMIX_RANK` are set): through PMIx ([`pmix`]);
-//! - neither: a singleton, PE 0 of 1.
+//! - neither: a singleton, PE 0 of 1 on node 0 of 1, with no I/O at all.
 //!
-//! `shmemrun` starts every PE with `SHMEM_RENDEZVOUS` (the launcher's `host:port`), `SHMEM_PE`,
-//! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` (the index of the PE's host)
-//! and `SHMEM_NNODES` (the number of hosts) in the environment. A program started without the
-//! launcher (no `SHMEM_RENDEZVOUS`) is a singleton: PE 0 of 1 on node 0 of 1, with no I/O at all.
-//!
-//! The protocol is in [`wire`]; the PE's side of the conversation in [`client`]. Both use only
-//! `std`, so the launcher binary and the integration tests compile the very same files.
-//!
-//! Supervision: besides the synchronous connection of [`client`], a PE started by the launcher
-//! opens a control connection served by a [`watchdog`] thread. The launcher ends a PE on another
-//! host through it ([`wire::Msg::Abort`]), and the PE ends itself when the launcher closes it or,
-//! in multi-host jobs, stops sending heartbeats. The watchdog runs from `init` until the process
-//! exits, finalize included.
-//!
-//! Timeouts: the first collective is the rendezvous. If not every PE has said hello to the
-//! launcher within `SHMEM_INIT_TIMEOUT` seconds (default 60), the launcher sends the connected
-//! PEs an error naming the missing ones, which becomes [`Error::RendezvousTimeout`]; if the
-//! launcher stays silent, the PE gives up on its own a few seconds later. Later collectives wait
-//! as long as it takes, because the launcher tells the waiters when a PE leaves without
-//! finalizing (and ends the job when a PE dies).
+//! Under `shmemrun`, the first collective is the rendezvous: it fails with
+//! [`Error::RendezvousTimeout`] when not every PE arrives within `SHMEM_INIT_TIMEOUT`. Later
+//! collectives wait as long as it takes, because the launcher tells the waiters when a PE leaves
+//! without finalizing (and ends the job when a PE dies). A watchdog thread, on a control
+//! connection of its own, ends the PE when the launcher ends the job or is gone.
 
-pub(crate) mod client;
 #[cfg(feature = "pmix")]
 mod pmix;
-// The launcher's side; the unit tests run it in-process (`shmemrun` uses all of it).
-#[cfg(test)]
-#[allow(dead_code)]
-mod server;
-pub(crate) mod watchdog;
-// Shared with `shmemrun` and the integration tests; each of them needs only part of it.
-#[allow(dead_code)]
-pub(crate) mod wire;
 
-use std::ffi::OsString;
 use std::time::Duration;
 
+use shmem_launch::client::{Client, ClientError, EnvError, LaunchEnv};
+use shmem_launch::{watchdog, wire};
+
 use crate::{Error, Result};
-use client::{Client, ClientError};
-use wire::{ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE, ENV_RENDEZVOUS};
 
 /// This process's place in the job and its connection to whatever started it.
 #[derive(Debug)]
@@ -80,7 +58,7 @@ impl Bootstrap {
     /// `SHMEM_RENDEZVOUS` the process is a singleton (PE 0 of 1) and nothing is read or
     /// connected.
     pub(crate) fn from_env() -> Result<Bootstrap> {
-        let Some(config) = Config::from_vars(std::env::var_os)? else {
+        let Some(config) = LaunchEnv::from_env().map_err(env_error)? else {
             if pmix_launched() {
                 return Bootstrap::from_pmix();
             }
@@ -136,9 +114,8 @@ impl Bootstrap {
 
     /// Connects the synchronous launcher connection (no watchdog: unit tests run many PEs in
     /// one process).
-    fn connect(c: &Config) -> Result<Bootstrap> {
-        let client = Client::connect(&c.rendezvous, c.job_id, c.pe, c.npes, c.timeout)
-            .map_err(|e| map_err(e, c.timeout))?;
+    fn connect(c: &LaunchEnv) -> Result<Bootstrap> {
+        let client = c.connect().map_err(|e| map_err(e, c.timeout))?;
         Ok(Bootstrap {
             my_pe: c.pe,
             n_pes: c.npes,
@@ -248,130 +225,25 @@ fn map_err(e: ClientError, timeout: Duration) -> Error {
     }
 }
 
+/// The launcher's environment is unusable: a bad value names the variable as for every other
+/// variable of the runtime; a missing one says how to start the program.
+fn env_error(e: EnvError) -> Error {
+    match e {
+        EnvError::Invalid {
+            name,
+            value,
+            reason,
+        } => Error::BadEnv {
+            name,
+            value,
+            reason,
+        },
+        missing @ EnvError::Missing { .. } => Error::Bootstrap(missing.to_string()),
+    }
+}
+
 fn default_timeout() -> Duration {
     Duration::from_secs_f64(wire::DEFAULT_INIT_TIMEOUT_SECS)
-}
-
-/// The launcher's environment, parsed.
-#[derive(Debug, Clone, PartialEq)]
-struct Config {
-    rendezvous: String,
-    pe: usize,
-    npes: usize,
-    job_id: u64,
-    timeout: Duration,
-    node: usize,
-    nnodes: usize,
-}
-
-impl Config {
-    /// `Ok(None)` when `SHMEM_RENDEZVOUS` is unset (singleton).
-    fn from_vars(get: impl Fn(&'static str) -> Option<OsString>) -> Result<Option<Config>> {
-        let text = |name: &'static str| -> Result<Option<String>> {
-            match get(name) {
-                None => Ok(None),
-                Some(v) => v.into_string().map(Some).map_err(|v| Error::BadEnv {
-                    name,
-                    value: v.to_string_lossy().into_owned(),
-                    reason: "not valid UTF-8".into(),
-                }),
-            }
-        };
-        let required = |name: &'static str| -> Result<String> {
-            text(name)?.ok_or_else(|| {
-                Error::Bootstrap(format!(
-                    "{ENV_RENDEZVOUS} is set but {name} is not: start the program with shmemrun, \
-                     or unset {ENV_RENDEZVOUS} to run it as a single PE"
-                ))
-            })
-        };
-        let bad = |name: &'static str, value: &str, reason: String| Error::BadEnv {
-            name,
-            value: value.to_string(),
-            reason,
-        };
-        let Some(rendezvous) = text(ENV_RENDEZVOUS)? else {
-            return Ok(None);
-        };
-        if rendezvous.trim().is_empty() {
-            return Err(bad(
-                ENV_RENDEZVOUS,
-                &rendezvous,
-                "expected host:port".into(),
-            ));
-        }
-        let number = |name: &'static str| -> Result<usize> {
-            let v = required(name)?;
-            v.trim()
-                .parse()
-                .map_err(|_| bad(name, &v, "expected a non-negative integer".into()))
-        };
-        let npes = number(ENV_NPES)?;
-        if npes == 0 || npes > u32::MAX as usize {
-            return Err(bad(
-                ENV_NPES,
-                &npes.to_string(),
-                "must be at least 1".into(),
-            ));
-        }
-        let pe = number(ENV_PE)?;
-        if pe >= npes {
-            return Err(bad(
-                ENV_PE,
-                &pe.to_string(),
-                format!("must be below {ENV_NPES}={npes}"),
-            ));
-        }
-        let id = required(ENV_JOB_ID)?;
-        let job_id = u64::from_str_radix(id.trim(), 16).map_err(|_| {
-            bad(
-                ENV_JOB_ID,
-                &id,
-                "expected a hexadecimal 64-bit number".into(),
-            )
-        })?;
-        let timeout = match text(ENV_INIT_TIMEOUT)? {
-            None => default_timeout(),
-            Some(v) => {
-                wire::parse_timeout_secs(&v).map_err(|reason| bad(ENV_INIT_TIMEOUT, &v, reason))?
-            }
-        };
-        // Optional: a launcher that does not know about hosts runs everything on one.
-        let optional = |name: &'static str, default: usize| -> Result<usize> {
-            match text(name)? {
-                None => Ok(default),
-                Some(v) => v
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad(name, &v, "expected a non-negative integer".into())),
-            }
-        };
-        let nnodes = optional(ENV_NNODES, 1)?;
-        if nnodes == 0 || nnodes > npes {
-            return Err(bad(
-                ENV_NNODES,
-                &nnodes.to_string(),
-                format!("must be from 1 to {ENV_NPES}={npes}"),
-            ));
-        }
-        let node = optional(ENV_NODE, 0)?;
-        if node >= nnodes {
-            return Err(bad(
-                ENV_NODE,
-                &node.to_string(),
-                format!("must be below {ENV_NNODES}={nnodes}"),
-            ));
-        }
-        Ok(Some(Config {
-            rendezvous,
-            pe,
-            npes,
-            job_id,
-            timeout,
-            node,
-            nnodes,
-        }))
-    }
 }
 
 #[cfg(test)]

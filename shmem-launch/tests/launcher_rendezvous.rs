@@ -1,43 +1,28 @@
 //! The rendezvous through a real `shmemrun` and real PE processes.
 //!
 //! The PEs are this test binary itself, re-executed under `shmemrun` to run only [`pe_role`]
-//! with `SHMEM_TEST_ROLE` saying what to do. They speak to the launcher with the library's own
-//! protocol and client code, compiled in here from the same files.
+//! with `SHMEM_TEST_ROLE` saying what to do. They speak to the launcher with this crate's
+//! client, as shmem-core does. (`shmemrun` is found, or built, by `shmem_testkit::shmemrun`.)
 
-// The library's bootstrap client is crate-private; compile its std-only files directly.
-#[allow(dead_code)]
-#[path = "../src/bootstrap/client.rs"]
-mod client;
-#[allow(dead_code)]
-#[path = "../src/bootstrap/wire.rs"]
-mod wire;
-
-use std::io::Read;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use client::{Client, ClientError};
+use shmem_launch::client::{Client, ClientError, LaunchEnv};
+use shmem_launch::wire;
+use shmem_testkit::{Finished, shmemrun};
 
-const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
 const ROLE: &str = "SHMEM_TEST_ROLE";
 const LIMIT: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------------------------------------
 // The PE side.
 
-fn var(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} not set"))
-}
-
 /// Connects as the launcher's environment says; returns the client, my PE and the job size.
 fn connect() -> (Client, usize, usize) {
-    let pe: usize = var(wire::ENV_PE).parse().unwrap();
-    let npes: usize = var(wire::ENV_NPES).parse().unwrap();
-    let job = u64::from_str_radix(&var(wire::ENV_JOB_ID), 16).unwrap();
-    let timeout = wire::parse_timeout_secs(&var(wire::ENV_INIT_TIMEOUT)).unwrap();
-    let client = Client::connect(&var(wire::ENV_RENDEZVOUS), job, pe, npes, timeout).unwrap();
-    (client, pe, npes)
+    let env = LaunchEnv::from_env().unwrap().expect("started by shmemrun");
+    let client = env.connect().unwrap();
+    (client, env.pe, env.npes)
 }
 
 /// Reports a failed collective the way a program would and exits with `code`.
@@ -98,7 +83,7 @@ fn pe_role() {
             }
         }
         "timeout" => {
-            if var(wire::ENV_PE) == "2" {
+            if std::env::var(wire::ENV_PE).as_deref() == Ok("2") {
                 thread::sleep(Duration::from_secs(30)); // never reaches the rendezvous
             }
             let (mut c, _, _) = connect();
@@ -114,59 +99,18 @@ fn pe_role() {
 // ---------------------------------------------------------------------------------------------
 // The tests.
 
-#[derive(Debug)]
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
 /// Runs `n` PEs of [`pe_role`] with `role` under `shmemrun`, with extra launcher options.
-fn launch(n: usize, role: &str, options: &[&str]) -> Run {
+fn launch(n: usize, role: &str, options: &[&str]) -> Finished {
     let me = std::env::current_exe().unwrap();
-    let started = Instant::now();
-    let mut child = Command::new(SHMEMRUN)
-        .args(["-n", &n.to_string()])
+    let mut cmd = Command::new(shmemrun());
+    cmd.args(["-n", &n.to_string()])
         .args(options)
         .arg(me)
         .args(["--exact", "pe_role", "--nocapture", "--test-threads", "1"])
         .env(ROLE, role)
         .env_remove(wire::ENV_INIT_TIMEOUT)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out = thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).unwrap();
-        s
-    });
-    let err = thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).unwrap();
-        s
-    });
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if started.elapsed() > LIMIT {
-            child.kill().unwrap();
-            panic!("shmemrun still running after {LIMIT:?}");
-        }
-        thread::sleep(Duration::from_millis(5));
-    };
-    let elapsed = started.elapsed();
-    Run {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-        elapsed,
-    }
+        .stdin(Stdio::null());
+    shmem_testkit::start(cmd).finish(LIMIT)
 }
 
 #[test]

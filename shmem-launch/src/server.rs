@@ -1,14 +1,13 @@
 //! The launcher's rendezvous server: accepts the PEs' connections, runs their collectives and
 //! watches for PEs that leave while others wait.
 //!
-//! It also serves the PEs' control connections (see `wire.rs`): it welcomes them, exchanges
-//! heartbeats when [`Server::set_heartbeat`] asked for them, reports PEs that fell silent or
-//! dropped the connection, and sends [`Server::abort_all`]'s verdict.
+//! It also serves the PEs' control connections (see [`wire`](crate::wire)): it welcomes them,
+//! exchanges heartbeats when [`Server::set_heartbeat`] asked for them, reports PEs that fell
+//! silent or dropped the connection, and sends [`Server::abort_all`]'s verdict.
 //!
 //! It is a single-threaded state machine driven by [`Server::poll`]; the caller owns the loop,
-//! so `shmemrun` can wait on the sockets and on its own wake-up descriptor at once. It is
-//! compiled into `shmemrun` (through `#[path]`) and into the library's unit tests, which run a
-//! real server in-process against real `client` connections.
+//! so `shmemrun` can wait on the sockets and on its own wake-up descriptor at once. The crate's
+//! unit tests run a real server in-process against real [`client`](crate::client) connections.
 //!
 //! The server only reports ([`Notice`]) and answers PEs; killing processes is the caller's job.
 
@@ -17,7 +16,7 @@ use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
-use super::wire::{
+use crate::wire::{
     CollectiveKind, ERR_OTHER, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION, millis_u32, pe_list,
     secs,
 };

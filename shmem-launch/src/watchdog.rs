@@ -1,5 +1,5 @@
 //! The PE's watchdog: a thread with a connection of its own to the launcher (the control
-//! connection of [`wire`](super::wire)) that ends the process when the launcher ends the job or
+//! connection of [`wire`](crate::wire)) that ends the process when the launcher ends the job or
 //! is gone.
 //!
 //! A PE on another host cannot be signalled by the launcher, nor die with it (`PR_SET_PDEATHSIG`
@@ -12,26 +12,28 @@
 //! only while the program is inside a start-up collective, and the PE's hot paths must not pay
 //! for supervision. The thread sleeps in `poll` and wakes twice a second at most.
 //!
-//! [`client`]: super::client
+//! [`client`]: crate::client
 
 use std::io::{self, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use super::client::connect_stream;
-use super::wire::{FrameBuf, Msg, PROTOCOL_VERSION, secs};
+use crate::client::connect_stream;
+use crate::wire::{FrameBuf, Msg, PROTOCOL_VERSION, secs};
 
 /// What to do when the job is over for this PE: called once, on the watchdog thread, with the
-/// exit status and the message for stderr. The library's is [`exit_now`]; tests record it.
-pub(crate) type Verdict = Box<dyn FnOnce(i32, String) + Send>;
+/// exit status and the message for stderr. A PE's is [`exit_now`]; tests record it.
+pub type Verdict = Box<dyn FnOnce(i32, String) + Send>;
 
 /// The exit status of a PE that lost its launcher.
-pub(crate) const LOST_STATUS: i32 = 1;
+pub const LOST_STATUS: i32 = 1;
 
-/// Opens the control connection to the launcher at `addr`, says hello, and starts the watchdog
-/// thread. Returns an error for the user when the connection cannot be opened.
-pub(crate) fn start(
+/// Opens the control connection to the launcher at `addr` (the rendezvous address) for PE `pe`
+/// of job `job_id`, says hello, and starts the watchdog thread, which calls `verdict` once when
+/// the job is over for this PE. Returns an error for the user when the connection cannot be
+/// opened or the thread cannot start.
+pub fn start(
     addr: &str,
     job_id: u64,
     pe: usize,
@@ -82,7 +84,7 @@ pub(crate) fn start(
 /// atexit handlers and library destructors under their feet (a crash would then replace the
 /// launcher's verdict). The message goes straight to file descriptor 2, without Rust's stderr
 /// lock, which a thread of the program might hold.
-pub(crate) fn exit_now(status: i32, message: String) {
+pub fn exit_now(status: i32, message: String) {
     let line = format!("{message}\n");
     // SAFETY: `line` is a live buffer of `line.len()` bytes for the duration of the call; write
     // only reads it. A failed or short write changes nothing: the process ends next.

@@ -11,9 +11,9 @@
 //! when the start command ends badly, when the PE falls silent for the heartbeat timeout (a
 //! stopped PE, a host or link that went down), or when its control connection ends before it
 //! finalized while its start command keeps running. To end the job the launcher sends every
-//! remote PE [`Msg::Abort`](crate::wire::Msg::Abort) on its control connection, gives the start
-//! commands [`ABORT_GRACE`] to end by themselves, then SIGTERM and SIGKILL; before exiting it
-//! waits up to [`LINGER`] for the remote PEs to close their control connections.
+//! remote PE [`Msg::Abort`](shmem_launch::wire::Msg::Abort) on its control connection, gives the
+//! start commands [`ABORT_GRACE`] to end by themselves, then SIGTERM and SIGKILL; before exiting
+//! it waits up to [`LINGER`] for the remote PEs to close their control connections.
 
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 use crate::children::{self, Status};
 use crate::events::{Event, Inbox};
 use crate::output::Tail;
-use crate::server::{Notice, Server};
 use crate::signals;
-use crate::wire::{HEARTBEAT_INTERVAL, pe_list};
+use shmem_launch::server::{Notice, Server};
+use shmem_launch::wire::{HEARTBEAT_INTERVAL, pe_list};
 
 /// Time between SIGTERM and SIGKILL when the launcher ends the job.
 const KILL_GRACE: Duration = Duration::from_millis(300);

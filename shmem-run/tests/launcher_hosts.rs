@@ -1,10 +1,11 @@
 //! `shmemrun --hosts` on two hosts made of network namespaces (`scripts/netns-hosts.sh`, which
-//! needs root: without it these tests fail and say so). The PEs are this test binary, re-run by
-//! the launcher as [`pe_role`], real shmem-core PEs with UCX between the hosts: placement and
-//! environment, a PE killed on the far host, a host whose link goes down, a stopped PE, a killed
-//! launcher, hosts that cannot be started, and no process left behind in any of these cases.
+//! needs root: without it these tests are skipped with a `SKIPPED` line on stderr, or fail when
+//! `SHMEM_TEST_REQUIRE_ROOT` is set). The PEs are this test binary, re-run by the launcher as
+//! [`pe_role`], real shmem-core PEs with UCX between the hosts: placement and environment, a PE
+//! killed on the far host, a host whose link goes down, a stopped PE, a killed launcher, hosts
+//! that cannot be started, and no process left behind in any of these cases.
 
-mod common;
+use shmem_testkit as common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -195,7 +196,7 @@ impl Job {
         pids
     }
 
-    /// Waits for the launcher to exit (killing it after [`LIMIT`]).
+    /// Waits for the launcher to exit (stopping it and failing after [`LIMIT`]).
     fn finish(self) -> Run {
         let since = self.started;
         self.finish_since(since)
@@ -203,16 +204,13 @@ impl Job {
 
     /// As [`finish`](Self::finish), with `elapsed` counted from `since`.
     fn finish_since(mut self, since: Instant) -> Run {
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            if self.started.elapsed() > LIMIT {
-                let _ = self.child.kill();
-                panic!("shmemrun still running after {LIMIT:?}");
-            }
-            thread::sleep(Duration::from_millis(5));
-        };
+        let status = common::wait_with_limit(&mut self.child, self.started, LIMIT, libc::SIGINT)
+            .unwrap_or_else(|how| {
+                panic!(
+                    "shmemrun still running after {LIMIT:?}; {how}: {:?}",
+                    self.stdout
+                )
+            });
         let elapsed = since.elapsed();
         // The forwarders may hold the pipes a moment longer.
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
@@ -246,7 +244,11 @@ fn ip(args: &[&str]) {
 
 #[test]
 fn pes_are_placed_in_blocks_with_their_node_and_environment() {
-    let hosts = TwoHosts::up();
+    let Some(hosts) =
+        TwoHosts::up_or_skip("pes_are_placed_in_blocks_with_their_node_and_environment")
+    else {
+        return;
+    };
     let real_boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
     let hostfile = std::env::temp_dir().join(format!("shmem-hostfile-{}", std::process::id()));
     std::fs::write(
@@ -298,7 +300,11 @@ fn pes_are_placed_in_blocks_with_their_node_and_environment() {
 
 #[test]
 fn a_pe_killed_on_the_far_host_ends_the_job_within_seconds() {
-    let hosts = TwoHosts::up();
+    let Some(hosts) =
+        TwoHosts::up_or_skip("a_pe_killed_on_the_far_host_ends_the_job_within_seconds")
+    else {
+        return;
+    };
     let mut job = Job::start(&hosts, "sleep", &["--hosts", &hosts.list(2)]);
     let pids = job.wait_ready(4);
     let killed = Instant::now();
@@ -334,7 +340,10 @@ fn a_pe_killed_on_the_far_host_ends_the_job_within_seconds() {
 
 #[test]
 fn a_host_whose_link_goes_down_is_found_by_heartbeats() {
-    let hosts = TwoHosts::up();
+    let Some(hosts) = TwoHosts::up_or_skip("a_host_whose_link_goes_down_is_found_by_heartbeats")
+    else {
+        return;
+    };
     let timeout = 2.0;
     let mut job = Job::start(
         &hosts,
@@ -368,7 +377,11 @@ fn a_host_whose_link_goes_down_is_found_by_heartbeats() {
 
 #[test]
 fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
-    let hosts = TwoHosts::up();
+    let Some(hosts) =
+        TwoHosts::up_or_skip("a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed")
+    else {
+        return;
+    };
     // The timeout from the environment this time.
     let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2)]);
     cmd.env("SHMEM_HEARTBEAT_TIMEOUT", "2");
@@ -397,7 +410,9 @@ fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
 
 #[test]
 fn remote_pes_end_when_the_launcher_is_killed() {
-    let hosts = TwoHosts::up();
+    let Some(hosts) = TwoHosts::up_or_skip("remote_pes_end_when_the_launcher_is_killed") else {
+        return;
+    };
     let mut job = Job::start(&hosts, "sleep", &["--hosts", &hosts.list(2)]);
     job.wait_ready(4);
     signal(job.child.id(), libc::SIGKILL);
@@ -409,7 +424,11 @@ fn remote_pes_end_when_the_launcher_is_killed() {
 
 #[test]
 fn hosts_that_cannot_be_started_fail_the_job_with_the_reason() {
-    let hosts = TwoHosts::up();
+    let Some(hosts) =
+        TwoHosts::up_or_skip("hosts_that_cannot_be_started_fail_the_job_with_the_reason")
+    else {
+        return;
+    };
     // A host the start command does not know: it exits with 255, as ssh does.
     let bad = format!("10.231.{}.3", hosts.tag);
     let list = format!("{}:2,{bad}:2", hosts.hosts[0]);
@@ -465,7 +484,9 @@ fn hosts_that_cannot_be_started_fail_the_job_with_the_reason() {
 
 #[test]
 fn hosts_left_over_from_a_killed_run_are_replaced() {
-    let hosts = TwoHosts::up();
+    let Some(hosts) = TwoHosts::up_or_skip("hosts_left_over_from_a_killed_run_are_replaced") else {
+        return;
+    };
     // A process left running on host 2, as after a killed test run.
     let mut stray = Command::new("bash")
         .args([

@@ -1,34 +1,227 @@
-//! The PE's side of the launcher connection: hello, collectives, finalize.
+//! The PE's side of the launcher connection: the launcher's environment ([`LaunchEnv`]), then
+//! hello, collectives and finalize ([`Client`]).
 //!
-//! Uses only `std` (and the sibling `wire` module) so integration tests can compile it on its own
-//! with `#[path]`. The library wraps it in `Bootstrap`, which maps [`ClientError`] to the
-//! crate's error type.
+//! shmem-core wraps it in its `Bootstrap`, which maps [`EnvError`] and [`ClientError`] to its own
+//! error type.
 
+use std::ffi::OsString;
 use std::io::{self, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use super::wire::{CollectiveKind, ENV_RENDEZVOUS, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION};
+use crate::wire::{
+    CollectiveKind, DEFAULT_INIT_TIMEOUT_SECS, ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_NNODES, ENV_NODE,
+    ENV_NPES, ENV_PE, ENV_RENDEZVOUS, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION,
+    parse_timeout_secs,
+};
 
 /// Extra time the PE waits for the launcher's verdict beyond the rendezvous timeout before it
 /// gives up on its own.
 pub const BACKSTOP_SLACK: Duration = Duration::from_secs(5);
 
-/// Why a launcher conversation failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a launcher conversation failed. The text is the whole message, for the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ClientError {
     /// Not every PE reached the rendezvous in time; the text names the missing PEs when the
     /// launcher knows them.
+    #[error("{0}")]
     Timeout(String),
     /// Anything else: lost connection, protocol error, error reported by the launcher.
+    #[error("{0}")]
     Failed(String),
 }
 
-impl std::fmt::Display for ClientError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ClientError::Timeout(s) | ClientError::Failed(s) => f.write_str(s),
+/// Why the launcher's environment cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvError {
+    /// A variable has a value that cannot be used.
+    #[error("environment variable {name}={value:?} is invalid: {reason}")]
+    Invalid {
+        /// The variable's name.
+        name: &'static str,
+        /// Its value (lossily converted when it is not UTF-8).
+        value: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// `SHMEM_RENDEZVOUS` is set but a variable that must come with it is not.
+    #[error(
+        "{rv} is set but {name} is not: start the program with shmemrun, or unset {rv} to run \
+         it as a single PE",
+        rv = ENV_RENDEZVOUS
+    )]
+    Missing {
+        /// The missing variable's name.
+        name: &'static str,
+    },
+}
+
+/// What `shmemrun` told this PE through its environment (the variables of [`crate::wire`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchEnv {
+    /// The launcher's `host:port` (`SHMEM_RENDEZVOUS`).
+    pub rendezvous: String,
+    /// This PE's number, below `npes` (`SHMEM_PE`).
+    pub pe: usize,
+    /// The number of PEs in the job, at least 1 (`SHMEM_NPES`).
+    pub npes: usize,
+    /// The job id the launcher checks on hello (`SHMEM_JOB_ID`, hexadecimal).
+    pub job_id: u64,
+    /// The rendezvous timeout (`SHMEM_INIT_TIMEOUT`; [`DEFAULT_INIT_TIMEOUT_SECS`] without it).
+    pub timeout: Duration,
+    /// The index of this PE's host, below `nnodes` (`SHMEM_NODE`; 0 without it).
+    pub node: usize,
+    /// The number of hosts, from 1 to `npes` (`SHMEM_NNODES`; 1 without it).
+    pub nnodes: usize,
+}
+
+impl LaunchEnv {
+    /// Reads this process's environment; see [`from_vars`](Self::from_vars).
+    pub fn from_env() -> Result<Option<LaunchEnv>, EnvError> {
+        LaunchEnv::from_vars(std::env::var_os)
+    }
+
+    /// Reads the launcher's variables through `get`. `Ok(None)` when `SHMEM_RENDEZVOUS` is unset
+    /// (the program was not started by `shmemrun`); an error names the variable that is missing
+    /// or has a value that cannot be used. `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and `SHMEM_NNODES`
+    /// are optional.
+    ///
+    /// ```
+    /// use std::ffi::OsString;
+    /// use shmem_launch::client::{EnvError, LaunchEnv};
+    ///
+    /// let vars = |pe: &'static str| {
+    ///     move |name: &'static str| {
+    ///         let value = match name {
+    ///             "SHMEM_RENDEZVOUS" => "127.0.0.1:4000",
+    ///             "SHMEM_PE" => pe,
+    ///             "SHMEM_NPES" => "4",
+    ///             "SHMEM_JOB_ID" => "00ff",
+    ///             _ => return None,
+    ///         };
+    ///         Some(OsString::from(value))
+    ///     }
+    /// };
+    /// let env = LaunchEnv::from_vars(vars("2"))?.expect("SHMEM_RENDEZVOUS is set");
+    /// assert_eq!((env.pe, env.npes, env.job_id, env.nnodes), (2, 4, 255, 1));
+    /// let bad = LaunchEnv::from_vars(vars("4")).unwrap_err();
+    /// assert!(matches!(bad, EnvError::Invalid { name: "SHMEM_PE", .. }), "{bad}");
+    /// assert_eq!(LaunchEnv::from_vars(|_| None)?, None);
+    /// # Ok::<(), EnvError>(())
+    /// ```
+    pub fn from_vars(
+        get: impl Fn(&'static str) -> Option<OsString>,
+    ) -> Result<Option<LaunchEnv>, EnvError> {
+        let text = |name: &'static str| -> Result<Option<String>, EnvError> {
+            match get(name) {
+                None => Ok(None),
+                Some(v) => v.into_string().map(Some).map_err(|v| EnvError::Invalid {
+                    name,
+                    value: v.to_string_lossy().into_owned(),
+                    reason: "not valid UTF-8".into(),
+                }),
+            }
+        };
+        let required = |name: &'static str| -> Result<String, EnvError> {
+            text(name)?.ok_or(EnvError::Missing { name })
+        };
+        let bad = |name: &'static str, value: &str, reason: String| EnvError::Invalid {
+            name,
+            value: value.to_string(),
+            reason,
+        };
+        let Some(rendezvous) = text(ENV_RENDEZVOUS)? else {
+            return Ok(None);
+        };
+        if rendezvous.trim().is_empty() {
+            return Err(bad(
+                ENV_RENDEZVOUS,
+                &rendezvous,
+                "expected host:port".into(),
+            ));
         }
+        let number = |name: &'static str| -> Result<usize, EnvError> {
+            let v = required(name)?;
+            v.trim()
+                .parse()
+                .map_err(|_| bad(name, &v, "expected a non-negative integer".into()))
+        };
+        let npes = number(ENV_NPES)?;
+        if npes == 0 || npes > u32::MAX as usize {
+            return Err(bad(
+                ENV_NPES,
+                &npes.to_string(),
+                "must be at least 1".into(),
+            ));
+        }
+        let pe = number(ENV_PE)?;
+        if pe >= npes {
+            return Err(bad(
+                ENV_PE,
+                &pe.to_string(),
+                format!("must be below {ENV_NPES}={npes}"),
+            ));
+        }
+        let id = required(ENV_JOB_ID)?;
+        let job_id = u64::from_str_radix(id.trim(), 16).map_err(|_| {
+            bad(
+                ENV_JOB_ID,
+                &id,
+                "expected a hexadecimal 64-bit number".into(),
+            )
+        })?;
+        let timeout = match text(ENV_INIT_TIMEOUT)? {
+            None => Duration::from_secs_f64(DEFAULT_INIT_TIMEOUT_SECS),
+            Some(v) => {
+                parse_timeout_secs(&v).map_err(|reason| bad(ENV_INIT_TIMEOUT, &v, reason))?
+            }
+        };
+        // Optional: a launcher that does not know about hosts runs everything on one.
+        let optional = |name: &'static str, default: usize| -> Result<usize, EnvError> {
+            match text(name)? {
+                None => Ok(default),
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad(name, &v, "expected a non-negative integer".into())),
+            }
+        };
+        let nnodes = optional(ENV_NNODES, 1)?;
+        if nnodes == 0 || nnodes > npes {
+            return Err(bad(
+                ENV_NNODES,
+                &nnodes.to_string(),
+                format!("must be from 1 to {ENV_NPES}={npes}"),
+            ));
+        }
+        let node = optional(ENV_NODE, 0)?;
+        if node >= nnodes {
+            return Err(bad(
+                ENV_NODE,
+                &node.to_string(),
+                format!("must be below {ENV_NNODES}={nnodes}"),
+            ));
+        }
+        Ok(Some(LaunchEnv {
+            rendezvous,
+            pe,
+            npes,
+            job_id,
+            timeout,
+            node,
+            nnodes,
+        }))
+    }
+
+    /// Connects to the launcher and says hello: [`Client::connect`] with these settings.
+    pub fn connect(&self) -> Result<Client, ClientError> {
+        Client::connect(
+            &self.rendezvous,
+            self.job_id,
+            self.pe,
+            self.npes,
+            self.timeout,
+        )
     }
 }
 
@@ -87,7 +280,10 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects to the launcher at `addr` and says hello.
+    /// Connects to the launcher at `addr` and says hello as PE `pe` of `npes` in job `job_id`;
+    /// the first collective must complete within `timeout` (plus [`BACKSTOP_SLACK`] when the
+    /// launcher stays silent). Fails only when the connection cannot be opened: a hello that the
+    /// launcher rejects is the error of the first collective.
     pub fn connect(
         addr: &str,
         job_id: u64,
@@ -134,7 +330,24 @@ impl Client {
         })
     }
 
+    /// This PE's number.
+    pub fn pe(&self) -> usize {
+        self.pe
+    }
+
+    /// The number of PEs in the job.
+    pub fn npes(&self) -> usize {
+        self.npes
+    }
+
     /// Contributes `mine` to the next collective and returns every PE's blob, indexed by PE.
+    /// Calls `progress` while it waits (at least every millisecond or so).
+    ///
+    /// The first collective is the rendezvous: it fails with [`ClientError::Timeout`] when not
+    /// every PE arrives in time. Any collective fails with [`ClientError::Failed`] when the
+    /// connection is lost, the launcher reports an error (a PE left without finalizing, a
+    /// rejected hello, a mismatch of collectives) or the protocol breaks; after an error, every
+    /// later call fails the same way.
     pub fn allgather(
         &mut self,
         mine: &[u8],
@@ -143,7 +356,8 @@ impl Client {
         self.collective(CollectiveKind::Allgather, mine, progress)
     }
 
-    /// Waits until every PE has entered the barrier.
+    /// Waits until every PE has entered the barrier, calling `progress` while it waits. Errors
+    /// as for [`allgather`](Self::allgather).
     pub fn barrier(&mut self, progress: &mut dyn FnMut()) -> Result<(), ClientError> {
         self.collective(CollectiveKind::Barrier, &[], progress)
             .map(drop)

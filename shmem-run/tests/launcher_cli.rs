@@ -2,81 +2,32 @@
 //! signals, output forwarding. Every test runs real processes.
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
+
+use shmem_testkit::{Finished as Run, Running, start};
 
 const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
 /// No test may take longer than this; a hung launcher fails the test instead of hanging it.
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// What a finished launcher left behind.
-#[derive(Debug)]
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl Run {
-    fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-}
-
 fn shmemrun(args: &[&str]) -> Command {
     let mut cmd = Command::new(SHMEMRUN);
-    cmd.args(args).env_remove("SHMEM_INIT_TIMEOUT");
+    cmd.args(args)
+        .env_remove("SHMEM_INIT_TIMEOUT")
+        .stdin(Stdio::null());
     cmd
 }
 
-/// Starts `cmd` with captured output.
-fn start(mut cmd: Command) -> Child {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd.spawn().expect("start shmemrun")
-}
-
-/// Waits for `child` (killing it after [`LIMIT`]) and collects its output.
-fn finish(mut child: Child, started: Instant) -> Run {
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out = thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).unwrap();
-        s
-    });
-    let err = thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).unwrap();
-        s
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > LIMIT {
-            child.kill().unwrap();
-            panic!("shmemrun still running after {LIMIT:?}");
-        }
-        thread::sleep(Duration::from_millis(5));
-    };
-    let elapsed = started.elapsed();
-    Run {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-        elapsed,
-    }
+/// Waits for the launcher (stopping it and failing after [`LIMIT`]) and collects its output.
+fn finish(child: Running) -> Run {
+    child.finish(LIMIT)
 }
 
 fn run(cmd: Command) -> Run {
-    let started = Instant::now();
-    finish(start(cmd), started)
+    finish(start(cmd))
 }
 
 /// A fresh directory for pid files.
@@ -219,17 +170,14 @@ fn program_arguments_pass_through() {
 #[test]
 fn only_pe_0_reads_stdin() {
     let mut cmd = shmemrun(&["-n", "3", "-p", "sh", "-c", "read x; echo \"got:$x\""]);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let started = Instant::now();
-    let mut child = cmd.spawn().unwrap();
+    cmd.stdin(Stdio::piped());
+    let mut child = start(cmd);
     {
         use std::io::Write;
-        let mut stdin = child.stdin.take().unwrap();
+        let mut stdin = child.take_stdin().unwrap();
         stdin.write_all(b"hello\n").unwrap();
     }
-    let r = finish(child, started);
+    let r = finish(child);
     assert_eq!(r.code(), Some(0), "{r:?}");
     let mut lines: Vec<&str> = r.stdout.lines().collect();
     lines.sort();
@@ -309,15 +257,10 @@ fn pe_killed_by_a_signal_gives_128_plus_signal() {
 fn sigint_to_the_launcher_stops_every_pe() {
     let dir = scratch_dir("sigint");
     let script = format!("echo $$ > {}/pe$SHMEM_PE; exec sleep 30", dir.display());
-    let started = Instant::now();
     let child = start(shmemrun(&["-n", "3", "sh", "-c", &script]));
     let pids = wait_for_pids(&dir, 3);
-    // SAFETY: plain kill(2) of the launcher we started.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
-    );
-    let r = finish(child, started);
+    child.signal(libc::SIGINT).unwrap();
+    let r = finish(child);
     assert_eq!(r.code(), Some(130), "{r:?}");
     assert!(
         r.stderr.contains("received SIGINT; terminating 3 PEs"),
@@ -331,15 +274,10 @@ fn sigint_to_the_launcher_stops_every_pe() {
 fn pes_die_with_a_killed_launcher() {
     let dir = scratch_dir("sigkill");
     let script = format!("echo $$ > {}/pe$SHMEM_PE; exec sleep 30", dir.display());
-    let started = Instant::now();
     let child = start(shmemrun(&["-n", "3", "sh", "-c", &script]));
     let pids = wait_for_pids(&dir, 3);
-    // SAFETY: plain kill(2) of the launcher we started.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) },
-        0
-    );
-    let r = finish(child, started);
+    child.signal(libc::SIGKILL).unwrap();
+    let r = finish(child);
     assert_eq!(r.status.code(), None, "{r:?}");
     // PR_SET_PDEATHSIG: the kernel kills the PEs (init reaps them).
     assert_all_gone(&pids);

@@ -1,23 +1,16 @@
 //! `shmemrun`: starts the PEs of a shmem-core job, on this host or across hosts, and
 //! supervises them.
 //!
-//! It listens on a TCP port for the PEs' rendezvous (see `bootstrap/wire.rs`), starts N copies
-//! of the program with `SHMEM_RENDEZVOUS`, `SHMEM_PE`, `SHMEM_NPES`, `SHMEM_JOB_ID`,
-//! `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and `SHMEM_NNODES` set, runs their start-up collectives,
-//! and ends the whole job when a PE fails or the launcher is interrupted.
+//! It listens on a TCP port for the PEs' rendezvous (`shmem_launch::server`; the protocol is
+//! `shmem_launch::wire`), starts N copies of the program with `SHMEM_RENDEZVOUS`, `SHMEM_PE`,
+//! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and `SHMEM_NNODES` set,
+//! runs their start-up collectives, and ends the whole job when a PE fails or the launcher is
+//! interrupted.
 //!
 //! With `--hosts` or `--hostfile` every PE is started through a start command (`--rsh`, ssh by
 //! default) that runs `env VAR=VALUE... PROGRAM ARGS...` on its host; the launcher listens on
 //! all interfaces and supervises the remote PEs through their control connections
 //! (heartbeats, aborts; see `job.rs`).
-
-// The protocol and the server are shared with the library (which the binary does not depend
-// on for them); the binary uses only part of the protocol module.
-#[path = "../../bootstrap/server.rs"]
-mod server;
-#[allow(dead_code)]
-#[path = "../../bootstrap/wire.rs"]
-mod wire;
 
 mod children;
 mod events;
@@ -34,9 +27,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{ArgGroup, Parser};
+use shmem_launch::server::Server;
+use shmem_launch::wire;
 
 use job::{Job, Remote};
-use server::Server;
 
 /// Start N processing elements (PEs) of a shmem-core program and supervise them.
 #[derive(Parser, Debug)]

@@ -1,8 +1,6 @@
-//! The wire protocol between `shmemrun` and the PEs it starts.
-//!
-//! This file uses only `std`: it is compiled into the library (`bootstrap::wire`), into the
-//! `shmemrun` binary (through `#[path]`) and into integration tests, so that every side speaks
-//! exactly the same protocol without the binary depending on the library's internals.
+//! The wire protocol between `shmemrun` and the PEs it starts: the environment variables, the
+//! frames and the messages. The PE's side is [`client`](crate::client) and
+//! [`watchdog`](crate::watchdog), the launcher's [`server`](crate::server).
 //!
 //! # Frames
 //!
@@ -28,8 +26,9 @@
 //! # The control connection
 //!
 //! Every PE started by `shmemrun` opens a second connection to the same address, served by a
-//! watchdog thread of its own (`bootstrap/watchdog.rs`), so that supervision never waits for the
-//! program to call into the library and the synchronous connection above stays exactly as it is.
+//! watchdog thread of its own ([`watchdog`](crate::watchdog)), so that supervision never waits
+//! for the program to call into the library and the synchronous connection above stays exactly
+//! as it is.
 //!
 //! 1. The PE sends [`Msg::ControlHello`] (version, job id, PE number, its pid). The launcher
 //!    checks it like a hello and answers [`Msg::Welcome`] with the heartbeat interval and the
@@ -43,7 +42,7 @@
 //!    message naming the launcher's address.
 //!
 //! Jobs on one host use the connection without heartbeats (interval 0): the launcher is the
-//! PEs' parent and watches them with `waitpid`; see `shmemrun`'s `job.rs`.
+//! PEs' parent and watches them with `waitpid`; see `shmem-run/src/job.rs`.
 
 /// Environment variable: `host:port` of the launcher's rendezvous server.
 pub const ENV_RENDEZVOUS: &str = "SHMEM_RENDEZVOUS";
@@ -335,6 +334,18 @@ impl Msg {
 }
 
 /// Accumulates bytes from a nonblocking stream and cuts them into frames.
+///
+/// ```
+/// use shmem_launch::wire::{FrameBuf, Msg};
+///
+/// let mut frames = FrameBuf::default();
+/// frames.extend(&Msg::Heartbeat.encode());
+/// frames.extend(&Msg::GlobalExit { status: 3 }.encode()[..6]); // part of a frame
+/// assert_eq!(frames.next_msg()?, Some(Msg::Heartbeat));
+/// assert_eq!(frames.next_msg()?, None);
+/// assert_eq!(frames.buffered(), 6);
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct FrameBuf {
     buf: Vec<u8>,

@@ -1,0 +1,600 @@
+//! Unit tests: the real rendezvous server in a thread, real TCP connections, one thread per PE.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crate::client::{self, Client, ClientError, EnvError, LaunchEnv};
+use crate::server::{Notice, Server};
+use crate::watchdog;
+use crate::wire::{
+    self, ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE, ENV_RENDEZVOUS,
+};
+
+/// A server running in its own thread. On `Stranded` it does what `shmemrun` does: tells the
+/// waiters.
+struct TestServer {
+    addr: String,
+    job_id: u64,
+    stop: Arc<AtomicBool>,
+    exits: mpsc::Sender<usize>,
+    thread: Option<JoinHandle<Vec<Notice>>>,
+}
+
+impl TestServer {
+    fn start(npes: usize, timeout: Duration) -> TestServer {
+        let job_id = 0x5eed_0000_0000_0000 ^ u64::from(std::process::id());
+        let mut server = Server::bind("127.0.0.1:0", job_id, npes, timeout).unwrap();
+        let addr = server.local_addr().unwrap().to_string();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let (exits, exited) = mpsc::channel();
+        let thread = thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                let mut notices = server.poll(None, Duration::from_millis(5)).unwrap();
+                while let Ok(pe) = exited.try_recv() {
+                    notices.extend(server.pe_exited(pe));
+                }
+                for n in notices {
+                    if n == Notice::Stranded {
+                        let detail = server.stranded().unwrap();
+                        server.abort(&detail);
+                    }
+                    seen.push(n);
+                }
+            }
+            seen
+        });
+        TestServer {
+            addr,
+            job_id,
+            stop,
+            exits,
+            thread: Some(thread),
+        }
+    }
+
+    fn config(&self, pe: usize, npes: usize, timeout: Duration) -> LaunchEnv {
+        LaunchEnv {
+            rendezvous: self.addr.clone(),
+            pe,
+            npes,
+            job_id: self.job_id,
+            timeout,
+            node: 0,
+            nnodes: 1,
+        }
+    }
+
+    /// Tells the server PE `pe`'s process exited, as `shmemrun` does.
+    fn pe_exited(&self, pe: usize) {
+        self.exits.send(pe).unwrap();
+    }
+
+    /// Stops the server and returns its notices.
+    fn finish(mut self) -> Vec<Notice> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+const LONG: Duration = Duration::from_secs(30);
+
+/// Runs `body` as PEs `0..npes` (those in `absent` are not started), each in a thread.
+fn run_pes<T: Send + 'static>(
+    server: &TestServer,
+    npes: usize,
+    timeout: Duration,
+    absent: &[usize],
+    body: impl Fn(Client) -> T + Send + Sync + 'static,
+) -> Vec<(usize, T)> {
+    let body = Arc::new(body);
+    let handles: Vec<_> = (0..npes)
+        .filter(|pe| !absent.contains(pe))
+        .map(|pe| {
+            let config = server.config(pe, npes, timeout);
+            let body = body.clone();
+            thread::spawn(move || (pe, body(config.connect().unwrap())))
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+fn vars(list: &[(&'static str, &str)]) -> impl Fn(&'static str) -> Option<OsString> {
+    let list: Vec<(&'static str, String)> = list.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    move |name| {
+        list.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| OsString::from(v))
+    }
+}
+
+#[test]
+fn environment_is_parsed_and_checked() {
+    // Without SHMEM_RENDEZVOUS: not started by the launcher.
+    assert_eq!(LaunchEnv::from_vars(|_| None).unwrap(), None);
+    let good = [
+        (ENV_RENDEZVOUS, "127.0.0.1:4000"),
+        (ENV_PE, "2"),
+        (ENV_NPES, "3"),
+        (ENV_JOB_ID, "00ff"),
+        (ENV_INIT_TIMEOUT, "2.5"),
+    ];
+    let c = LaunchEnv::from_vars(vars(&good)).unwrap().unwrap();
+    assert_eq!((c.pe, c.npes, c.job_id), (2, 3, 255));
+    assert_eq!(c.timeout, Duration::from_millis(2500));
+    // Without SHMEM_NODE and SHMEM_NNODES: everything on one node.
+    assert_eq!((c.node, c.nnodes), (0, 1));
+    let mut on_nodes = good.to_vec();
+    on_nodes.extend([(ENV_NODE, "1"), (ENV_NNODES, "2")]);
+    let c = LaunchEnv::from_vars(vars(&on_nodes)).unwrap().unwrap();
+    assert_eq!((c.node, c.nnodes), (1, 2));
+    for (node, nnodes, bad) in [
+        ("x", "2", ENV_NODE),
+        ("2", "2", ENV_NODE),
+        ("-1", "2", ENV_NODE),
+        ("0", "0", ENV_NNODES),
+        ("0", "4", ENV_NNODES),
+        ("0", "two", ENV_NNODES),
+    ] {
+        let mut v = good.to_vec();
+        v.extend([(ENV_NODE, node), (ENV_NNODES, nnodes)]);
+        match LaunchEnv::from_vars(vars(&v)) {
+            Err(EnvError::Invalid { name, .. }) => assert_eq!(name, bad, "{node}/{nnodes}"),
+            other => panic!("{node}/{nnodes}: {other:?}"),
+        }
+    }
+
+    let without_timeout = LaunchEnv::from_vars(vars(&good[..4])).unwrap().unwrap();
+    assert_eq!(without_timeout.timeout, Duration::from_secs(60));
+
+    for (name, value) in [
+        (ENV_PE, "3"),
+        (ENV_PE, "-1"),
+        (ENV_NPES, "0"),
+        (ENV_NPES, "many"),
+        (ENV_JOB_ID, "xyz"),
+        (ENV_INIT_TIMEOUT, "0"),
+    ] {
+        let mut v = good.to_vec();
+        v.retain(|(k, _)| *k != name);
+        v.push((name, value));
+        match LaunchEnv::from_vars(vars(&v)) {
+            Err(EnvError::Invalid { name: n, .. }) => assert_eq!(n, name, "{value}"),
+            other => panic!("{name}={value}: {other:?}"),
+        }
+    }
+    let missing = LaunchEnv::from_vars(vars(&good[..2])).unwrap_err();
+    assert_eq!(missing, EnvError::Missing { name: ENV_NPES });
+    assert!(missing.to_string().contains(ENV_NPES), "{missing}");
+}
+
+#[test]
+fn allgather_barrier_and_finalize_across_pes() {
+    let npes = 5;
+    let server = TestServer::start(npes, LONG);
+    let results = run_pes(&server, npes, LONG, &[], move |mut b| {
+        let me = b.pe();
+        assert_eq!(b.npes(), npes);
+        let mut calls = 0u64;
+        let mine = vec![me as u8; 100 * me];
+        let table = b.allgather(&mine, &mut || calls += 1).unwrap();
+        for (pe, blob) in table.iter().enumerate() {
+            assert_eq!(blob, &vec![pe as u8; 100 * pe]);
+        }
+        b.barrier(&mut || calls += 1).unwrap();
+        let again = b
+            .allgather(format!("pe{me}").as_bytes(), &mut || calls += 1)
+            .unwrap();
+        let expect: Vec<Vec<u8>> = (0..npes).map(|p| format!("pe{p}").into_bytes()).collect();
+        assert_eq!(again, expect);
+        b.barrier(&mut || calls += 1).unwrap();
+        b.finalize().unwrap();
+        // Finalized: collectives are refused locally.
+        assert!(matches!(b.barrier(&mut || {}), Err(ClientError::Failed(_))));
+        calls
+    });
+    assert_eq!(results.len(), npes);
+    assert!(
+        results.iter().all(|(_, calls)| *calls > 0),
+        "progress was called"
+    );
+    let notices = server.finish();
+    assert!(notices.is_empty(), "{notices:?}");
+}
+
+#[test]
+fn many_pes_on_few_cores() {
+    let npes = 16;
+    let server = TestServer::start(npes, LONG);
+    let start = Instant::now();
+    run_pes(&server, npes, LONG, &[], move |mut b| {
+        for round in 0..20u32 {
+            let t = b.allgather(&round.to_le_bytes(), &mut || {}).unwrap();
+            assert_eq!(t.len(), npes);
+            b.barrier(&mut || {}).unwrap();
+        }
+        b.finalize().unwrap();
+    });
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    server.finish();
+}
+
+#[test]
+fn rendezvous_timeout_names_the_missing_pe() {
+    let timeout = Duration::from_millis(1500);
+    let server = TestServer::start(3, timeout);
+    let start = Instant::now();
+    let results = run_pes(&server, 3, timeout, &[2], |mut b| {
+        b.allgather(b"hi", &mut || {})
+    });
+    let elapsed = start.elapsed();
+    assert_eq!(results.len(), 2);
+    for (pe, r) in results {
+        match r {
+            Err(ClientError::Timeout(detail)) => {
+                assert!(
+                    detail.contains("PE 2 of 3 did not reach the rendezvous"),
+                    "PE {pe}: {detail}"
+                );
+            }
+            other => panic!("PE {pe}: {other:?}"),
+        }
+    }
+    assert!(
+        elapsed >= timeout && elapsed < timeout + Duration::from_secs(1),
+        "{elapsed:?}"
+    );
+    let notices = server.finish();
+    assert!(
+        notices.iter().any(
+            |n| matches!(n, Notice::RendezvousTimeout { detail } if detail.contains("PE 2 of 3"))
+        ),
+        "{notices:?}"
+    );
+}
+
+#[test]
+fn late_pe_gets_the_timeout_too() {
+    let timeout = Duration::from_millis(300);
+    let server = TestServer::start(2, timeout);
+    thread::sleep(timeout + Duration::from_millis(200));
+    let r = run_pes(&server, 2, timeout, &[0], |mut b| {
+        b.allgather(b"", &mut || {})
+    });
+    assert!(matches!(&r[0].1, Err(ClientError::Timeout(_))), "{r:?}");
+    server.finish();
+}
+
+#[test]
+fn client_backstop_when_the_launcher_is_silent() {
+    // A listener that accepts and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let config = LaunchEnv {
+        rendezvous: listener.local_addr().unwrap().to_string(),
+        pe: 0,
+        npes: 2,
+        job_id: 1,
+        timeout: Duration::from_millis(200),
+        node: 0,
+        nnodes: 1,
+    };
+    let mut b = config.connect().unwrap();
+    let start = Instant::now();
+    let r = b.allgather(b"", &mut || {});
+    assert!(
+        matches!(&r, Err(ClientError::Timeout(detail)) if detail.contains("no answer")),
+        "{r:?}"
+    );
+    let elapsed = start.elapsed();
+    assert!(
+        elapsed < client::BACKSTOP_SLACK + Duration::from_secs(2),
+        "{elapsed:?}"
+    );
+    // Broken for good.
+    assert!(b.barrier(&mut || {}).is_err());
+}
+
+#[test]
+fn pe_leaving_without_finalize_releases_the_waiters() {
+    let server = TestServer::start(3, LONG);
+    let results = run_pes(&server, 3, LONG, &[], |mut b| {
+        b.allgather(b"", &mut || {}).unwrap();
+        if b.pe() == 2 {
+            drop(b); // leaves without finalizing
+            return Ok(());
+        }
+        b.barrier(&mut || {})
+    });
+    for (pe, r) in results {
+        if pe == 2 {
+            continue;
+        }
+        match r {
+            Err(ClientError::Failed(m)) => {
+                assert!(
+                    m.contains("PE 2 closed its launcher connection before finalizing"),
+                    "{m}"
+                );
+                // "PE 0 waits" or "PEs 0, 1 wait": depends on who reached the barrier first.
+                assert!(m.contains("in a barrier"), "{m}");
+            }
+            other => panic!("PE {pe}: {other:?}"),
+        }
+    }
+    let notices = server.finish();
+    assert!(notices.contains(&Notice::Stranded), "{notices:?}");
+}
+
+#[test]
+fn pe_exiting_without_connecting_releases_the_rendezvous() {
+    let server = TestServer::start(3, LONG);
+    let waiter = {
+        let configs: Vec<LaunchEnv> = (0..2).map(|pe| server.config(pe, 3, LONG)).collect();
+        thread::spawn(move || {
+            let handles: Vec<_> = configs
+                .into_iter()
+                .map(|c| thread::spawn(move || c.connect().unwrap().allgather(b"", &mut || {})))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+    };
+    thread::sleep(Duration::from_millis(200));
+    server.pe_exited(2);
+    for r in waiter.join().unwrap() {
+        match r {
+            Err(ClientError::Failed(m)) => assert!(
+                m.contains("PE 2 exited without connecting to the launcher while PEs 0, 1 wait in the rendezvous"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(server.finish().contains(&Notice::Stranded));
+}
+
+#[test]
+fn finalize_ends_the_job_quietly_and_refuses_later_collectives() {
+    let server = TestServer::start(2, LONG);
+    let results = run_pes(&server, 2, LONG, &[], |mut b| {
+        b.allgather(b"", &mut || {}).unwrap();
+        b.barrier(&mut || {}).unwrap();
+        b.finalize().unwrap();
+        if b.pe() == 0 {
+            return Ok(());
+        }
+        // A collective after finalize is a program error, refused without asking the launcher.
+        b.barrier(&mut || {})
+    });
+    assert!(matches!(&results[1].1, Err(ClientError::Failed(_))));
+    assert!(server.finish().is_empty());
+}
+
+#[test]
+fn bad_hellos_are_rejected() {
+    let server = TestServer::start(2, LONG);
+    let check = |config: LaunchEnv, want: &str| {
+        let mut b = config.connect().unwrap();
+        match b.allgather(b"", &mut || {}) {
+            Err(ClientError::Failed(m)) => assert!(m.contains(want), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    };
+    let mut wrong_job = server.config(0, 2, LONG);
+    wrong_job.job_id ^= 1;
+    check(wrong_job, "is not this job's");
+    check(server.config(0, 3, LONG), "believes the job has 3 PEs");
+    let mut out_of_range = server.config(0, 2, LONG);
+    out_of_range.pe = 7;
+    check(out_of_range, "out of range");
+
+    // A good PE 0, then a second PE 0.
+    let first = server.config(0, 2, LONG).connect().unwrap();
+    thread::sleep(Duration::from_millis(50));
+    check(server.config(0, 2, LONG), "connected twice");
+    drop(first);
+    let notices = server.finish();
+    let warnings = notices
+        .iter()
+        .filter(|n| matches!(n, Notice::Warning(_)))
+        .count();
+    assert_eq!(warnings, 4, "{notices:?}");
+}
+
+#[test]
+fn collective_mismatch_is_an_error_for_everyone() {
+    let server = TestServer::start(2, LONG);
+    let results = run_pes(&server, 2, LONG, &[], |mut b| {
+        b.allgather(b"", &mut || {}).unwrap();
+        if b.pe() == 0 {
+            b.barrier(&mut || {})
+        } else {
+            b.allgather(b"x", &mut || {}).map(drop)
+        }
+    });
+    for (_, r) in results {
+        assert!(
+            matches!(&r, Err(ClientError::Failed(m)) if m.contains("mismatch")),
+            "{r:?}"
+        );
+    }
+    server.finish();
+}
+
+#[test]
+fn lost_launcher_is_an_error_not_a_hang() {
+    let server = TestServer::start(2, LONG);
+    let config = server.config(0, 2, LONG);
+    let mut b = config.connect().unwrap();
+    thread::sleep(Duration::from_millis(50));
+    server.finish(); // drops the server and every connection
+    let r = b.allgather(b"", &mut || {});
+    assert!(
+        matches!(&r, Err(ClientError::Failed(m)) if m.contains("lost the connection")),
+        "{r:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The control connection and the watchdog.
+
+/// Starts a watchdog against `addr` whose verdict lands in the returned channel.
+fn watch(addr: &str, job_id: u64, pe: usize) -> mpsc::Receiver<(i32, String)> {
+    let (tx, rx) = mpsc::channel();
+    watchdog::start(
+        addr,
+        job_id,
+        pe,
+        LONG,
+        Box::new(move |status, message| {
+            let _ = tx.send((status, message));
+        }),
+    )
+    .unwrap();
+    rx
+}
+
+/// A server with heartbeats, driven by the test thread.
+fn heartbeat_server(npes: usize, timeout: Duration, pe_timeout: Duration) -> (Server, String, u64) {
+    let job_id = 0xc0de_0000_0000_0000 ^ u64::from(std::process::id());
+    let mut server = Server::bind("127.0.0.1:0", job_id, npes, LONG).unwrap();
+    server.set_heartbeat(Duration::from_millis(50), timeout, pe_timeout);
+    let addr = server.local_addr().unwrap().to_string();
+    (server, addr, job_id)
+}
+
+/// Polls `server` until `until` holds for its notices or `limit` passes; returns all notices.
+fn poll_until(
+    server: &mut Server,
+    limit: Duration,
+    until: impl Fn(&[Notice]) -> bool,
+) -> Vec<Notice> {
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    while start.elapsed() < limit && !until(&seen) {
+        seen.extend(server.poll(None, Duration::from_millis(10)).unwrap());
+    }
+    seen
+}
+
+#[test]
+fn abort_reaches_the_watchdog_with_status_and_reason() {
+    let (mut server, addr, job_id) = heartbeat_server(2, LONG, LONG);
+    let verdicts: Vec<_> = (0..2).map(|pe| watch(&addr, job_id, pe)).collect();
+    // Let both control hellos arrive and heartbeats flow for a while.
+    let notices = poll_until(&mut server, Duration::from_millis(400), |_| false);
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(server.controls_alive(LONG), 2);
+    assert_eq!(server.pid(1), Some(std::process::id()));
+    assert!(server.silence(0).unwrap() < Duration::from_millis(300));
+    server.abort_all(137, "PE 9 on host b was killed by signal 9 (SIGKILL)");
+    for (pe, rx) in verdicts.iter().enumerate() {
+        let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(status, 137);
+        assert_eq!(
+            message,
+            format!(
+                "PE {pe}: shmemrun ended the job: PE 9 on host b was killed by signal 9 (SIGKILL)"
+            )
+        );
+    }
+}
+
+#[test]
+fn watchdog_ends_the_pe_when_the_launcher_goes() {
+    let (mut server, addr, job_id) = heartbeat_server(1, LONG, LONG);
+    let rx = watch(&addr, job_id, 0);
+    poll_until(&mut server, Duration::from_millis(200), |_| false);
+    drop(server);
+    let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(status, watchdog::LOST_STATUS);
+    assert!(
+        message.contains(&format!(
+            "PE 0: lost the control connection to the launcher at {addr}"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn watchdog_ends_the_pe_when_the_launcher_falls_silent() {
+    let pe_timeout = Duration::from_millis(400);
+    let (mut server, addr, job_id) = heartbeat_server(1, LONG, pe_timeout);
+    let rx = watch(&addr, job_id, 0);
+    poll_until(&mut server, Duration::from_millis(200), |_| false);
+    // The server stays alive but is no longer polled: no heartbeats, no answers.
+    let silent_since = Instant::now();
+    let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    let took = silent_since.elapsed();
+    assert_eq!(status, watchdog::LOST_STATUS);
+    assert!(
+        message.contains(&format!("no word from the launcher at {addr} for 0.4 s")),
+        "{message}"
+    );
+    assert!(took < pe_timeout + Duration::from_millis(500), "{took:?}");
+    drop(server);
+}
+
+#[test]
+fn launcher_reports_a_silent_pe_and_a_lost_control_connection() {
+    let timeout = Duration::from_millis(300);
+    let (mut server, addr, job_id) = heartbeat_server(2, timeout, LONG);
+    // PE 0: a control connection that says hello and then nothing (a stopped or cut-off PE).
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    let hello = wire::Msg::ControlHello {
+        version: wire::PROTOCOL_VERSION,
+        job_id,
+        pe: 0,
+        pid: 4242,
+    };
+    std::io::Write::write_all(&mut silent, &hello.encode()).unwrap();
+    // PE 1: a live watchdog.
+    let _rx = watch(&addr, job_id, 1);
+    let start = Instant::now();
+    let notices = poll_until(&mut server, Duration::from_secs(5), |n| {
+        n.iter().any(|n| matches!(n, Notice::Silent { .. }))
+    });
+    let took = start.elapsed();
+    match notices.as_slice() {
+        [Notice::Silent { pe: 0, silent_for }] => assert!(*silent_for > timeout),
+        other => panic!("{other:?}"),
+    }
+    assert!(took < timeout + Duration::from_millis(500), "{took:?}");
+    assert_eq!(server.pid(0), Some(4242));
+    // Closing it before finalizing is reported too.
+    drop(silent);
+    let notices = poll_until(&mut server, Duration::from_secs(5), |n| !n.is_empty());
+    assert!(
+        matches!(notices.as_slice(), [Notice::ControlLost { pe: 0, .. }]),
+        "{notices:?}"
+    );
+    assert_eq!(server.controls_alive(LONG), 1);
+}
+
+#[test]
+fn control_hello_for_another_job_is_refused() {
+    let (mut server, addr, job_id) = heartbeat_server(1, LONG, LONG);
+    let rx = watch(&addr, job_id ^ 1, 0);
+    let notices = poll_until(&mut server, Duration::from_secs(5), |n| !n.is_empty());
+    assert!(
+        matches!(notices.as_slice(), [Notice::Warning(w)] if w.contains("is not this job's")),
+        "{notices:?}"
+    );
+    let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(status, watchdog::LOST_STATUS);
+    assert!(
+        message.contains("refused the control connection"),
+        "{message}"
+    );
+}

@@ -1,0 +1,140 @@
+//! Running this test binary's own test as the PEs of a job: under `shmemrun` on this machine, on
+//! [`TwoHosts`], or under Open MPI's `mpirun`.
+
+use std::ffi::OsString;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use crate::child::{one_job_at_a_time, run_with_limit};
+use crate::hosts::TwoHosts;
+use crate::shmemrun::shmemrun;
+
+/// PE counts every multi-PE test runs at.
+pub const PE_COUNTS: &[usize] = &[1, 2, 3, 4, 8];
+
+/// PE counts of the jobs every multi-PE test also runs under Open MPI's `mpirun` (PMIx start-up).
+pub const MPIRUN_COUNTS: &[usize] = &[3, 4];
+
+/// Set in the environment of the PEs the harness starts.
+const AS_PE: &str = "SHMEM_TEST_AS_PE";
+
+/// How long one job may take.
+const JOB_LIMIT: Duration = Duration::from_secs(120);
+
+/// The two ways PEs reach each other on one machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// Load/store into the peer's mapped heap (UCX shared memory, `ucp_rkey_ptr`).
+    Direct,
+    /// Every transfer through UCX over TCP (`UCX_TLS=tcp,self`).
+    Ucx,
+}
+
+impl Path {
+    /// Both paths, direct first.
+    pub const ALL: [Path; 2] = [Path::Direct, Path::Ucx];
+
+    /// Sets up `cmd`'s environment for this path.
+    pub fn apply(self, cmd: &mut Command) {
+        match self {
+            Path::Direct => cmd.env_remove("UCX_TLS"),
+            Path::Ucx => cmd.env("UCX_TLS", "tcp,self"),
+        };
+    }
+}
+
+/// How a test job is started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// `shmemrun -n N` on this machine.
+    Local(usize),
+    /// `shmemrun --hosts` on [`TwoHosts`], two PEs each.
+    TwoHosts,
+    /// `mpirun -n N` (PMIx start-up).
+    Mpirun(usize),
+}
+
+impl Layout {
+    /// The number of PEs of a job of this layout.
+    pub fn n_pes(self) -> usize {
+        match self {
+            Layout::Local(n) | Layout::Mpirun(n) => n,
+            Layout::TwoHosts => 4,
+        }
+    }
+}
+
+/// True in a process started by the harness as a PE.
+pub fn is_pe() -> bool {
+    std::env::var_os(AS_PE).is_some()
+}
+
+/// The harness's arguments for running this test binary's test `name` as a PE.
+fn pe_args(name: &str) -> Vec<OsString> {
+    let exe = std::env::current_exe().expect("current test executable");
+    let mut v = vec![exe.into_os_string()];
+    v.extend(
+        [name, "--exact", "--nocapture", "--test-threads=1"]
+            .iter()
+            .map(OsString::from),
+    );
+    v
+}
+
+/// Launches this test binary's test `name` as an `n`-PE job under `shmemrun` on `path`, with
+/// `extra_env` for the PEs; returns the job's output and how long it took.
+pub fn launch(name: &str, n: usize, path: Path, extra_env: &[(&str, &str)]) -> (Output, Duration) {
+    let mut cmd = Command::new(shmemrun());
+    cmd.arg("-n")
+        .arg(n.to_string())
+        .arg("--")
+        .args(pe_args(name));
+    cmd.env(AS_PE, "1").env("SHMEM_INIT_TIMEOUT", "60");
+    path.apply(&mut cmd);
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    let _one = one_job_at_a_time();
+    run_with_limit(cmd, JOB_LIMIT)
+}
+
+/// Launches this test binary's test `name` on [`TwoHosts`] (2 x 2 PEs) on `path`. The PEs get the
+/// harness's variables through shmemrun, which passes every `SHMEM_*` and `UCX_*` variable on.
+/// `None` when the test is skipped because it does not run as root (see
+/// [`TwoHosts::up_or_skip`]).
+pub fn launch_two_hosts(name: &str, path: Path) -> Option<(Output, Duration)> {
+    let _one = one_job_at_a_time();
+    let hosts = TwoHosts::up_or_skip(&format!("{name} (on two hosts, {path:?} path)"))?;
+    let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2)]);
+    cmd.arg("--").args(pe_args(name));
+    cmd.env(AS_PE, "1").env("SHMEM_INIT_TIMEOUT", "60");
+    path.apply(&mut cmd);
+    let out = run_with_limit(cmd, JOB_LIMIT);
+    hosts.assert_no_processes_left(Duration::from_secs(5));
+    Some(out)
+}
+
+/// Launches this test binary's test `name` as an `n`-PE job under Open MPI's `mpirun` on `path`.
+pub fn launch_mpirun(name: &str, n: usize, path: Path) -> (Output, Duration) {
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+    ])
+    .args(["-x", AS_PE, "-x", "SHMEM_INIT_TIMEOUT"]);
+    if path == Path::Ucx {
+        cmd.args(["-x", "UCX_TLS"]);
+    }
+    cmd.arg("-n").arg(n.to_string()).args(pe_args(name));
+    cmd.env(AS_PE, "1").env("SHMEM_INIT_TIMEOUT", "60");
+    path.apply(&mut cmd);
+    let _one = one_job_at_a_time();
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        panic!(
+            "mpirun not found: the PMIx start-up tests need Open MPI (apt-get install openmpi-bin)"
+        );
+    }
+    run_with_limit(cmd, JOB_LIMIT)
+}
