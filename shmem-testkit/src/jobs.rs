@@ -21,6 +21,13 @@ const AS_PE: &str = "SHMEM_TEST_AS_PE";
 /// How long one job may take.
 const JOB_LIMIT: Duration = Duration::from_secs(120);
 
+/// The limit for a job of `n` PEs: [`JOB_LIMIT`] up to 8 PEs; beyond, 20 s more per PE, since
+/// on a 2-core machine 13 PEs over TCP take about 100 s of real work when the machine is idle
+/// (and far more while other builds run).
+fn job_limit(n: usize) -> Duration {
+    JOB_LIMIT + Duration::from_secs(20) * n.saturating_sub(8) as u32
+}
+
 /// The two ways PEs reach each other on one machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Path {
@@ -95,7 +102,7 @@ pub fn launch(name: &str, n: usize, path: Path, extra_env: &[(&str, &str)]) -> (
         cmd.env(k, v);
     }
     let _one = one_job_at_a_time();
-    run_with_limit(cmd, JOB_LIMIT)
+    run_with_limit(cmd, job_limit(n))
 }
 
 /// Launches this test binary's test `name` on [`TwoHosts`] (2 x 2 PEs) on `path`. The PEs get the
