@@ -64,25 +64,7 @@ fn element_struct(cx: &Ctxt, mut s: ItemStruct) -> TokenStream {
     let derive = (!wanted.is_empty()).then(|| quote!(#[derive(#(#wanted),*)]));
     let has_repr = s.attrs.iter().any(|a| a.path().is_ident("repr"));
     let repr = (!has_repr).then(|| quote!(#[repr(C)]));
-    let element_impl = (!has("Element")).then(|| {
-        let name = &s.ident;
-        let mut generics = s.generics.clone();
-        // Every field must be an element, said at the field's type in `Element`'s words.
-        // Assumed inside the impl, these bounds also give it zerocopy's traits of the fields, so
-        // a field that is not an element gets this one error from the impl, not one more for
-        // each of `Element`'s supertraits.
-        let where_clause = generics.make_where_clause();
-        for field in &s.fields {
-            let ty = &field.ty;
-            where_clause
-                .predicates
-                .push(syn::parse_quote_spanned!(ty.span()=> #ty: ::shmem_core::Element));
-        }
-        let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-        quote! {
-            impl #impl_generics ::shmem_core::Element for #name #ty_generics #where_clause {}
-        }
-    });
+    let element_impl = (!has("Element")).then(|| element_impl(&s.ident, &s.generics, &s.fields));
     // The derives come first, so that zerocopy's helper attribute follows the derive that
     // introduces it.
     let attrs = std::mem::take(&mut s.attrs);
@@ -136,11 +118,18 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
         )
         .to_compile_error();
     };
-    // Every field must be an element (as with `#[element]`): a struct holding, say, a `Lock`
-    // must not become something puts may overwrite.
-    let mut generics = input.generics.clone();
+    element_impl(name, &input.generics, &data.fields)
+}
+
+/// `impl Element for NAME` with every field's type bound by `Element`, said at the field's type
+/// in `Element`'s words: a struct holding, say, a `Lock` must not become something puts may
+/// overwrite. Assumed inside the impl, these bounds also give it zerocopy's traits of the
+/// fields, so a field that is not an element gets this one error from the impl, not one more
+/// for each of `Element`'s supertraits.
+fn element_impl(name: &syn::Ident, generics: &syn::Generics, fields: &syn::Fields) -> TokenStream {
+    let mut generics = generics.clone();
     let where_clause = generics.make_where_clause();
-    for field in &data.fields {
+    for field in fields {
         let ty = &field.ty;
         where_clause
             .predicates
