@@ -26,9 +26,10 @@ TESTS=(
     "shmem-core   | --lib runtime::"
     # Parsing of the SHMEM_* settings.
     "shmem-core   | --lib config::"
-    # The launcher's wire protocol: in shmem-core today, in shmem-launch once it moves there.
-    "shmem-core   | --lib bootstrap::wire::"
+    # The launch protocol: frames and messages (encode, decode of malformed input), and the
+    # parsing of the environment the launcher gives its PEs.
     "shmem-launch | --lib wire"
+    "shmem-launch | --lib tests::environment_is_parsed_and_checked"
     # shmem-ucx's status-pointer decoding and the process-wide wait hook (no UCX call).
     "shmem-ucx    | --lib request::"
     # shmem-pmix's key checks, rank lists and info construction; the error-text test asks
