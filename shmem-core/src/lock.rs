@@ -79,7 +79,7 @@ impl Lock {
     /// #[symmetric]
     /// static L: Lock = Lock::new();
     /// let world = shmem_core::init()?;
-    /// drop(L.set());
+    /// drop(L.lock());
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
     pub const fn new() -> Lock {
@@ -97,17 +97,17 @@ impl fmt::Debug for Lock {
 }
 
 /// One symmetric lock: a `#[symmetric]` static [`Lock`] or an element of a `Lock` array. Made by
-/// [`Symmetric::<Lock>::lock`] or [`LockArray::lock`]; [`Symmetric<Lock>`] also has `set` and
-/// `test` directly.
+/// [`Symmetric::<Lock>::lock_ref`] or [`LockArray::lock_ref`]; both also have `lock` and
+/// `try_lock` directly.
 ///
 /// ```
 /// use shmem_core::prelude::*;
 /// #[symmetric]
 /// static LOCKS: [Lock; 2] = [Lock::new(); 2];
 /// let world = shmem_core::init()?;
-/// let l = LOCKS.lock(1);
-/// assert_eq!(l.home_pe(), l.home_pe());
-/// drop(l.set());
+/// let l = LOCKS.lock_ref(1);
+/// assert!(l.home_pe() < world.n_pes());
+/// drop(l.lock());
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
