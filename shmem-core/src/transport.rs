@@ -645,7 +645,7 @@ fn amo_on(
 /// meaningful state: it ends this PE (and so the job) with UCX's own message.
 #[inline]
 #[track_caller]
-pub(crate) fn check(r: shmem_ucx::Result<()>, what: &str) {
+fn check(r: shmem_ucx::Result<()>, what: &str) {
     if let Err(e) = r {
         ucx_failed(what, e)
     }
