@@ -190,6 +190,8 @@ impl<E: AmoWord> Remote<'_, E> {
     fn amo(self, op: Op, value: E, compare: E) -> E {
         let (v, c) = (value.to_bits(), compare.to_bits());
         let bits = if self.rt.is_direct(self.peer) {
+            // A loop polling with atomics (a lock, a counter) drives UCX too.
+            self.rt.progress();
             // SAFETY: checked location inside the peer's mapped heap, aligned for E (objects are
             // 64-byte aligned and E is 4 or 8 bytes); peers only access it atomically or by
             // copies that OpenSHMEM leaves unordered anyway.

@@ -49,6 +49,7 @@ mod amo;
 mod bootstrap;
 mod collectives;
 mod config;
+mod copy;
 mod ctx;
 mod dsl;
 mod element;

@@ -339,6 +339,8 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     fn local_get(&self, index: usize) -> E {
         let rt = self.__runtime();
         check_index("local_get", index, self.len());
+        // A loop polling its own copy drives UCX, so that peers' puts over tcp land.
+        rt.progress();
         // SAFETY: index checked; the element is plain data, read by value (a concurrent remote
         // write may be observed torn, as in OpenSHMEM).
         unsafe {
@@ -369,7 +371,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         let at = checked_offset(self, &range, dst.len(), "local_read", "destination");
         let src = rt.local(at);
         // SAFETY: range checked; `dst` is a unique local borrow, disjoint from the heap.
-        unsafe { std::ptr::copy_nonoverlapping(src.cast::<E>(), dst.as_mut_ptr(), dst.len()) }
+        unsafe { crate::copy::copy_bytes(dst.as_mut_ptr().cast(), src, size_of_val(dst)) }
     }
 
     /// Copies `src` into elements `range` of this PE's own copy.
@@ -379,7 +381,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         let at = checked_offset(self, &range, src.len(), "local_write", "source");
         let dst = rt.local(at);
         // SAFETY: range checked; `src` is a local borrow, disjoint from the heap.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.cast::<E>(), src.len()) }
+        unsafe { crate::copy::copy_bytes(dst, src.as_ptr().cast(), size_of_val(src)) }
     }
 
     /// This PE's own copy as a slice.

@@ -103,7 +103,10 @@ impl Signal<'_> {
     #[doc(alias = "shmem_signal_fetch")]
     #[inline]
     pub fn fetch(self) -> u64 {
-        self.word().load(Ordering::Acquire)
+        let word = self.word();
+        // A loop polling the signal drives UCX (signals over tcp need this PE's progress).
+        self.rt.progress();
+        word.load(Ordering::Acquire)
     }
 
     /// `shmem_signal_wait_until`: waits until this PE's signal satisfies `cmp value`; returns

@@ -17,6 +17,7 @@
 //! peer's endpoint while they use it, and finalize takes the write lock to close it, so the two
 //! cannot overlap.
 
+use crate::copy::{copy_bytes, copy_elem};
 use crate::error::Result;
 use crate::layout::HeapLayout;
 use crate::progress::{self, Progress};
@@ -280,13 +281,18 @@ impl Transport {
     ) {
         self.check_live();
         if !peer.direct.is_null() {
+            if dir == Dir::Get {
+                // A loop that polls memory with gets (its own included) must also let UCX carry
+                // out what peers reached through it send here (free in a direct-only job).
+                self.progress();
+            }
             // SAFETY: the caller keeps the range inside the peer's mapped heap and `local` valid
             // and disjoint from it.
             unsafe {
                 let remote = peer.direct.add(offset);
                 match dir {
-                    Dir::Put => ptr::copy_nonoverlapping(local, remote, len),
-                    Dir::Get => ptr::copy_nonoverlapping(remote, local, len),
+                    Dir::Put => copy_bytes(remote, local, len),
+                    Dir::Get => copy_bytes(local, remote, len),
                 }
             }
             return;
@@ -374,7 +380,7 @@ impl Transport {
         if !peer.direct.is_null() {
             for (offset, local) in elems {
                 // SAFETY: per the caller.
-                unsafe { ptr::copy_nonoverlapping(local, peer.direct.add(offset), size) };
+                unsafe { copy_elem(peer.direct.add(offset), local, size) };
             }
             return;
         }
@@ -403,9 +409,11 @@ impl Transport {
     ) {
         self.check_live();
         if !peer.direct.is_null() {
+            // As in `rma`: a polling get drives UCX too.
+            self.progress();
             for (offset, local) in elems {
                 // SAFETY: per the caller.
-                unsafe { ptr::copy_nonoverlapping(peer.direct.add(offset), local, size) };
+                unsafe { copy_elem(local, peer.direct.add(offset), size) };
             }
             return;
         }
@@ -485,6 +493,9 @@ impl Transport {
     /// yields between checks, driving UCX so that transfers carried by this PE's progress land.
     #[track_caller]
     pub(crate) fn wait_local(&self, mut done: impl FnMut() -> bool) {
+        // Progress even when the condition already holds: a program that polls with waits or
+        // tests must keep the operations that peers aim at this PE moving.
+        self.progress.progress();
         let mut spins = 0;
         while !done() {
             self.check_live();
@@ -517,7 +528,11 @@ impl Transport {
         }
     }
 
-    /// Drives UCX once (`shmem_test` and friends make progress without blocking).
+    /// Drives UCX once (`shmem_test` and friends make progress without blocking). Every
+    /// operation that reads memory which peers may be updating through UCX calls it: gets and
+    /// `g` from mapped peers (this PE's own memory included), fetching atomics on them, signal
+    /// fetches, tests and waits, so that a loop polling with any of them completes on every
+    /// transport. Free when every peer is mapped (one branch on a constant flag).
     #[doc(alias = "shmem_test")]
     #[inline]
     pub(crate) fn progress(&self) {

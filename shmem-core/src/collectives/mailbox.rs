@@ -125,7 +125,7 @@ impl<'a> RawBytes<'a> {
         );
         // SAFETY: in bounds (checked); valid per `new`; `src` is a different buffer (a local
         // slice or a mailbox slot, never the output itself).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), src.len()) }
+        unsafe { crate::copy::copy_bytes(self.ptr.add(at), src.as_ptr(), src.len()) }
     }
 
     /// Bytes `r` as a part to post.
@@ -168,7 +168,7 @@ fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[
         for p in parts {
             // SAFETY: the slot lies in the peer's mapped team block and has room for the payload
             // (the callers' size checks); the parts are valid local bytes (`Part`).
-            unsafe { std::ptr::copy_nonoverlapping(p.ptr, base.add(off), p.len) };
+            unsafe { crate::copy::copy_bytes(base.add(off), p.ptr, p.len) };
             off += p.len;
         }
         // SAFETY: a slot of a mapped team block.
