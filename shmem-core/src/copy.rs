@@ -97,7 +97,7 @@ mod x86 {
     pub(super) unsafe fn backward_avx2(dst: *mut u8, src: *const u8, len: usize) {
         const V: usize = 32;
         debug_assert!(len >= 2 * V);
-        // SAFETY (whole body): every offset `o` loaded or stored below satisfies
+        // SAFETY: every offset `o` loaded or stored below satisfies
         // `0 <= o && o + V <= len`, so all accesses stay inside the two ranges; stores through
         // `_mm256_store_si256` are at `dst + e` with `e` chosen so that the address is 32-byte
         // aligned; loads are unaligned.
@@ -134,8 +134,8 @@ mod x86 {
 /// As [`copy_bytes`] with `len = size`.
 #[inline(always)]
 pub(crate) unsafe fn copy_elem(dst: *mut u8, src: *const u8, size: usize) {
-    // SAFETY (every arm): the caller's contract for `size` bytes; unaligned reads and writes of
-    // exactly that many bytes.
+    // SAFETY: in every arm, the caller's contract for `size` bytes; unaligned reads and writes
+    // of exactly that many bytes.
     unsafe {
         match size {
             1 => dst.write(src.read()),

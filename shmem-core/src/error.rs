@@ -70,6 +70,16 @@ pub enum Error {
         /// The bytes that PE asked for.
         other_bytes: usize,
     },
+    /// A team could not be made (`split_strided`, `split_2d`): arguments that select PEs
+    /// outside the parent team, or every team block in use. Every member of the parent team
+    /// gets the same error (C returns a non-zero code and `SHMEM_TEAM_INVALID`).
+    #[error("{op}: {reason}")]
+    Team {
+        /// The call, with its arguments.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

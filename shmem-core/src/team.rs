@@ -5,6 +5,7 @@
 //! collectives). A split picks the block with a bitwise-or reduction of every parent member's
 //! "blocks in use" mask, so all members agree on a block that none of them uses.
 
+use crate::error::{Error, Result};
 use crate::runtime::Runtime;
 use crate::world::World;
 use std::cell::RefCell;
@@ -111,7 +112,7 @@ pub struct TeamConfig {
 /// let all = world.team_world();
 /// assert_eq!(all.n_pes(), world.n_pes());
 /// // Even-numbered world PEs.
-/// let evens = all.split_strided(0, 2, world.n_pes().div_ceil(2), Default::default());
+/// let evens = all.split_strided(0, 2, world.n_pes().div_ceil(2), Default::default())?;
 /// if world.my_pe() % 2 == 0 {
 ///     let evens = evens.expect("member");
 ///     assert_eq!(evens.my_pe(), world.my_pe() / 2);
@@ -182,7 +183,12 @@ impl World {
             return self.team_world();
         }
         // Teams of different nodes are disjoint, so they can share one block number.
-        let slot = self.team_world().agree_on_slot_for(|_| true);
+        let Some(slot) = self.team_world().agree_on_slot_for(|_| true) else {
+            panic!(
+                "shmem: team_shared: no free team block: all {TEAM_SLOTS} are in use; drop teams \
+                 that are no longer needed"
+            )
+        };
         Team::new(
             rt,
             start,
@@ -296,11 +302,25 @@ impl<'w> Team<'w> {
 
     /// `shmem_team_split_strided`: the members of this team numbered `start, start + stride,
     /// ...` (`size` of them, team numbering) form a new team. Collective over this team: every
-    /// member calls it with the same arguments; members of the new team get `Some`.
+    /// member calls it with the same arguments; members of the new team get `Ok(Some(team))`,
+    /// the others `Ok(None)` (C's `SHMEM_TEAM_INVALID`). A `size` of 0 makes no team: `Ok(None)`
+    /// everywhere, without communication.
     ///
-    /// # Panics
-    /// If the PEs fall outside this team, a stride is 0 with size > 1, or all team blocks are in
-    /// use (the message says how many exist).
+    /// # Errors
+    /// [`Error::Team`](crate::Error::Team), on every member alike, when the PEs fall outside this
+    /// team, the stride is 0 with `size > 1`, or every team block is in use (the message says
+    /// how many exist; dropping teams frees them).
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let all = world.team_world();
+    /// let me_alone = all.split_strided(all.my_pe(), 1, 1, TeamConfig::default())?;
+    /// assert_eq!(me_alone.map(|t| t.n_pes()), Some(1));
+    /// assert!(all.split_strided(0, 1, 0, TeamConfig::default())?.is_none());
+    /// assert!(all.split_strided(0, 1, all.n_pes() + 1, TeamConfig::default()).is_err());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_team_split_strided")]
     #[track_caller]
     pub fn split_strided(
@@ -309,25 +329,50 @@ impl<'w> Team<'w> {
         stride: usize,
         size: usize,
         config: TeamConfig,
-    ) -> Option<Team<'w>> {
-        if size == 0 || (stride == 0 && size > 1) || start + (size - 1) * stride >= self.size {
-            panic!(
-                "shmem: split_strided(start {start}, stride {stride}, size {size}) selects PEs outside \
-                 the parent team of {} PEs (or a zero stride)",
-                self.size
-            );
+    ) -> Result<Option<Team<'w>>> {
+        let op = || format!("split_strided(start {start}, stride {stride}, size {size})");
+        if size == 0 {
+            return Ok(None);
+        }
+        let last = (size - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(start));
+        if stride == 0 && size > 1 {
+            return Err(Error::Team {
+                op: op(),
+                reason: "the stride is 0 but more than one PE is asked for".into(),
+            });
+        }
+        if last.is_none_or(|l| l >= self.size) {
+            return Err(Error::Team {
+                op: op(),
+                reason: format!(
+                    "selects PEs outside the parent team of {} PEs (team numbering 0..{})",
+                    self.size, self.size
+                ),
+            });
         }
         let stride = stride.max(1);
-        let slot = self.agree_on_slot_for(|idx| {
-            idx >= start && (idx - start).is_multiple_of(stride) && (idx - start) / stride < size
-        });
+        let slot = self
+            .agree_on_slot_for(|idx| {
+                idx >= start
+                    && (idx - start).is_multiple_of(stride)
+                    && (idx - start) / stride < size
+            })
+            .ok_or_else(|| Error::Team {
+                op: op(),
+                reason: format!(
+                    "no free team block: all {TEAM_SLOTS} are in use; drop teams that are no \
+                     longer needed"
+                ),
+            })?;
         let me = self.my_index;
         let member =
             me >= start && (me - start).is_multiple_of(stride) && (me - start) / stride < size;
         if !member {
-            return None;
+            return Ok(None);
         }
-        Some(Team::new(
+        Ok(Some(Team::new(
             self.rt,
             self.start + start * self.stride,
             self.stride * stride,
@@ -335,11 +380,25 @@ impl<'w> Team<'w> {
             (me - start) / stride,
             slot,
             config,
-        ))
+        )))
     }
 
     /// `shmem_team_split_2d`: arranges this team's PEs in rows of `xrange` (the last row may be
-    /// shorter) and returns `(row team, column team)` for this PE. Collective over this team.
+    /// shorter; an `xrange` above the team's size is one row) and returns `(row team, column
+    /// team)` for this PE. Collective over this team.
+    ///
+    /// # Errors
+    /// [`Error::Team`](crate::Error::Team), on every member alike, when `xrange` is 0 or the
+    /// team blocks run out (the teams made before are released).
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let (row, col) = world.team_world().split_2d(1, TeamConfig::default(), TeamConfig::default())?;
+    /// assert_eq!((row.n_pes(), col.n_pes()), (1, world.n_pes()));
+    /// assert!(world.team_world().split_2d(0, TeamConfig::default(), TeamConfig::default()).is_err());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_team_split_2d")]
     #[track_caller]
     pub fn split_2d(
@@ -347,18 +406,22 @@ impl<'w> Team<'w> {
         xrange: usize,
         xconfig: TeamConfig,
         yconfig: TeamConfig,
-    ) -> (Team<'w>, Team<'w>) {
+    ) -> Result<(Team<'w>, Team<'w>)> {
         if xrange == 0 {
-            panic!("shmem: split_2d: xrange must be positive");
+            return Err(Error::Team {
+                op: format!("split_2d(xrange {xrange})"),
+                reason: "xrange must be positive".into(),
+            });
         }
         let xrange = xrange.min(self.size);
         let rows = self.size.div_ceil(xrange);
         let (my_row, my_col) = (self.my_index / xrange, self.my_index % xrange);
         // Every member takes part in every split (collective), keeping the team it belongs to.
+        // A failed split fails on every member alike, so all return together.
         let mut row_team = None;
         for r in 0..rows {
             let len = xrange.min(self.size - r * xrange);
-            let t = self.split_strided(r * xrange, 1, len, xconfig);
+            let t = self.split_strided(r * xrange, 1, len, xconfig)?;
             if r == my_row {
                 row_team = t;
             }
@@ -366,31 +429,28 @@ impl<'w> Team<'w> {
         let mut col_team = None;
         for c in 0..xrange {
             let len = (self.size - c).div_ceil(xrange);
-            let t = self.split_strided(c, xrange, len, yconfig);
+            let t = self.split_strided(c, xrange, len, yconfig)?;
             if c == my_col {
                 col_team = t;
             }
         }
         match (row_team, col_team) {
-            (Some(r), Some(c)) => (r, c),
+            (Some(r), Some(c)) => Ok((r, c)),
             _ => unreachable!("every PE belongs to one row and one column"),
         }
     }
 
     /// Agrees with the other members on a free block for a team of the members selected by
     /// `selected` (team numbering); they mark it used.
-    fn agree_on_slot_for(&self, selected: impl Fn(usize) -> bool) -> usize {
+    /// `None` (on every member alike) when all blocks are in use.
+    fn agree_on_slot_for(&self, selected: impl Fn(usize) -> bool) -> Option<usize> {
         let mine = if selected(self.my_index) {
             self.rt.team_slots.mask()
         } else {
             0
         };
         let used = crate::collectives::allreduce_u64(self, mine, |a, b| a | b);
-        let Some(slot) = (0..TEAM_SLOTS).find(|s| used & (1 << s) == 0) else {
-            panic!(
-                "shmem: no free team block: all {TEAM_SLOTS} are in use; drop teams that are no longer needed"
-            );
-        };
+        let slot = (0..TEAM_SLOTS).find(|s| used & (1 << s) == 0)?;
         if selected(self.my_index) {
             self.rt.team_slots.take(slot);
             // A block may have served another team before: its flags and mailbox headers start
@@ -401,7 +461,7 @@ impl<'w> Team<'w> {
         }
         // Nobody signals into the new block before every member has reset it.
         crate::collectives::team_sync(self);
-        slot
+        Some(slot)
     }
 
     /// `shmem_team_ptr`: team PE `pe`'s copy of `obj` as a local view when it is mapped into this

@@ -144,12 +144,13 @@ fn split_teams_translate_and_run_their_own_collectives() {
             let sums = world.alloc::<u64>(1);
             // Created and destroyed many times: blocks are released and reused.
             for round in 0..70 {
-                let evens = all.split_strided(0, 2, n.div_ceil(2), TeamConfig::default());
-                let odds = if n > 1 {
-                    all.split_strided(1, 2, n / 2, TeamConfig::default())
-                } else {
-                    None
-                };
+                let evens = all
+                    .split_strided(0, 2, n.div_ceil(2), TeamConfig::default())
+                    .expect("split evens");
+                // At 1 PE the size is 0: no team, and no error.
+                let odds = all
+                    .split_strided(1, 2, n / 2, TeamConfig::default())
+                    .expect("split odds");
                 let team = if me % 2 == 0 {
                     evens.as_ref()
                 } else {
@@ -172,7 +173,9 @@ fn split_teams_translate_and_run_their_own_collectives() {
                 all.sync();
             }
             // 2-D split: rows of 2.
-            let (row, col) = all.split_2d(2, TeamConfig::default(), TeamConfig::default());
+            let (row, col) = all
+                .split_2d(2, TeamConfig::default(), TeamConfig::default())
+                .expect("split_2d");
             assert_eq!(row.my_pe(), me % 2);
             assert_eq!(col.my_pe(), me / 2);
             assert_eq!(row.n_pes(), 2.min(n - (me / 2) * 2));
@@ -333,4 +336,52 @@ fn collective_length_mismatch_is_named() {
         );
         assert!(took.as_secs_f64() < 20.0, "took {took:?}");
     }
+}
+
+/// Splits that cannot make a team return values every member can test, never a panic: a size
+/// of 0 is `Ok(None)` everywhere, PEs outside the parent or a zero stride are errors, and when
+/// every team block is in use the next split is an error on every PE alike (no hang); dropping
+/// teams makes splits work again.
+#[test]
+fn splits_that_cannot_make_a_team_return_errors() {
+    multi_pe_at(
+        "splits_that_cannot_make_a_team_return_errors",
+        &[2, 3, 4],
+        |world| {
+            let all = world.team_world();
+            let n = all.n_pes();
+            let cfg = TeamConfig::default();
+            assert!(all.split_strided(0, 1, 0, cfg).expect("size 0").is_none());
+            let outside = all.split_strided(1, 1, n, cfg).map(|t| t.is_some());
+            let msg = format!("{}", outside.expect_err("outside the parent"));
+            assert!(msg.contains("outside the parent team of"), "{msg}");
+            assert!(all.split_strided(0, 0, 2, cfg).is_err(), "zero stride");
+            assert!(all.split_2d(0, cfg, cfg).is_err(), "xrange 0");
+            // Take every block.
+            let mut teams = Vec::new();
+            let err = loop {
+                match all.split_strided(0, 1, n, cfg) {
+                    Ok(t) => teams.push(t.expect("every PE is a member")),
+                    Err(e) => break e,
+                }
+                assert!(teams.len() <= 64, "more teams than blocks");
+            };
+            let msg = format!("{err}");
+            assert!(msg.contains("no free team block"), "{msg}");
+            // Every PE failed at the same count.
+            let counts = world.alloc::<u64>(1);
+            all.max_reduce(&counts, &[teams.len() as u64]);
+            assert_eq!(counts.local_get(0), teams.len() as u64);
+            assert!(
+                all.split_2d(1, cfg, cfg).is_err(),
+                "split_2d with no blocks left"
+            );
+            teams.clear();
+            all.sync();
+            let t = all
+                .split_strided(0, 1, n, cfg)
+                .expect("blocks were released");
+            assert_eq!(t.expect("member").n_pes(), n);
+        },
+    );
 }

@@ -200,11 +200,9 @@ fn team_relative_and_context_forms() {
         let (me, n) = (world.my_pe(), world.n_pes());
         let heap = world.alloc::<u64>(8);
         // Odd world PEs form a team; its PE 0 is world PE 1.
-        let odds = if n > 1 {
-            all.split_strided(1, 2, n / 2, TeamConfig::default())
-        } else {
-            None
-        };
+        let odds = all
+            .split_strided(1, 2, n / 2, TeamConfig::default())
+            .expect("split odds");
         if let Some(odds) = &odds {
             let last = odds.n_pes() - 1;
             // Team PE `last` is world PE 2 * last + 1.
