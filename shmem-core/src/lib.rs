@@ -68,6 +68,7 @@ mod storage;
 mod sync;
 mod team;
 mod transport;
+mod view;
 mod world;
 
 pub use amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
@@ -77,8 +78,9 @@ pub use element::Element;
 pub use error::{Error, Result};
 pub use heap::SymArray;
 pub use rma::{NbiScope, SymmetricArray};
+pub use view::SymSlice;
 pub use shmem_macros::{Element, element, shmem, symmetric};
-pub use signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
+pub use signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray, WaitWord};
 pub use statics::Symmetric;
 pub use storage::Storable;
 pub use team::{Team, TeamConfig};
@@ -95,6 +97,7 @@ pub mod prelude {
     pub use crate::p2p::WaitSet;
     pub use crate::query::{PeerAccess, PeerView, SymmetricObject};
     pub use crate::rma::{NbiScope, SymmetricArray};
+    pub use crate::view::SymSlice;
     pub use crate::signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
     pub use crate::statics::Symmetric;
     pub use crate::storage::Storable;

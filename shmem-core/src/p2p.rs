@@ -5,9 +5,8 @@
 //! The C `status` array (non-zero = leave this element out) is an `Option<&[bool]>` here:
 //! `Some(mask)` with `mask[i] == true` excludes element `i`; `None` includes every element.
 
-use crate::amo::AmoWord;
 use crate::rma::SymmetricArray;
-use crate::signal::{Cmp, Signal, load_local};
+use crate::signal::{Cmp, Signal, WaitWord, load_local};
 use crate::transport::Transport;
 use crate::world::World;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,7 +28,7 @@ enum Values<'v, E> {
     Each(&'v [E]),
 }
 
-impl<'v, E: AmoWord + PartialOrd> Set<'v, E> {
+impl<'v, E: WaitWord> Set<'v, E> {
     #[track_caller]
     fn new<A: SymmetricArray<E> + ?Sized>(
         arr: &A,
@@ -175,7 +174,7 @@ impl<'v, E: AmoWord + PartialOrd> Set<'v, E> {
 /// world.barrier_all();
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
-pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
+pub trait WaitSet<E: WaitWord>: SymmetricArray<E> {
     /// `shmem_wait_until_all`: waits until every included element has satisfied `cmp value`.
     ///
     /// ```
@@ -422,7 +421,7 @@ pub trait WaitSet<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     }
 }
 
-impl<E: AmoWord + PartialOrd, T: SymmetricArray<E> + ?Sized> WaitSet<E> for T {}
+impl<E: WaitWord, T: SymmetricArray<E> + ?Sized> WaitSet<E> for T {}
 
 impl Signal<'_> {
     /// `shmem_signal_add` (OpenSHMEM 1.6): atomically adds `value` (wrapping) to this signal on

@@ -163,6 +163,25 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         self.len() == 0
     }
 
+    /// Elements `range` of this object as a symmetric object of their own (C's `&dest[k]`),
+    /// accepted wherever a symmetric object is: RMA, atomics, waits, signals, collectives,
+    /// contexts. Checks the range; the view borrows this object.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static ROWS: [f64; 12] = [0.0; 12];
+    /// let world = shmem_core::init()?;
+    /// let row1 = ROWS.slice(4..8);
+    /// world.team_world().broadcast(&row1, &[1.0, 2.0, 3.0, 4.0], 0);
+    /// assert_eq!(ROWS.local_get(5), 2.0);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    fn slice<R: RangeBounds<usize>>(&self, range: R) -> crate::view::SymSlice<'_, E> {
+        crate::view::SymSlice::of(self, range)
+    }
+
     /// `shmem_put`: copies `src` into elements `range` of this array on PE `pe`. `src` may be
     /// reused on return; the data is delivered by the next [`quiet`](crate::World::quiet).
     #[doc(alias = "shmem_put")]

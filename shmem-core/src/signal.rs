@@ -4,13 +4,12 @@
 //! A signal is a `u64` in symmetric memory. `put_signal` delivers the data, then updates the
 //! signal word on the same PE (set or add), so a consumer that sees the signal sees the data.
 
-use crate::amo::AmoWord;
 use crate::rma::SymmetricArray;
 use crate::runtime::runtime;
 use crate::statics::Symmetric;
 use crate::transport::Transport;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 /// How `put_signal` updates the signal word (`SHMEM_SIGNAL_SET`, `SHMEM_SIGNAL_ADD`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,30 +158,69 @@ pub trait SignalArray: SymmetricArray<u64> {
 
 impl<T: SymmetricArray<u64> + ?Sized> SignalArray for T {}
 
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type that point-to-point synchronization (`wait_until`, `test`, the wait sets)
+/// can load atomically: OpenSHMEM's point-to-point types, the 16-, 32- and 64-bit integers
+/// (`short`, `int`, `long`, `long long`, their unsigned forms, `size_t`, `ptrdiff_t`), and
+/// `f32`/`f64`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be waited on: OpenSHMEM's wait_until and test take 16-, 32- and \
+               64-bit integers",
+    label = "no wait_until/test for `{Self}`",
+    note = "wait_until and test exist for i16, u16, i32, u32, i64, u64, isize, usize, f32 and f64"
+)]
+pub trait WaitWord: crate::element::Element + PartialOrd + sealed::Sealed {
+    /// Atomically loads the value at `p` (acquire).
+    ///
+    /// # Safety
+    /// `p` is an aligned element of this type in this PE's mapped heap, which other PEs and
+    /// threads access only atomically or by explicit copies.
+    #[doc(hidden)]
+    unsafe fn __load_acquire(p: *mut u8) -> Self;
+}
+
+macro_rules! wait_words {
+    ($($t:ty => $atomic:ty, $bits:ty;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl WaitWord for $t {
+            #[inline]
+            unsafe fn __load_acquire(p: *mut u8) -> Self {
+                // SAFETY: per the caller: aligned, inside the mapping, accessed atomically.
+                let a = unsafe { <$atomic>::from_ptr(p.cast()) };
+                <$t>::from_ne_bytes(<$bits>::to_ne_bytes(a.load(Ordering::Acquire)))
+            }
+        }
+    )*};
+}
+
+wait_words! {
+    i16 => AtomicU16, u16;
+    u16 => AtomicU16, u16;
+    i32 => AtomicU32, u32;
+    u32 => AtomicU32, u32;
+    f32 => AtomicU32, u32;
+    i64 => AtomicU64, u64;
+    u64 => AtomicU64, u64;
+    isize => AtomicU64, u64;
+    usize => AtomicU64, u64;
+    f64 => AtomicU64, u64;
+}
+
 /// Atomically loads a local word of type `E` (acquire).
 ///
 /// # Safety
-/// `p` is an aligned word of `E`'s size in this PE's mapped heap, which other PEs and threads
-/// access only atomically or by explicit copies.
+/// As [`WaitWord::__load_acquire`].
 #[inline]
-pub(crate) unsafe fn load_local<E: AmoWord>(p: *mut u8) -> E {
-    let bits = match E::SIZE {
-        shmem_ucx::AtomicSize::U32 => {
-            // SAFETY: per the caller.
-            let a = unsafe { AtomicU32::from_ptr(p.cast()) };
-            a.load(Ordering::Acquire) as u64
-        }
-        shmem_ucx::AtomicSize::U64 => {
-            // SAFETY: per the caller.
-            let a = unsafe { AtomicU64::from_ptr(p.cast()) };
-            a.load(Ordering::Acquire)
-        }
-    };
-    E::from_bits(bits)
+pub(crate) unsafe fn load_local<E: WaitWord>(p: *mut u8) -> E {
+    // SAFETY: forwarded contract.
+    unsafe { E::__load_acquire(p) }
 }
 
 /// Point-to-point synchronization on this PE's own copy of a symmetric array.
-pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
+pub trait WaitArray<E: WaitWord>: SymmetricArray<E> {
     /// `shmem_wait_until`: waits until element `index` of this PE's copy satisfies
     /// `cmp value`, and returns it.
     #[doc(alias = "shmem_wait_until")]
@@ -191,7 +229,7 @@ pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
         let rt = self.__runtime();
         crate::rma::check_index("wait_until", index, self.len());
         let p = rt.local(self.__heap_offset() + index * size_of::<E>());
-        let mut seen = E::from_bits(0);
+        let mut seen = E::new_zeroed();
         rt.wait_local(|| {
             // SAFETY: element `index` (checked) of a symmetric array of AMO words, aligned.
             seen = unsafe { load_local::<E>(p) };
@@ -213,4 +251,4 @@ pub trait WaitArray<E: AmoWord + PartialOrd>: SymmetricArray<E> {
     }
 }
 
-impl<E: AmoWord + PartialOrd, T: SymmetricArray<E> + ?Sized> WaitArray<E> for T {}
+impl<E: WaitWord, T: SymmetricArray<E> + ?Sized> WaitArray<E> for T {}
