@@ -352,6 +352,102 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         unsafe { rt.get_elems(peer, elems, size_of::<E>()) }
     }
 
+    /// `shmem_get` into a symmetric destination: copies elements `range` of this array on PE
+    /// `pe` into this PE's own copy of `dest` (all of it; use [`slice`](Self::slice) to place
+    /// them), as C programs pass `&sym[k]` as the destination. Lengths must match; `pe` may be
+    /// this PE, and the two may overlap then.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let a = world.alloc::<u32>(6);
+    /// a.local_write(0..3, &[1, 2, 3]);
+    /// a.get_to(me, 0..3, &a.slice(2..5)); // overlapping: a = [1, 2, 1, 2, 3, 0]
+    /// let mut all = [0; 6];
+    /// a.local_read(.., &mut all);
+    /// assert_eq!(all, [1, 2, 1, 2, 3, 0]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_get")]
+    #[track_caller]
+    fn get_to<D: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        dest: &D,
+    ) {
+        let rt = self.__runtime();
+        let at = checked_offset(self, &range, dest.len(), "get_to", "destination");
+        let peer = rt.peer(pe);
+        let dst = rt.local(dest.__heap_offset());
+        let len = dest.len() * size_of::<E>();
+        if pe == rt.my_pe {
+            // SAFETY: both ranges were checked against their objects in this PE's heap; `copy`
+            // allows them to overlap.
+            unsafe { std::ptr::copy(rt.local(at), dst, len) };
+            return;
+        }
+        // SAFETY: the source range was checked against this object; `dst` is `dest`'s own copy
+        // (`len` bytes of this PE's heap, not the peer's mapping of them).
+        unsafe { rt.get_bytes(peer, at, dst, len) }
+    }
+
+    /// `shmem_iget` into a symmetric destination: reads elements `range.start, range.start +
+    /// stride, ...` of PE `pe` into this PE's own copy of `dest` at `0, dest_stride, ...`.
+    /// Both sides must select the same number of elements; strides must be positive.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let a = world.alloc::<u16>(8);
+    /// a.local_write(0..4, &[1, 2, 3, 4]);
+    /// a.iget_to(me, 0..4, 2, &a.slice(4..8), 2); // a[4] = a[0], a[6] = a[2]
+    /// assert_eq!((a.local_get(4), a.local_get(5), a.local_get(6)), (1, 0, 3));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_iget")]
+    #[track_caller]
+    fn iget_to<D: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        stride: usize,
+        dest: &D,
+        dest_stride: usize,
+    ) {
+        let rt = self.__runtime();
+        let (start, span) = resolve(&range, self.len(), "iget_to");
+        let count = strided_count(span, stride, "iget_to", "source");
+        let have = strided_count(dest.len(), dest_stride, "iget_to", "destination");
+        if count != have {
+            len_mismatch("iget_to", count, "strided destination", have);
+        }
+        let peer = rt.peer(pe);
+        let (base, dbase) = (self.__heap_offset(), dest.__heap_offset());
+        if pe == rt.my_pe {
+            // Source and destination may overlap in this PE's heap: gather, then scatter.
+            let mut tmp = vec![E::new_zeroed(); count];
+            for (k, t) in tmp.iter_mut().enumerate() {
+                *t = self.local_get(start + k * stride);
+            }
+            for (k, t) in tmp.into_iter().enumerate() {
+                dest.local_set(k * dest_stride, t);
+            }
+            return;
+        }
+        let elems = (0..count).map(|k| {
+            (
+                elem_offset::<E>(base, start + k * stride),
+                rt.local(elem_offset::<E>(dbase, k * dest_stride)),
+            )
+        });
+        // SAFETY: every source offset lies inside this object (checked); every destination is
+        // an element of `dest`'s own copy in this PE's heap, disjoint from the peer's mapping.
+        unsafe { rt.get_elems(peer, elems, size_of::<E>()) }
+    }
+
     /// Reads element `index` of this PE's own copy.
     #[inline]
     #[track_caller]

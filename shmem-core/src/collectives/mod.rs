@@ -188,6 +188,38 @@ impl Team<'_> {
         rt.quiet();
     }
 
+    /// [`broadcast`](Self::broadcast) in place: the root's own copy of `dest` (all of it; use
+    /// [`slice`](crate::SymmetricArray::slice) for part of an array) is the source, as C's
+    /// `dest == source`.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let a = world.alloc::<u32>(3);
+    /// if team.my_pe() == 0 {
+    ///     a.local_write(.., &[7, 8, 9]);
+    /// }
+    /// team.broadcast_in_place(&a, 0);
+    /// assert_eq!(a.local_get(2), 9);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_broadcast")]
+    #[track_caller]
+    pub fn broadcast_in_place<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        root: usize,
+    ) {
+        check_root(self, root, "broadcast_in_place");
+        let source = if self.my_pe() == root {
+            own_copy(dest)
+        } else {
+            vec![E::new_zeroed(); dest.len()]
+        };
+        self.broadcast(dest, &source, root);
+    }
+
     /// `shmem_fcollect`: concatenates every member's `source` (all the same length) in team
     /// order into `dest` on every member.
     #[doc(alias = "shmem_fcollect")]
@@ -476,13 +508,31 @@ fn min_of<E: PartialOrd>(a: E, b: E) -> E {
 }
 
 macro_rules! reductions {
-    ($($(#[$doc:meta])* $name:ident: $tr:ident => $op:expr;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident, $in_place:ident: $tr:ident => $op:expr;)*) => {$(
         $(#[$doc])*
         #[track_caller]
         pub fn $name<E: $tr, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
             self.reduce_into(dest, source, $op, stringify!($name));
         }
+
+        #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name), ") in place: ")]
+        /// the source is this PE's own copy of `dest` (all of it; use
+        /// [`slice`](crate::SymmetricArray::slice) for part of an array), as C's
+        /// `dest == source`.
+        #[track_caller]
+        pub fn $in_place<E: $tr, A: SymmetricArray<E> + ?Sized>(&self, dest: &A) {
+            let source = own_copy(dest);
+            self.reduce_into(dest, &source, $op, stringify!($in_place));
+        }
     )*};
+}
+
+/// This PE's own copy of `dest`, as the source of an in-place collective.
+#[track_caller]
+fn own_copy<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A) -> Vec<E> {
+    let mut v = vec![E::new_zeroed(); dest.len()];
+    dest.local_read(.., &mut v);
+    v
 }
 
 impl Team<'_> {
@@ -515,25 +565,25 @@ impl Team<'_> {
         /// # Ok::<(), shmem_core::Error>(())
         /// ```
         #[doc(alias = "shmem_sum_reduce")]
-        sum_reduce: ReduceArith => E::sum;
+        sum_reduce, sum_reduce_in_place: ReduceArith => E::sum;
         /// `shmem_prod_reduce`: element-wise product.
         #[doc(alias = "shmem_prod_reduce")]
-        prod_reduce: ReduceArith => E::prod;
+        prod_reduce, prod_reduce_in_place: ReduceArith => E::prod;
         /// `shmem_max_reduce`: element-wise maximum.
         #[doc(alias = "shmem_max_reduce")]
-        max_reduce: ReduceArith => max_of;
+        max_reduce, max_reduce_in_place: ReduceArith => max_of;
         /// `shmem_min_reduce`: element-wise minimum.
         #[doc(alias = "shmem_min_reduce")]
-        min_reduce: ReduceArith => min_of;
+        min_reduce, min_reduce_in_place: ReduceArith => min_of;
         /// `shmem_and_reduce`: element-wise bitwise and.
         #[doc(alias = "shmem_and_reduce")]
-        and_reduce: ReduceBitwise => E::and;
+        and_reduce, and_reduce_in_place: ReduceBitwise => E::and;
         /// `shmem_or_reduce`: element-wise bitwise or.
         #[doc(alias = "shmem_or_reduce")]
-        or_reduce: ReduceBitwise => E::or;
+        or_reduce, or_reduce_in_place: ReduceBitwise => E::or;
         /// `shmem_xor_reduce`: element-wise bitwise xor.
         #[doc(alias = "shmem_xor_reduce")]
-        xor_reduce: ReduceBitwise => E::xor;
+        xor_reduce, xor_reduce_in_place: ReduceBitwise => E::xor;
     }
 
     /// `shmem_sum_inscan` (1.6): `dest[i]` on team PE `p` is the sum of `source[i]` over PEs
