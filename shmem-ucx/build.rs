@@ -22,7 +22,7 @@ err_handling_mode_t|mem_map_params_field|mem_attr_field|op_attr_t|\
 ep_close_flags_t|dt_type)";
 
 /// `#define`d constants the safe layer uses.
-const VARS: &str = "UCP_API_(MAJOR|MINOR)|UCP_MEM_MAP_ALLOCATE";
+const VARS: &str = "UCP_API_(MAJOR|MINOR)|UCP_MEM_MAP_(ALLOCATE|FIXED)";
 
 fn parse_version(v: &str) -> Option<(u32, u32)> {
     let mut it = v.trim().split('.');

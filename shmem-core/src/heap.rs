@@ -452,6 +452,18 @@ impl MallocHints {
         }
     }
 
+    /// The hints with the known bits of `bits`; unknown bits are ignored, as C's
+    /// `shmem_malloc_with_hints` ignores hints it does not know (a later OpenSHMEM's, or an
+    /// implementation's own).
+    ///
+    /// ```
+    /// use shmem_core::MallocHints;
+    /// assert_eq!(MallocHints::from_bits_truncate(1 | 8 | 1 << 40), MallocHints::ATOMICS_REMOTE);
+    /// ```
+    pub const fn from_bits_truncate(bits: u64) -> MallocHints {
+        MallocHints(bits & Self::ALL)
+    }
+
     /// Whether every flag of `other` is set in `self`.
     ///
     /// ```
@@ -547,15 +559,11 @@ impl World {
         len: usize,
         align: usize,
     ) -> Result<SymArray<'_, E>> {
-        if !align.is_power_of_two() || align < align_of::<E>() {
-            panic!(
-                "shmem: alloc_aligned: alignment {align} must be a power of two and at least the \
-                 element alignment {} of {}",
-                align_of::<E>(),
-                std::any::type_name::<E>()
-            );
+        if !align.is_power_of_two() {
+            panic!("shmem: alloc_aligned: alignment {align} must be a power of two");
         }
-        SymArray::alloc_impl(self, len, Some(align), None)
+        // As C's untyped `shmem_align`: an alignment below the element's own is met anyway.
+        SymArray::alloc_impl(self, len, Some(align.max(align_of::<E>())), None)
     }
 
     /// `shmem_malloc_with_hints` (zeroed): collectively allocates `len` elements, telling the

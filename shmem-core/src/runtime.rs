@@ -14,7 +14,7 @@ use crate::layout::HeapLayout;
 use crate::statics;
 use crate::sync::{self, SyncState};
 use crate::transport::{Peer, Transport, TransportParts, UcxPeer};
-use shmem_ucx::{Context, ContextParams, ThreadMode};
+use shmem_ucx::{Context, ContextParams, MemHandle, ThreadMode};
 use std::ptr;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -205,6 +205,62 @@ pub(crate) fn finalize() {
     rt.progress.stop_thread();
 }
 
+/// Every PE asks for its heap at a multiple of this, so that `alloc_aligned` meets any
+/// alignment up to it at the same offset on every PE (C's `shmem_align` has no limit).
+pub(crate) const HEAP_BASE_ALIGN: usize = 1 << 30;
+
+/// Maps the heap (`len` bytes, allocated by UCX) at a multiple of [`HEAP_BASE_ALIGN`] when it
+/// can: it reserves `len + HEAP_BASE_ALIGN` bytes of address space (no memory) and asks UCX to
+/// map the heap exactly at the aligned address inside its own reservation
+/// (`UCP_MEM_MAP_FIXED`), then gives back the rest; if UCX refuses (its SysV allocator does not
+/// map over a reservation), it gives the reservation back and passes the aligned address as a
+/// hint, which that allocator follows. If neither lands aligned, the heap is where UCX put it and
+/// alignments above the page size fail with a clear message in `alloc_aligned`.
+fn map_heap(context: &Context, len: usize) -> Result<MemHandle> {
+    let Some(span) = len.checked_add(HEAP_BASE_ALIGN) else {
+        return Ok(context.mem_map_alloc(len)?);
+    };
+    // SAFETY: a fresh anonymous PROT_NONE reservation; it touches no existing mapping.
+    let p = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            span,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Ok(context.mem_map_alloc(len)?);
+    }
+    let (start, end) = (p as usize, p as usize + span);
+    let aligned = start.next_multiple_of(HEAP_BASE_ALIGN);
+    // Releases [from, to) of the reservation (nothing when empty).
+    let release = |from: usize, to: usize| {
+        if to > from {
+            // SAFETY: a page-aligned part of this function's own reservation, not used by
+            // anything else.
+            unsafe { libc::munmap(from as *mut libc::c_void, to - from) };
+        }
+    };
+    // SAFETY: [aligned, aligned + len) lies inside the reservation made above, which this
+    // process owns and gives up to UCX.
+    if let Ok(mem) = unsafe { context.mem_map_alloc_fixed(len, aligned as *mut u8) } {
+        if mem.address() as usize == aligned {
+            release(start, aligned);
+            // SAFETY: sysconf has no preconditions.
+            let page =
+                usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+            release((aligned + mem.len()).next_multiple_of(page).min(end), end);
+            return Ok(mem);
+        }
+        drop(mem);
+    }
+    release(start, end);
+    Ok(context.mem_map_alloc_near(len, aligned as *mut u8)?)
+}
+
 /// Sets up the runtime: bootstrap, heap mapping, statics, the exchange of start-up records,
 /// endpoints to every PE.
 fn start() -> Result<Runtime> {
@@ -232,7 +288,7 @@ fn start() -> Result<Runtime> {
         ..ContextParams::default()
     })?;
     let worker = context.create_worker(ThreadMode::Multi)?;
-    let mem = context.mem_map_alloc(total)?;
+    let mem = map_heap(&context, total)?;
     let base = mem.address();
 
     // Prepare our own memory before any peer learns where it is.

@@ -152,3 +152,36 @@ fn alloc_with_hints_works_for_atomics_and_signals() {
         },
     );
 }
+
+/// Alignments above the page size, up to 64 MiB, at the same offset on every PE: every heap is
+/// mapped at a 1 GiB boundary. Repeated, since where a heap lands used to vary from run to run;
+/// alignments below the element's are met as C's untyped `shmem_align` meets them.
+#[test]
+fn alloc_aligned_above_the_page_size() {
+    multi_pe_at(
+        "alloc_aligned_above_the_page_size",
+        &[1, 2, 3, 4],
+        |world| {
+            let (me, n) = (world.my_pe(), world.n_pes());
+            let right = (me + 1) % n;
+            let left = (me + n - 1) % n;
+            let _pad = world.alloc::<u8>(100);
+            for round in 0..3u64 {
+                for align in [8192usize, 1 << 16, 1 << 20, 4 << 20, 64 << 20] {
+                    let a = world.alloc_aligned::<u64>(17, align);
+                    let addr = a.peer_slice(me).expect("own copy").as_ptr() as usize;
+                    assert_eq!(addr % align, 0, "alignment {align}, round {round}");
+                    world.barrier_all();
+                    a.p(right, 16, align as u64 + round);
+                    world.barrier_all();
+                    assert_eq!(a.local_get(16), align as u64 + round, "from PE {left}");
+                }
+            }
+            // Below the element's alignment: a u64 array asked for at 2 bytes is 8-aligned.
+            let b = world.alloc_aligned::<u64>(3, 2);
+            let addr = b.peer_slice(me).expect("own copy").as_ptr() as usize;
+            assert_eq!(addr % 8, 0);
+            world.barrier_all();
+        },
+    );
+}

@@ -236,14 +236,25 @@ impl Context {
     /// UCX may round the length up: see [`MemHandle::len`]. The content is unspecified
     /// (in practice zero pages).
     pub fn mem_map_alloc(&self, length: usize) -> Result<MemHandle> {
-        if length == 0 {
-            return Err(Error::with_detail(
-                "ucp_mem_map",
-                sys::UCS_ERR_INVALID_PARAM,
-                "length must not be zero",
-            ));
-        }
-        MemHandle::alloc(&self.inner, length)
+        self.mem_map_alloc_near(length, std::ptr::null_mut())
+    }
+
+    /// Like [`mem_map_alloc`](Self::mem_map_alloc), asking UCX to place the region at `hint`
+    /// (a page-aligned address; a hint only: UCX may choose another place, so check
+    /// [`MemHandle::address`]).
+    pub fn mem_map_alloc_near(&self, length: usize, hint: *mut u8) -> Result<MemHandle> {
+        MemHandle::alloc(&self.inner, nonzero(length)?, hint, false)
+    }
+
+    /// Like [`mem_map_alloc`](Self::mem_map_alloc), placing the region exactly at `address`
+    /// (`UCP_MEM_MAP_FIXED`), or failing.
+    ///
+    /// # Safety
+    /// `address` is page-aligned and `[address, address + length)` is address space this
+    /// process owns and gives up (for example its own `PROT_NONE` reservation): UCX may map over
+    /// whatever is there.
+    pub unsafe fn mem_map_alloc_fixed(&self, length: usize, address: *mut u8) -> Result<MemHandle> {
+        MemHandle::alloc(&self.inner, nonzero(length)?, address, true)
     }
 
     /// The raw `ucp_context_h`, valid while this `Context` (or anything made from it) lives.
@@ -264,4 +275,16 @@ pub(crate) fn thread_mode_error(
             "asked for thread mode {asked}, UCX granted {got} (UCX built without --enable-mt?)"
         ),
     )
+}
+
+/// `length`, or the error of `ucp_mem_map` for a zero length.
+fn nonzero(length: usize) -> Result<usize> {
+    if length == 0 {
+        return Err(Error::with_detail(
+            "ucp_mem_map",
+            sys::UCS_ERR_INVALID_PARAM,
+            "length must not be zero",
+        ));
+    }
+    Ok(length)
 }

@@ -34,21 +34,34 @@ unsafe impl Send for MemHandle {}
 unsafe impl Sync for MemHandle {}
 
 impl MemHandle {
-    pub(crate) fn alloc(context: &Arc<ContextInner>, length: usize) -> Result<MemHandle> {
+    /// Allocates `length` bytes, at `hint` if UCX can (null: anywhere), or exactly there with
+    /// `fixed` (the caller then owns the range, see `Context::mem_map_alloc_fixed`).
+    pub(crate) fn alloc(
+        context: &Arc<ContextInner>,
+        length: usize,
+        hint: *mut u8,
+        fixed: bool,
+    ) -> Result<MemHandle> {
+        let mut flags = sys::UCP_MEM_MAP_ALLOCATE;
+        if fixed {
+            flags |= sys::UCP_MEM_MAP_FIXED;
+        }
         let params = sys::ucp_mem_map_params_t {
             field_mask: u64::from(
                 sys::UCP_MEM_MAP_PARAM_FIELD_ADDRESS
                     | sys::UCP_MEM_MAP_PARAM_FIELD_LENGTH
                     | sys::UCP_MEM_MAP_PARAM_FIELD_FLAGS,
             ),
-            address: ptr::null_mut(),
+            address: hint.cast::<c_void>(),
             length,
-            flags: sys::UCP_MEM_MAP_ALLOCATE as std::ffi::c_uint,
+            flags: flags as std::ffi::c_uint,
             ..Default::default()
         };
         let mut raw: sys::ucp_mem_h = ptr::null_mut();
         // SAFETY: the context is alive; `params` asks UCX to allocate `length` bytes at an
-        // address of its choice; `raw` is a valid out-pointer.
+        // address of its choice (`hint` is only a hint: without UCP_MEM_MAP_FIXED nothing
+        // already mapped there is replaced; with it, the caller owns the range); `raw` is a
+        // valid out-pointer.
         let status = unsafe { sys::ucp_mem_map(context.raw, &params, &mut raw) };
         check("ucp_mem_map", status)?;
 
