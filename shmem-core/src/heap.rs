@@ -269,7 +269,7 @@ impl<'w, E: Storable> SymArray<'w, E> {
                     panic!(
                         "shmem: alloc_aligned: an alignment of {a} bytes cannot be met at the same \
                          heap offset on every PE: their heaps are mapped at addresses that differ \
-                         modulo {a} (alignments up to the page size always work)"
+                         modulo {a} (UCX did not map them at 1 GiB boundaries)"
                     );
                 }
                 a
@@ -507,16 +507,17 @@ impl fmt::Debug for MallocHints {
 
 impl World {
     /// `shmem_align` with `shmem_calloc`'s zeroing: collectively allocates `len` zeroed elements
-    /// whose address is a multiple of `align` on every PE. `align` must be a power of two (and
-    /// at least `align_of::<E>()`); every PE must pass the same `len` and `align`.
+    /// whose address is a multiple of `align` on every PE. `align` must be a power of two; one
+    /// below `align_of::<E>()` is raised to it (C's `shmem_align` is untyped). Every PE must pass
+    /// the same `len` and `align`.
     ///
-    /// Alignments up to the page size (4096) always work. A larger one works when every PE's
-    /// heap is mapped at an address with the same remainder modulo `align` (the same offset must
-    /// be aligned everywhere); otherwise every PE panics, saying so.
+    /// Every PE's heap is mapped at a multiple of 1 GiB, so alignments up to 1 GiB work (the
+    /// same offset is aligned everywhere). Should UCX not have placed a heap there, a large
+    /// alignment that cannot be met at one offset on every PE makes every PE panic, saying so.
     ///
     /// # Panics
-    /// When `align` is not a power of two or is below `E`'s alignment, when the PEs pass
-    /// different alignments, and in the cases of [`alloc`](Self::alloc).
+    /// When `align` is not a power of two, when the PEs pass different alignments, and in the
+    /// cases of [`alloc`](Self::alloc).
     /// [`try_alloc_aligned`](Self::try_alloc_aligned) returns size mismatches and heap exhaustion
     /// as errors.
     ///
