@@ -18,7 +18,8 @@
 use crate::amo::Remote;
 use crate::element::Element;
 use crate::error::Result;
-use crate::rma::{SymmetricArray, checked_offset};
+use crate::rma::{NbiScope, SymmetricArray, checked_offset};
+use crate::signal::{Signal, SignalOp};
 use crate::transport::{Peer, Transport};
 use crate::world::World;
 use shmem_ucx::Worker;
@@ -80,20 +81,30 @@ pub struct CtxOptions {
 /// ```
 pub struct Ctx<'w, M: CtxMode> {
     rt: &'static Transport,
-    // Field order is drop order: endpoints (in `peers`) before their worker.
-    peers: Box<[Peer]>,
-    worker: Worker,
-    any_ucx: bool,
+    route: Route,
     options: CtxOptions,
     _mode: PhantomData<M>,
     _world: PhantomData<fn() -> &'w World>,
+}
+
+/// Where a context's operations go.
+enum Route {
+    /// Its own worker and endpoints.
+    Own {
+        // Field order is drop order: endpoints (in `peers`) before their worker.
+        peers: Box<[Peer]>,
+        worker: Worker,
+        any_ucx: bool,
+    },
+    /// The default context: the runtime's own worker and endpoints (`SHMEM_CTX_DEFAULT`).
+    Default,
 }
 
 // No `unsafe impl Send/Sync`: every field is Send and Sync (the transport, the peers and the
 // multi-threaded worker say why in their own SAFETY notes), so the mode marker `M` alone decides,
 // by the compiler's auto traits, which threads may use the context.
 
-impl std::fmt::Debug for Ctx<'_, Private> {
+impl<M: CtxMode> std::fmt::Debug for Ctx<'_, M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx")
             .field("options", &self.options)
@@ -106,13 +117,94 @@ impl World {
     /// [`Shared`]). Not collective. Fails only if UCX cannot make a worker or endpoints.
     #[doc(alias = "shmem_ctx_create")]
     pub fn ctx_create<M: CtxMode>(&self, options: CtxOptions) -> Result<Ctx<'_, M>> {
-        let rt: &'static Transport = self.rt;
-        let (worker, peers, any_ucx) = rt.context_route()?;
+        self.ctx_factory().ctx_create(options)
+    }
+
+    /// `SHMEM_CTX_DEFAULT`: the default context, whose operations are the plain ones (the
+    /// runtime's own worker and endpoints; its `quiet` is [`World::quiet`]). Dropping it
+    /// destroys nothing.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static X: [u32; 2] = [0; 2];
+    /// let world = shmem_core::init()?;
+    /// let ctx = world.ctx_default();
+    /// ctx.p(&X, world.my_pe(), 1, 7);
+    /// ctx.quiet();
+    /// assert_eq!(X.local_get(1), 7);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "SHMEM_CTX_DEFAULT")]
+    pub fn ctx_default(&self) -> Ctx<'_, Shared> {
+        Ctx {
+            rt: self.rt,
+            route: Route::Default,
+            options: CtxOptions::default(),
+            _mode: PhantomData,
+            _world: PhantomData,
+        }
+    }
+
+    /// A handle that creates contexts and can be shared with other threads (it is `Send`
+    /// and `Sync`; the `World` is not, because collectives must be called from one thread in
+    /// the same order on every PE). A worker thread makes its own `Private` contexts with it,
+    /// instead of receiving ones made on the main thread; it borrows the `World`, so scoped
+    /// threads use it.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static SLOTS: [u64; 4] = [0; 4];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let factory = world.ctx_factory();
+    /// std::thread::scope(|s| {
+    ///     for t in 0..2 {
+    ///         s.spawn(move || {
+    ///             let ctx = factory.ctx_create::<Private>(CtxOptions::default()).expect("ctx");
+    ///             ctx.p(&SLOTS, me, t, 10 + t as u64);
+    ///             ctx.quiet();
+    ///         });
+    ///     }
+    /// });
+    /// assert_eq!((SLOTS.local_get(0), SLOTS.local_get(1)), (10, 11));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    pub fn ctx_factory(&self) -> CtxFactory<'_> {
+        CtxFactory {
+            rt: self.rt,
+            _world: PhantomData,
+        }
+    }
+}
+
+/// Creates contexts from any thread: made by [`World::ctx_factory`], `Send`, `Sync` and
+/// `Copy`, and bound to the `World`'s lifetime.
+#[derive(Clone, Copy)]
+pub struct CtxFactory<'w> {
+    rt: &'static Transport,
+    _world: PhantomData<fn() -> &'w World>,
+}
+
+impl std::fmt::Debug for CtxFactory<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CtxFactory").finish_non_exhaustive()
+    }
+}
+
+impl<'w> CtxFactory<'w> {
+    /// `shmem_ctx_create` on the calling thread: as [`World::ctx_create`].
+    #[doc(alias = "shmem_ctx_create")]
+    pub fn ctx_create<M: CtxMode>(&self, options: CtxOptions) -> Result<Ctx<'w, M>> {
+        let (worker, peers, any_ucx) = self.rt.context_route()?;
         Ok(Ctx {
-            rt,
-            peers,
-            worker,
-            any_ucx,
+            rt: self.rt,
+            route: Route::Own {
+                peers,
+                worker,
+                any_ucx,
+            },
             options,
             _mode: PhantomData,
             _world: PhantomData,
@@ -129,10 +221,120 @@ impl<M: CtxMode> Ctx<'_, M> {
 
     #[inline]
     #[track_caller]
-    fn peer(&self, pe: usize) -> &Peer {
+    pub(crate) fn peer(&self, pe: usize) -> &Peer {
         // The runtime's check gives the standard message for a bad PE.
-        let _ = self.rt.peer(pe);
-        &self.peers[pe]
+        let main = self.rt.peer(pe);
+        match &self.route {
+            Route::Own { peers, .. } => &peers[pe],
+            Route::Default => main,
+        }
+    }
+
+    /// The peers of this context's own route (`None` for the default context), for
+    /// [`NbiScope`]s.
+    fn own_peers(&self) -> Option<&[Peer]> {
+        match &self.route {
+            Route::Own { peers, .. } => Some(peers),
+            Route::Default => None,
+        }
+    }
+
+    /// `shmem_ctx_put_signal`: like [`SymmetricArray::put_signal`], on this context.
+    #[doc(alias = "shmem_ctx_put_signal")]
+    #[track_caller]
+    pub fn put_signal<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        src: &[E],
+        signal: Signal<'_>,
+        op: SignalOp,
+    ) {
+        crate::rma::put_signal_via(self.rt, self.peer(pe), target, range, src, signal, op);
+    }
+
+    /// `shmem_ctx_iput`: like [`SymmetricArray::iput`], on this context.
+    #[doc(alias = "shmem_ctx_iput")]
+    #[track_caller]
+    pub fn iput<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        stride: usize,
+        src: &[E],
+        src_stride: usize,
+    ) {
+        crate::rma::iput_via(
+            self.rt,
+            self.peer(pe),
+            target,
+            range,
+            stride,
+            src,
+            src_stride,
+        );
+    }
+
+    /// `shmem_ctx_iget`: like [`SymmetricArray::iget`], on this context.
+    #[doc(alias = "shmem_ctx_iget")]
+    #[track_caller]
+    pub fn iget<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        stride: usize,
+        dst: &mut [E],
+        dst_stride: usize,
+    ) {
+        crate::rma::iget_via(
+            self.rt,
+            self.peer(pe),
+            target,
+            range,
+            stride,
+            dst,
+            dst_stride,
+        );
+    }
+
+    /// Non-blocking operations on this context (`shmem_ctx_put_nbi`, `shmem_ctx_get_nbi`,
+    /// `shmem_ctx_put_signal_nbi`, the fetching atomics' `_nbi` forms): as [`World::nbi`],
+    /// and the scope ends with this context's `quiet` (also when it ends by a panic).
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static A: [u64; 4] = [0; 4];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// let src = [1, 2, 3, 4];
+    /// let mut back = [0; 4];
+    /// let mut old = 0;
+    /// ctx.nbi(|s| {
+    ///     s.put(&A, me, .., &src);
+    ///     s.fetch(&mut old, || ctx.at(&A, me, 0).fetch_add(0));
+    /// });
+    /// ctx.nbi(|s| s.get(&A, me, .., &mut back));
+    /// assert_eq!(back, src);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_ctx_put_nbi")]
+    #[doc(alias = "shmem_ctx_get_nbi")]
+    pub fn nbi<'buf, R>(&'buf self, f: impl FnOnce(&NbiScope<'buf>) -> R) -> R {
+        /// Quiets the context when the scope ends, also by a panic.
+        struct Quiet<'c, 'w, M: CtxMode>(&'c Ctx<'w, M>);
+        impl<M: CtxMode> Drop for Quiet<'_, '_, M> {
+            fn drop(&mut self) {
+                self.0.quiet();
+            }
+        }
+        let _quiet = Quiet(self);
+        let scope = NbiScope::on_route(self.rt, self.own_peers());
+        f(&scope)
     }
 
     /// `shmem_ctx_put`: like [`SymmetricArray::put`], on this context.
@@ -215,21 +417,31 @@ impl<M: CtxMode> Ctx<'_, M> {
 
     /// `shmem_ctx_fence`: orders this context's puts to each PE.
     #[doc(alias = "shmem_ctx_fence")]
+    #[track_caller]
     pub fn fence(&self) {
+        let Route::Own {
+            worker, any_ucx, ..
+        } = &self.route
+        else {
+            return self.rt.fence();
+        };
         std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
-        if self.any_ucx
-            && let Err(e) = self.worker.fence()
-        {
+        if *any_ucx && let Err(e) = worker.fence() {
             panic!("shmem: ctx fence failed in UCX: {e}");
         }
     }
 
     /// `shmem_ctx_quiet`: completes every operation issued on this context.
     #[doc(alias = "shmem_ctx_quiet")]
+    #[track_caller]
     pub fn quiet(&self) {
-        if self.any_ucx
-            && let Err(e) = self.worker.flush()
-        {
+        let Route::Own {
+            worker, any_ucx, ..
+        } = &self.route
+        else {
+            return self.rt.quiet();
+        };
+        if *any_ucx && let Err(e) = worker.flush() {
             panic!("shmem: ctx quiet failed in UCX: {e}");
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
@@ -243,8 +455,10 @@ impl<M: CtxMode> Drop for Ctx<'_, M> {
         if std::thread::panicking() {
             return;
         }
-        self.quiet();
-        self.rt.close_route(&self.worker, &self.peers);
+        if let Route::Own { peers, worker, .. } = &self.route {
+            self.quiet();
+            self.rt.close_route(worker, peers);
+        }
     }
 }
 

@@ -73,7 +73,9 @@ mod world;
 
 pub use amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
 pub use collectives::{ReduceArith, ReduceBitwise};
-pub use ctx::{Ctx, CtxMode, CtxOptions, Private, Serialized, Shared, ThreadLevel, init_thread};
+pub use ctx::{
+    Ctx, CtxFactory, CtxMode, CtxOptions, Private, Serialized, Shared, ThreadLevel, init_thread,
+};
 pub use element::Element;
 pub use error::{Error, Result};
 pub use heap::SymArray;

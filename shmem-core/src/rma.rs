@@ -7,7 +7,7 @@ use crate::amo::Remote;
 use crate::element::Element;
 use crate::runtime::Runtime;
 use crate::signal::{Signal, SignalOp};
-use crate::transport::{Completion, Dir};
+use crate::transport::{Completion, Dir, Peer, Transport};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
@@ -209,15 +209,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         op: SignalOp,
     ) {
         let rt = self.__runtime();
-        let at = checked_offset(self, &range, src.len(), "put_signal", "source");
-        let peer = rt.peer(pe);
-        // SAFETY: the range was checked against the object, which lies in the heap.
-        unsafe { rt.put_bytes(peer, at, src.as_ptr().cast(), size_of_val(src)) }
-        let (add, value) = match op {
-            SignalOp::Set(v) => (false, v),
-            SignalOp::Add(v) => (true, v),
-        };
-        rt.signal_update(peer, signal.heap_offset(), add, value);
+        put_signal_via(rt, rt.peer(pe), self, range, src, signal, op);
     }
 
     /// `shmem_get`: copies elements `range` of this array on PE `pe` into `dst`.
@@ -298,24 +290,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         src_stride: usize,
     ) {
         let rt = self.__runtime();
-        let (start, span) = resolve(&range, self.len(), "iput");
-        let count = strided_count(span, stride, "iput", "target");
-        let have = strided_count(src.len(), src_stride, "iput", "source");
-        if count != have {
-            len_mismatch("iput", count, "strided source", have);
-        }
-        let peer = rt.peer(pe);
-        let base = self.__heap_offset();
-        let elems = (0..count).map(|k| {
-            (
-                elem_offset::<E>(base, start + k * stride),
-                // SAFETY: k * src_stride < src.len() (the counts match, checked above).
-                unsafe { src.as_ptr().add(k * src_stride) }.cast::<u8>(),
-            )
-        });
-        // SAFETY: every offset lies inside the object (start + k*stride < start + span <= len);
-        // every source is an element of `src`.
-        unsafe { rt.put_elems(peer, elems, size_of::<E>()) }
+        iput_via(rt, rt.peer(pe), self, range, stride, src, src_stride);
     }
 
     /// `shmem_iget`: strided get. Reads the elements `range.start, range.start + stride, ...` of
@@ -332,24 +307,7 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         dst_stride: usize,
     ) {
         let rt = self.__runtime();
-        let (start, span) = resolve(&range, self.len(), "iget");
-        let count = strided_count(span, stride, "iget", "source");
-        let have = strided_count(dst.len(), dst_stride, "iget", "destination");
-        if count != have {
-            len_mismatch("iget", count, "strided destination", have);
-        }
-        let peer = rt.peer(pe);
-        let base = self.__heap_offset();
-        let elems = (0..count).map(|k| {
-            (
-                elem_offset::<E>(base, start + k * stride),
-                // SAFETY: k * dst_stride < dst.len() (the counts match, checked above).
-                unsafe { dst.as_mut_ptr().add(k * dst_stride) }.cast::<u8>(),
-            )
-        });
-        // SAFETY: every offset lies inside the object (start + k*stride < start + span <= len);
-        // every local pointer is an element of `dst`, a unique borrow that outlives the call.
-        unsafe { rt.get_elems(peer, elems, size_of::<E>()) }
+        iget_via(rt, rt.peer(pe), self, range, stride, dst, dst_stride);
     }
 
     /// `shmem_get` into a symmetric destination: copies elements `range` of this array on PE
@@ -528,6 +486,87 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
     }
 }
 
+/// `put_signal` of `target` through `peer` (the runtime's own, or a context's).
+#[track_caller]
+pub(crate) fn put_signal_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+    rt: &Transport,
+    peer: &Peer,
+    target: &A,
+    range: R,
+    src: &[E],
+    signal: Signal<'_>,
+    op: SignalOp,
+) {
+    let at = checked_offset(target, &range, src.len(), "put_signal", "source");
+    // SAFETY: the range was checked against the object, which lies in the heap.
+    unsafe { rt.put_bytes(peer, at, src.as_ptr().cast(), size_of_val(src)) }
+    let (add, value) = match op {
+        SignalOp::Set(v) => (false, v),
+        SignalOp::Add(v) => (true, v),
+    };
+    rt.signal_update(peer, signal.heap_offset(), add, value);
+}
+
+/// `iput` into `target` through `peer` (the runtime's own, or a context's).
+#[track_caller]
+pub(crate) fn iput_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+    rt: &Transport,
+    peer: &Peer,
+    target: &A,
+    range: R,
+    stride: usize,
+    src: &[E],
+    src_stride: usize,
+) {
+    let (start, span) = resolve(&range, target.len(), "iput");
+    let count = strided_count(span, stride, "iput", "target");
+    let have = strided_count(src.len(), src_stride, "iput", "source");
+    if count != have {
+        len_mismatch("iput", count, "strided source", have);
+    }
+    let base = target.__heap_offset();
+    let elems = (0..count).map(|k| {
+        (
+            elem_offset::<E>(base, start + k * stride),
+            // SAFETY: k * src_stride < src.len() (the counts match, checked above).
+            unsafe { src.as_ptr().add(k * src_stride) }.cast::<u8>(),
+        )
+    });
+    // SAFETY: every offset lies inside the object (start + k*stride < start + span <= len);
+    // every source is an element of `src`.
+    unsafe { rt.put_elems(peer, elems, size_of::<E>()) }
+}
+
+/// `iget` from `target` through `peer` (the runtime's own, or a context's).
+#[track_caller]
+pub(crate) fn iget_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+    rt: &Transport,
+    peer: &Peer,
+    target: &A,
+    range: R,
+    stride: usize,
+    dst: &mut [E],
+    dst_stride: usize,
+) {
+    let (start, span) = resolve(&range, target.len(), "iget");
+    let count = strided_count(span, stride, "iget", "source");
+    let have = strided_count(dst.len(), dst_stride, "iget", "destination");
+    if count != have {
+        len_mismatch("iget", count, "strided destination", have);
+    }
+    let base = target.__heap_offset();
+    let elems = (0..count).map(|k| {
+        (
+            elem_offset::<E>(base, start + k * stride),
+            // SAFETY: k * dst_stride < dst.len() (the counts match, checked above).
+            unsafe { dst.as_mut_ptr().add(k * dst_stride) }.cast::<u8>(),
+        )
+    });
+    // SAFETY: every offset lies inside the object (start + k*stride < start + span <= len);
+    // every local pointer is an element of `dst`, a unique borrow that outlives the call.
+    unsafe { rt.get_elems(peer, elems, size_of::<E>()) }
+}
+
 #[inline(always)]
 fn elem_offset<E>(base: usize, index: usize) -> usize {
     base + index * size_of::<E>()
@@ -551,7 +590,9 @@ fn elem_offset<E>(base: usize, index: usize) -> usize {
 ///
 /// [`World::nbi`]: crate::World::nbi
 pub struct NbiScope<'buf> {
-    rt: &'static Runtime,
+    rt: &'static Transport,
+    /// A context's own peers, or `None` for the runtime's.
+    peers: Option<&'buf [Peer]>,
     /// Invariant in `'buf`: the scope cannot be shortened to accept buffers that die inside it.
     _buf: PhantomData<fn(&'buf ()) -> &'buf ()>,
     /// Tied to the thread that quiets it.
@@ -560,11 +601,25 @@ pub struct NbiScope<'buf> {
 
 impl<'buf> NbiScope<'buf> {
     pub(crate) fn new(rt: &'static Runtime) -> NbiScope<'buf> {
+        NbiScope::on_route(rt, None)
+    }
+
+    /// A scope whose operations go through `peers` (a context's), or the runtime's own.
+    pub(crate) fn on_route(rt: &'static Transport, peers: Option<&'buf [Peer]>) -> NbiScope<'buf> {
         NbiScope {
             rt,
+            peers,
             _buf: PhantomData,
             _not_send: PhantomData,
         }
+    }
+
+    /// Peer `pe` on this scope's route (the runtime checks the PE).
+    #[inline]
+    #[track_caller]
+    fn peer(&self, pe: usize) -> &Peer {
+        let main = self.rt.peer(pe);
+        self.peers.map_or(main, |p| &p[pe])
     }
 
     /// `shmem_put_nbi`: starts copying `src` into elements `range` of `target` on PE `pe`. `src`
@@ -579,7 +634,7 @@ impl<'buf> NbiScope<'buf> {
         src: &'buf [E],
     ) {
         let at = checked_offset(target, &range, src.len(), "put_nbi", "source");
-        let peer = self.rt.peer(pe);
+        let peer = self.peer(pe);
         // SAFETY: range checked; `src` is borrowed for 'buf, which outlives the quiet at scope end.
         unsafe {
             self.rt.rma(
@@ -605,7 +660,7 @@ impl<'buf> NbiScope<'buf> {
         dst: &'buf mut [E],
     ) {
         let at = checked_offset(target, &range, dst.len(), "get_nbi", "destination");
-        let peer = self.rt.peer(pe);
+        let peer = self.peer(pe);
         let len = size_of_val(dst);
         // SAFETY: range checked; `dst` is uniquely borrowed for 'buf, past the quiet at scope end.
         unsafe {
@@ -636,7 +691,7 @@ impl<'buf> NbiScope<'buf> {
         op: SignalOp,
     ) {
         // Completing before the scope ends is a valid non-blocking implementation.
-        target.put_signal(pe, range, src, signal, op);
+        put_signal_via(self.rt, self.peer(pe), target, range, src, signal, op);
     }
 
     /// `shmem_atomic_fetch_nbi` and the other fetching non-blocking atomics: runs `op` on

@@ -154,3 +154,118 @@ fn heap_arrays_are_shared_by_threads_at_thread_level_multiple() {
     world.barrier_all();
     println!("<threads-ok {me}>");
 }
+
+#[symmetric]
+static BOARD: [u64; 64] = [0; 64];
+
+/// The OpenSHMEM 1.5 context operations beyond put/get/atomics: put-with-signal, strided
+/// iput/iget, the non-blocking forms (completed by the context's quiet at the scope's end), the
+/// default context, and contexts made on worker threads with a `CtxFactory`. Every value is
+/// read back on the PE that did not write it.
+#[test]
+fn context_signals_strided_nbi_default_and_threads() {
+    common::multi_pe_at(
+        "context_signals_strided_nbi_default_and_threads",
+        &[2, 3, 4],
+        |world| {
+            let (me, n) = (world.my_pe(), world.n_pes());
+            let right = (me + 1) % n;
+            let left = (me + n - 1) % n;
+            let (m, l) = (me as u64, left as u64);
+            let sig = world.alloc::<u64>(2);
+            let ctx = world
+                .ctx_create::<Private>(CtxOptions::default())
+                .expect("ctx");
+            world.barrier_all();
+            // Put-with-signal on the context: the data is there when the signal is.
+            ctx.put_signal(
+                &BOARD,
+                right,
+                0..3,
+                &[m, m + 1, m + 2],
+                sig.signal(0),
+                SignalOp::Set(1),
+            );
+            sig.wait_until(0, Cmp::Eq, 1);
+            assert_eq!((BOARD.local_get(0), BOARD.local_get(2)), (l, l + 2));
+            // Strided: four elements at stride 3 from 10, and back.
+            ctx.iput(
+                &BOARD,
+                right,
+                10..22,
+                3,
+                &[m, 0, m + 1, 0, m + 2, 0, m + 3],
+                2,
+            );
+            ctx.quiet();
+            world.barrier_all();
+            for (i, want) in [
+                (10, l),
+                (13, l + 1),
+                (16, l + 2),
+                (19, l + 3),
+                (11, 0),
+                (20, 0),
+            ] {
+                assert_eq!(BOARD.local_get(i), want, "BOARD[{i}]");
+            }
+            let mut back = [0u64; 4];
+            ctx.iget(&BOARD, right, 10..22, 3, &mut back, 1);
+            assert_eq!(back, [m, m + 1, m + 2, m + 3]);
+            world.barrier_all();
+            // Non-blocking forms, completed by the scope's end.
+            let src = [m * 10, m * 10 + 1];
+            let mut got = [0u64; 2];
+            let mut old = u64::MAX;
+            ctx.nbi(|s| {
+                s.put(&BOARD, right, 30..32, &src);
+                s.put_signal(
+                    &BOARD,
+                    right,
+                    32..33,
+                    &src[..1],
+                    sig.signal(1),
+                    SignalOp::Add(5),
+                );
+                s.fetch(&mut old, || ctx.at(&BOARD, right, 40).fetch_add(1));
+            });
+            sig.wait_until(1, Cmp::Eq, 5);
+            world.barrier_all();
+            assert_eq!(
+                (BOARD.local_get(30), BOARD.local_get(31)),
+                (l * 10, l * 10 + 1)
+            );
+            assert_eq!(BOARD.local_get(32), l * 10);
+            assert_eq!((old, BOARD.local_get(40)), (0, 1));
+            ctx.nbi(|s| s.get(&BOARD, right, 30..32, &mut got));
+            assert_eq!(got, src);
+            world.barrier_all();
+            // The default context is the plain route.
+            let dflt = world.ctx_default();
+            dflt.p(&BOARD, right, 50, m + 100);
+            dflt.iput(&BOARD, right, 51..55, 2, &[m + 7, m + 8], 1);
+            dflt.quiet();
+            world.barrier_all();
+            assert_eq!(BOARD.local_get(50), l + 100);
+            assert_eq!((BOARD.local_get(51), BOARD.local_get(53)), (l + 7, l + 8));
+            // Worker threads make their own contexts.
+            let factory = world.ctx_factory();
+            std::thread::scope(|s| {
+                for t in 0..3usize {
+                    s.spawn(move || {
+                        let c = factory
+                            .ctx_create::<Private>(CtxOptions::default())
+                            .expect("ctx on a worker thread");
+                        c.p(&BOARD, right, 56 + t, m * 1000 + t as u64);
+                        c.quiet();
+                    });
+                }
+            });
+            world.barrier_all();
+            for t in 0..3 {
+                assert_eq!(BOARD.local_get(56 + t), l * 1000 + t as u64);
+            }
+            world.barrier_all();
+        },
+    );
+}
