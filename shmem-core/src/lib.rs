@@ -48,6 +48,7 @@ extern crate self as shmem_core;
 mod amo;
 mod bootstrap;
 mod collectives;
+mod complex;
 mod config;
 mod copy;
 mod ctx;
@@ -72,7 +73,8 @@ mod view;
 mod world;
 
 pub use amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
-pub use collectives::{ReduceArith, ReduceBitwise};
+pub use collectives::{ReduceArith, ReduceBitwise, ReduceSum};
+pub use complex::{Complex32, Complex64};
 pub use ctx::{
     Ctx, CtxFactory, CtxMode, CtxOptions, Private, Serialized, Shared, ThreadLevel, init_thread,
 };
@@ -91,7 +93,7 @@ pub use world::{World, init};
 /// Everything a PGAS program usually needs, in one glob import: `use shmem_core::prelude::*;`.
 pub mod prelude {
     pub use crate::amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
-    pub use crate::collectives::{ReduceArith, ReduceBitwise};
+    pub use crate::collectives::{ReduceArith, ReduceBitwise, ReduceSum};
     pub use crate::ctx::{Ctx, CtxOptions, Private, Serialized, Shared};
     pub use crate::element::Element;
     pub use crate::heap::{MallocHints, SymArray};

@@ -385,3 +385,30 @@ fn splits_that_cannot_make_a_team_return_errors() {
         },
     );
 }
+
+/// Complex sum and product reductions (C's `shmem_complexd_sum_reduce`, ...), over the world
+/// team and in place, checked on every PE against the value computed locally.
+#[test]
+fn complex_sum_and_prod_reductions() {
+    multi_pe_at("complex_sum_and_prod_reductions", &[2, 3, 4], |world| {
+        use shmem_core::{Complex32, Complex64};
+        let all = world.team_world();
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let mine = Complex64::new(me as f64 + 1.0, 0.5 * me as f64);
+        let sums = world.alloc::<Complex64>(2);
+        all.sum_reduce(&sums, &[mine, Complex64::new(1.0, -1.0)]);
+        let re: f64 = (1..=n).map(|p| p as f64).sum();
+        let im: f64 = (0..n).map(|p| 0.5 * p as f64).sum();
+        assert_eq!(sums.local_get(0), Complex64::new(re, im));
+        assert_eq!(sums.local_get(1), Complex64::new(n as f64, -(n as f64)));
+        // (1 + i)^n by repeated products, in place.
+        let prods = world.alloc::<Complex32>(1);
+        prods.local_set(0, Complex32::new(1.0, 1.0));
+        all.prod_reduce_in_place(&prods);
+        let mut want = Complex32::new(1.0, 0.0);
+        for _ in 0..n {
+            want = Complex32::new(want.re - want.im, want.re + want.im);
+        }
+        assert_eq!(prods.local_get(0), want);
+    });
+}

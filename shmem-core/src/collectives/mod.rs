@@ -448,17 +448,27 @@ pub(crate) fn scan_chunks<E: Element>(
     }
 }
 
-/// Element types with the OpenSHMEM arithmetic reductions (`sum`, `prod`, `max`, `min`).
+/// Element types with the OpenSHMEM `sum` and `prod` reductions: the integer types, `f32`,
+/// `f64` and the complex types ([`Complex32`](crate::Complex32),
+/// [`Complex64`](crate::Complex64)).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` has no arithmetic reductions in OpenSHMEM",
-    note = "sum, prod, max and min reductions exist for the integer types and f32, f64"
+    message = "`{Self}` has no sum or product reductions in OpenSHMEM",
+    note = "sum and prod reductions exist for the integer types, f32, f64, Complex32 and Complex64"
 )]
-pub trait ReduceArith: Element + PartialOrd {
+pub trait ReduceSum: Element {
     /// `a + b` (wrapping for integers).
     fn sum(a: Self, b: Self) -> Self;
     /// `a * b` (wrapping for integers).
     fn prod(a: Self, b: Self) -> Self;
 }
+
+/// Element types with all the OpenSHMEM arithmetic reductions (`sum`, `prod`, `max`, `min`):
+/// the ordered ones, integers and `f32`, `f64`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no max or min reductions in OpenSHMEM",
+    note = "max and min reductions exist for the integer types and f32, f64"
+)]
+pub trait ReduceArith: ReduceSum + PartialOrd {}
 
 /// Element types with the OpenSHMEM bitwise reductions (`and`, `or`, `xor`).
 #[diagnostic::on_unimplemented(
@@ -476,10 +486,11 @@ pub trait ReduceBitwise: Element {
 
 macro_rules! reduce_ints {
     ($($t:ty)*) => {$(
-        impl ReduceArith for $t {
+        impl ReduceSum for $t {
             fn sum(a: Self, b: Self) -> Self { a.wrapping_add(b) }
             fn prod(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
         }
+        impl ReduceArith for $t {}
         impl ReduceBitwise for $t {
             fn and(a: Self, b: Self) -> Self { a & b }
             fn or(a: Self, b: Self) -> Self { a | b }
@@ -491,10 +502,11 @@ reduce_ints!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize);
 
 macro_rules! reduce_floats {
     ($($t:ty)*) => {$(
-        impl ReduceArith for $t {
+        impl ReduceSum for $t {
             fn sum(a: Self, b: Self) -> Self { a + b }
             fn prod(a: Self, b: Self) -> Self { a * b }
         }
+        impl ReduceArith for $t {}
     )*};
 }
 reduce_floats!(f32 f64);
@@ -565,10 +577,10 @@ impl Team<'_> {
         /// # Ok::<(), shmem_core::Error>(())
         /// ```
         #[doc(alias = "shmem_sum_reduce")]
-        sum_reduce, sum_reduce_in_place: ReduceArith => E::sum;
+        sum_reduce, sum_reduce_in_place: ReduceSum => E::sum;
         /// `shmem_prod_reduce`: element-wise product.
         #[doc(alias = "shmem_prod_reduce")]
-        prod_reduce, prod_reduce_in_place: ReduceArith => E::prod;
+        prod_reduce, prod_reduce_in_place: ReduceSum => E::prod;
         /// `shmem_max_reduce`: element-wise maximum.
         #[doc(alias = "shmem_max_reduce")]
         max_reduce, max_reduce_in_place: ReduceArith => max_of;
@@ -590,11 +602,7 @@ impl Team<'_> {
     /// `0..=p`.
     #[doc(alias = "shmem_sum_inscan")]
     #[track_caller]
-    pub fn sum_inscan<E: ReduceArith, A: SymmetricArray<E> + ?Sized>(
-        &self,
-        dest: &A,
-        source: &[E],
-    ) {
+    pub fn sum_inscan<E: ReduceSum, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
         check_fits(dest, source.len(), "sum_inscan");
         let mut out = source.to_vec();
         scan_chunks(self, source, &mut out, E::sum, true);
@@ -605,11 +613,7 @@ impl Team<'_> {
     /// `0..p` (zero on PE 0).
     #[doc(alias = "shmem_sum_exscan")]
     #[track_caller]
-    pub fn sum_exscan<E: ReduceArith, A: SymmetricArray<E> + ?Sized>(
-        &self,
-        dest: &A,
-        source: &[E],
-    ) {
+    pub fn sum_exscan<E: ReduceSum, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
         check_fits(dest, source.len(), "sum_exscan");
         let mut out = source.to_vec();
         scan_chunks(self, source, &mut out, E::sum, false);
