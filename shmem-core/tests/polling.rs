@@ -141,3 +141,29 @@ fn wait_until_already_true_progresses() {
         world.barrier_all();
     });
 }
+
+/// Every PE issues fetching atomics on its right neighbour in an `nbi` scope (completed by the
+/// scope's quiet), then polls its own counter with `fetch` until all of its left neighbour's
+/// have landed.
+#[test]
+fn nbi_atomics_then_fetch_polling() {
+    common::multi_pe_at("nbi_atomics_then_fetch_polling", COUNTS, |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let right = (me + 1) % n;
+        let counter = world.alloc::<u64>(1);
+        world.barrier_all();
+        let mut olds = [u64::MAX; 10];
+        world.nbi(|s| {
+            for old in olds.iter_mut() {
+                s.fetch(old, || counter.at(right, 0).fetch_add(1));
+            }
+        });
+        let mut sorted = olds;
+        sorted.sort_unstable();
+        assert_eq!(sorted, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        while counter.at(me, 0).fetch() != 10 {
+            std::thread::yield_now();
+        }
+        world.barrier_all();
+    });
+}
