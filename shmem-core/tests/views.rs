@@ -51,6 +51,15 @@ fn slices_are_symmetric_objects() {
         for (i, want) in [(15, 7), (18, 8), (21, 9), (24, 10), (16, 0), (25, 0)] {
             assert_eq!(heap.local_get(i), want, "heap[{i}]");
         }
+        // shmem! takes a view like any symmetric object.
+        let v = GRID.slice(20..30);
+        let src = [me as u64 + 50, me as u64 + 60];
+        shmem!(v[right, 4..6] = src);
+        world.barrier_all();
+        assert_eq!((GRID.local_get(24), GRID.local_get(25)), (l + 50, l + 60));
+        let mut two = [0u64; 2];
+        shmem!(two = v[right, 4..6]);
+        assert_eq!(two, src);
         let mut back = [0u64; 3];
         g.get(right, 1..4, &mut back);
         assert_eq!(back, [me as u64 + 1, me as u64 + 2, me as u64 + 3]);
