@@ -119,7 +119,7 @@ fn detect() -> Plan {
 /// # Safety
 /// As [`std::ptr::copy_nonoverlapping`]: `src` is valid for reads and `dst` for writes of
 /// `len` bytes, and the two ranges do not overlap.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
     if len >= VECTOR_MIN {
         // SAFETY: forwarded contract; `len >= VECTOR_MIN >= 64`.

@@ -89,17 +89,25 @@ impl Progress {
     /// Drives UCX once: the main worker and every context's (`shmem_test` and friends make
     /// progress without blocking). Free when every peer is reached directly.
     #[doc(alias = "shmem_test")]
-    #[inline]
+    #[inline(always)]
     pub(crate) fn progress(&self) {
         if self.any_ucx {
-            if self.count_rounds {
-                self.rounds.fetch_add(1, Ordering::Relaxed);
-            }
-            self.worker.progress();
-            if let Ok(workers) = self.ctx_workers.try_read() {
-                for w in workers.iter() {
-                    w.progress();
-                }
+            self.progress_ucx();
+        }
+    }
+
+    /// The UCX half of [`progress`](Self::progress), out of line so that the reads that call
+    /// `progress` stay a compare and a copy on the direct path.
+    #[cold]
+    #[inline(never)]
+    fn progress_ucx(&self) {
+        if self.count_rounds {
+            self.rounds.fetch_add(1, Ordering::Relaxed);
+        }
+        self.worker.progress();
+        if let Ok(workers) = self.ctx_workers.try_read() {
+            for w in workers.iter() {
+                w.progress();
             }
         }
     }
