@@ -7,11 +7,12 @@ use std::path::PathBuf;
 const MIN_VERSION: (u32, u32) = (1, 12);
 
 /// UCP functions the safe layer calls.
-const FUNCTIONS: &str = "ucp_(init_version|cleanup|config_read|config_release|get_version|\
+const FUNCTIONS: &str = "ucp_(init_version|cleanup|config_read|config_release|config_modify|get_version|\
 worker_create|worker_destroy|worker_query|worker_get_address|worker_release_address|\
 worker_progress|worker_flush_nbx|worker_fence|worker_get_efd|worker_arm|worker_signal|ep_create|ep_close_nbx|ep_flush_nbx|mem_map|\
 mem_unmap|mem_query|rkey_pack|rkey_buffer_release|ep_rkey_unpack|rkey_ptr|rkey_destroy|\
-put_nbx|get_nbx|atomic_op_nbx|request_check_status|request_free)|ucs_status_string";
+put_nbx|get_nbx|atomic_op_nbx|request_check_status|request_free|worker_set_am_recv_handler|\
+am_send_nbx)|ucs_status_string";
 
 /// Types whose fields or enum constants the safe layer uses.
 const TYPES: &str = "ucs_status_t|ucs_status_ptr_t|ucs_thread_mode_t|ucs_memory_type_t|\
@@ -19,7 +20,8 @@ ucp_(context_h|worker_h|ep_h|mem_h|rkey_h|config_t|address_t|params_t|worker_par
 worker_attr_t|ep_params_t|mem_map_params_t|mem_attr_t|request_param_t|datatype_t|\
 atomic_op_t|feature|params_field|worker_params_field|worker_attr_field|ep_params_field|\
 err_handling_mode_t|mem_map_params_field|mem_attr_field|op_attr_t|\
-ep_close_flags_t|dt_type)";
+ep_close_flags_t|dt_type|am_handler_param_t|am_handler_param_field|am_recv_param_t|\
+am_recv_attr_t|am_recv_callback_t|am_cb_flags|send_am_flags|send_nbx_callback_t)";
 
 /// `#define`d constants the safe layer uses.
 const VARS: &str = "UCP_API_(MAJOR|MINOR)|UCP_MEM_MAP_(ALLOCATE|FIXED)";

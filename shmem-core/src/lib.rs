@@ -66,6 +66,7 @@ mod runtime;
 mod signal;
 mod statics;
 mod storage;
+mod strided;
 mod sync;
 mod team;
 mod transport;
@@ -82,12 +83,12 @@ pub use element::Element;
 pub use error::{Error, Result};
 pub use heap::SymArray;
 pub use rma::{NbiScope, SymmetricArray};
-pub use view::SymSlice;
 pub use shmem_macros::{Element, element, shmem, symmetric};
 pub use signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray, WaitWord};
 pub use statics::Symmetric;
 pub use storage::Storable;
 pub use team::{Team, TeamConfig};
+pub use view::SymSlice;
 pub use world::{World, init};
 
 /// Everything a PGAS program usually needs, in one glob import: `use shmem_core::prelude::*;`.
@@ -101,11 +102,11 @@ pub mod prelude {
     pub use crate::p2p::WaitSet;
     pub use crate::query::{PeerAccess, PeerView, SymmetricObject};
     pub use crate::rma::{NbiScope, SymmetricArray};
-    pub use crate::view::SymSlice;
     pub use crate::signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
     pub use crate::statics::Symmetric;
     pub use crate::storage::Storable;
     pub use crate::team::{Team, TeamConfig};
+    pub use crate::view::SymSlice;
     pub use crate::world::World;
     pub use shmem_macros::{Element, element, shmem, symmetric};
 }

@@ -285,11 +285,20 @@ fn start() -> Result<Runtime> {
     let context = Context::new(&ContextParams {
         estimated_num_eps: Some(n_pes),
         wakeup: progress_thread,
+        // Strided puts and gets to PEs reached through UCX travel in active messages.
+        am: true,
+        // With the AM feature UCX 1.13 adds rendezvous lanes on every TCP device (lo and eth0
+        // here); closing a context's endpoints then crashes it in uct_tcp_iface_progress after
+        // a refused loopback connection (seen in tests/ctx.rs over tcp). Strided messages are
+        // always eager, so one rendezvous lane costs them nothing.
+        config_defaults: vec![("MAX_RNDV_LANES", "1")],
         ..ContextParams::default()
     })?;
     let worker = context.create_worker(ThreadMode::Multi)?;
     let mem = map_heap(&context, total)?;
     let base = mem.address();
+    // Before any progress with peers connected: a peer's first strided put may come at once.
+    crate::strided::register(&worker, my_pe, n_pes, base, total)?;
 
     // Prepare our own memory before any peer learns where it is.
     // SAFETY: the mapping is `total` bytes long and exclusively ours until the rendezvous.

@@ -21,6 +21,7 @@ use crate::copy::{copy_bytes, copy_elem};
 use crate::error::Result;
 use crate::layout::HeapLayout;
 use crate::progress::{self, Progress};
+use crate::strided;
 use shmem_ucx::{
     AtomicOp, AtomicSize, Context, Endpoint, MemHandle, RemoteKey, ThreadMode, Worker,
 };
@@ -363,8 +364,9 @@ impl Transport {
     }
 
     /// Puts `size` bytes to each `(offset, local)` pair of `peer`'s heap (a strided put); the
-    /// sources may be reused on return. Checks liveness once; through UCX, every element is put
-    /// under one hold of the endpoint.
+    /// sources may be reused on return. Checks liveness once; through UCX the elements travel
+    /// packed in a few messages and are in place at the target after the next quiet
+    /// ([`put_elems_ucx`](Self::put_elems_ucx)).
     ///
     /// # Safety
     /// As [`rma`](Self::rma) for each pair, with blocking completion.
@@ -384,18 +386,61 @@ impl Transport {
             }
             return;
         }
+        // SAFETY: forwarded contract.
+        unsafe { self.put_elems_ucx(peer, elems, size) }
+    }
+
+    /// The UCX half of [`put_elems`](Self::put_elems): two or more elements to a PE of the
+    /// main worker travel packed in active messages ([`strided::put`]), complete at the next
+    /// quiet; a single element, or elements too large for one message (or empty ones), are
+    /// blocking puts.
+    ///
+    /// # Safety
+    /// As [`put_elems`](Self::put_elems).
+    #[inline(never)]
+    #[track_caller]
+    unsafe fn put_elems_ucx(
+        &self,
+        peer: &Peer,
+        mut elems: impl Iterator<Item = (usize, *const u8)>,
+        size: usize,
+    ) {
         let u = peer.ucx();
-        for (offset, local) in elems {
+        let put_one = |(offset, local): (usize, *const u8)| {
             let addr = peer.remote_base + offset as u64;
             // SAFETY: per the caller; a blocking put reads `local` before it returns.
             check(unsafe { u.ep.put(local, size, addr, &u.rkey) }, "put");
+        };
+        let Some(first) = elems.next() else {
+            return;
+        };
+        let pe = self.pe_of(peer);
+        match (elems.next(), pe) {
+            (Some(second), Some(pe)) if strided::fits(size) => {
+                let all = std::iter::once(first)
+                    .chain(std::iter::once(second))
+                    .chain(elems);
+                // SAFETY: per the caller.
+                check(unsafe { strided::put(self, &u.ep, pe, all, size) }, "iput");
+            }
+            (second, _) => {
+                put_one(first);
+                second.into_iter().chain(elems).for_each(put_one);
+            }
         }
     }
 
+    /// The index of `peer` when it is one of the main worker's peers (not a context's).
+    fn pe_of(&self, peer: &Peer) -> Option<usize> {
+        let at = (peer as *const Peer as usize).wrapping_sub(self.peers.as_ptr() as usize);
+        let pe = at / size_of::<Peer>();
+        self.peers.get(pe).filter(|p| ptr::eq(*p, peer)).map(|_| pe)
+    }
+
     /// Gets `size` bytes from each `(offset, local)` pair of `peer`'s heap (a strided get);
-    /// complete on return. Through UCX the gets are issued back to back and completed by one
-    /// flush, all under one hold of the endpoint, and a flush also runs if an issue fails part
-    /// way, so no get is left in flight once this returns or unwinds.
+    /// complete on return. Through UCX the elements come packed in a few messages, all under
+    /// one hold of the endpoint, and nothing can write into a destination any more once this
+    /// returns or unwinds ([`get_elems_ucx`]).
     ///
     /// # Safety
     /// As [`rma`](Self::rma) for each pair, with blocking completion.
@@ -418,7 +463,7 @@ impl Transport {
             return;
         }
         // SAFETY: forwarded contract.
-        unsafe { get_elems_ucx(peer, elems, size) }
+        unsafe { get_elems_ucx(self, peer, elems, size) }
     }
 
     /// An AMO through UCX on the word at `offset` of `peer` with operands `(value, compare)`;
@@ -447,6 +492,10 @@ impl Transport {
     #[track_caller]
     pub(crate) fn flush_peer(&self, peer: &Peer) {
         if peer.direct.is_null() {
+            // Strided puts are complete when their target has acknowledged them.
+            if let Some(pe) = self.pe_of(peer) {
+                self.wait_local(|| strided::acked(pe));
+            }
             check(peer.ucx().ep.flush(), "flush");
         }
     }
@@ -534,7 +583,7 @@ impl Transport {
     /// fetches, tests and waits, so that a loop polling with any of them completes on every
     /// transport. Free when every peer is mapped (one branch on a constant flag).
     #[doc(alias = "shmem_test")]
-    #[inline]
+    #[inline(always)]
     pub(crate) fn progress(&self) {
         self.progress.progress();
     }
@@ -545,6 +594,10 @@ impl Transport {
         self.check_live();
         std::sync::atomic::fence(Ordering::Release);
         if self.progress.any_ucx() {
+            // Strided puts before the fence are in place before anything after it is sent, and
+            // the next strided put to a PE flushes the plain puts before it (see `strided`).
+            strided::note_fence();
+            self.wait_local(strided::all_acked);
             check(self.progress.worker().fence(), "fence");
         }
     }
@@ -554,6 +607,8 @@ impl Transport {
     pub(crate) fn quiet(&self) {
         self.check_live();
         if self.progress.any_ucx() {
+            // Strided puts are complete when their targets have acknowledged them.
+            self.wait_local(strided::all_acked);
             check(self.progress.worker().flush(), "quiet");
         }
         std::sync::atomic::fence(Ordering::SeqCst);
@@ -601,13 +656,21 @@ impl Transport {
     }
 }
 
-/// The UCX half of [`Transport::get_elems`].
+/// The UCX half of [`Transport::get_elems`]: two or more elements from a PE of the main worker
+/// are requested and answered in packed active messages ([`strided::get`]); a single element,
+/// or elements too large for one message, are gets issued back to back and completed by one
+/// flush.
 ///
 /// # Safety
 /// As [`Transport::get_elems`].
 #[inline(never)]
 #[track_caller]
-unsafe fn get_elems_ucx(peer: &Peer, elems: impl Iterator<Item = (usize, *mut u8)>, size: usize) {
+unsafe fn get_elems_ucx(
+    rt: &Transport,
+    peer: &Peer,
+    mut elems: impl Iterator<Item = (usize, *mut u8)>,
+    size: usize,
+) {
     /// Completes the endpoint's gets when dropped during a panic.
     struct FlushOnDrop<'a>(&'a UcxPeer);
     impl Drop for FlushOnDrop<'_> {
@@ -619,8 +682,23 @@ unsafe fn get_elems_ucx(peer: &Peer, elems: impl Iterator<Item = (usize, *mut u8
         }
     }
     let u = peer.ucx();
+    let Some(first) = elems.next() else {
+        return;
+    };
+    let second = elems.next();
+    if let (Some(second), Some(pe)) = (second, rt.pe_of(peer))
+        && strided::fits(size)
+    {
+        let all = std::iter::once(first)
+            .chain(std::iter::once(second))
+            .chain(elems);
+        // SAFETY: per the caller; `strided::get` returns (or unwinds) only once no response
+        // can write into a destination any more.
+        check(unsafe { strided::get(rt, &u.ep, pe, all, size) }, "iget");
+        return;
+    }
     let flush = FlushOnDrop(&u);
-    for (offset, local) in elems {
+    for (offset, local) in std::iter::once(first).chain(second).chain(elems) {
         let addr = peer.remote_base + offset as u64;
         // SAFETY: per the caller; `local` stays valid until the flush below (or the one in
         // `FlushOnDrop` on unwinding).

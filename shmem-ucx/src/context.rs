@@ -26,10 +26,17 @@ pub struct ContextParams {
     /// Event notification (`UCP_FEATURE_WAKEUP`): lets a thread sleep until a worker has
     /// something to progress ([`Worker::wait_for_events`]).
     pub wakeup: bool,
+    /// Active messages (`UCP_FEATURE_AM`): [`Endpoint::am_send`](crate::Endpoint::am_send) and
+    /// [`Worker::set_am_handler`](crate::Worker::set_am_handler).
+    pub am: bool,
+    /// UCX settings as `(name, value)` without the `UCX_` prefix (`("MAX_RNDV_LANES", "1")`),
+    /// applied with `ucp_config_modify` unless the environment sets `UCX_<name>`: defaults
+    /// that the user can still override.
+    pub config_defaults: Vec<(&'static str, &'static str)>,
 }
 
 impl Default for ContextParams {
-    /// RMA and 32/64-bit atomics, no endpoint estimate, no wake-up events.
+    /// RMA and 32/64-bit atomics, no endpoint estimate, no wake-up events, no active messages.
     fn default() -> Self {
         ContextParams {
             rma: true,
@@ -37,6 +44,8 @@ impl Default for ContextParams {
             amo64: true,
             estimated_num_eps: None,
             wakeup: false,
+            am: false,
+            config_defaults: Vec::new(),
         }
     }
 }
@@ -107,6 +116,35 @@ pub struct Context {
     inner: Arc<ContextInner>,
 }
 
+/// Applies each `(name, value)` to `config` unless the environment sets `UCX_<name>`.
+fn apply_defaults(
+    config: *mut sys::ucp_config_t,
+    defaults: &[(&'static str, &'static str)],
+) -> Result<()> {
+    for &(name, value) in defaults {
+        if std::env::var_os(format!("UCX_{name}")).is_some() {
+            continue;
+        }
+        let bad = || {
+            Error::with_detail(
+                "ucp_config_modify",
+                sys::UCS_ERR_INVALID_PARAM,
+                &format!("setting {name}={value:?} contains a NUL byte"),
+            )
+        };
+        let c_name = std::ffi::CString::new(name).map_err(|_| bad())?;
+        let c_value = std::ffi::CString::new(value).map_err(|_| bad())?;
+        // SAFETY: `config` is a live configuration from ucp_config_read; both strings are
+        // NUL-terminated and read only during the call.
+        let status = unsafe { sys::ucp_config_modify(config, c_name.as_ptr(), c_value.as_ptr()) };
+        check("ucp_config_modify", status).map_err(|mut e| {
+            e.message.push_str(&format!(" (setting {name}={value})"));
+            e
+        })?;
+    }
+    Ok(())
+}
+
 impl Context {
     /// Creates a context (`ucp_config_read` + `ucp_init`).
     ///
@@ -137,6 +175,11 @@ impl Context {
         // is a valid out-pointer.
         let status = unsafe { sys::ucp_config_read(ptr::null(), ptr::null(), &mut config) };
         check("ucp_config_read", status)?;
+        if let Err(e) = apply_defaults(config, &params.config_defaults) {
+            // SAFETY: `config` came from ucp_config_read above and is released once.
+            unsafe { sys::ucp_config_release(config) };
+            return Err(e);
+        }
 
         let mut features = 0u64;
         if params.rma {
@@ -150,6 +193,9 @@ impl Context {
         }
         if params.wakeup {
             features |= u64::from(sys::UCP_FEATURE_WAKEUP);
+        }
+        if params.am {
+            features |= u64::from(sys::UCP_FEATURE_AM);
         }
         let mut p = sys::ucp_params_t {
             field_mask: u64::from(

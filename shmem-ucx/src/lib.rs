@@ -10,6 +10,7 @@
 //! * [`Endpoint`]: `ucp_ep_h`; RMA ([`Endpoint::put`], [`Endpoint::get`], ...) and atomics.
 //! * [`RemoteKey`]: `ucp_rkey_h`, unpacked from a peer's [`MemHandle::pack_rkey`].
 //! * [`Request`]: an in-flight UCX operation.
+//! * Active messages: [`Endpoint::am_send`], [`Worker::set_am_handler`] and [`AmHandler`].
 //!
 //! # Lifetimes
 //!
@@ -38,6 +39,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod am;
 mod context;
 mod endpoint;
 mod error;
@@ -47,6 +49,7 @@ mod rkey;
 pub mod sys;
 mod worker;
 
+pub use am::{AmFlags, AmHandler, AmMessage};
 pub use context::{Context, ContextParams, ThreadMode};
 pub use endpoint::{AtomicOp, AtomicSize, Endpoint};
 pub use error::{Error, Result};
