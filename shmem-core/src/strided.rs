@@ -30,8 +30,8 @@
 //! # Threads
 //! The handlers run inside `ucp_worker_progress` of the main worker, on whichever thread
 //! progresses it (the progress thread too). They take only the lock of the slot table, which no
-//! thread holds while it progresses UCX, and never wait. Contexts have their own workers and no
-//! strided operations, so no handler is registered there.
+//! thread holds while it progresses UCX, and never wait. Contexts have their own workers with
+//! no handler: their `iput`/`iget` take the per-element path.
 
 use crate::error::Result;
 use crate::transport::Transport;
