@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
 # The benchmark suite: shmem-core against Open MPI's OpenSHMEM (oshmem), side by side, in one
-# command. Four parts, each alternating the implementations round by round so that machine noise
+# command. Five parts, each alternating the implementations round by round so that machine noise
 # hits them alike:
 #   1. latency (benches/src/bin/latency.rs and its C twin benches/c/latency.c: RMA at 8 B to
-#      1 MiB, strided, atomics, ping-pong, put_nbi rate, collectives) at 2 PEs: ours on the
+#      1 MiB between page-aligned buffers (variant aligned) and at 8 B to 4 MiB from a Vec /
+#      malloc'd buffer as users allocate them (vec, and vec odd: odd offsets on both sides),
+#      strided, atomics, ping-pong, put_nbi rate, collectives) at 2 PEs: ours on the
 #      direct shared-memory path, ours with every transfer through UCX over tcp
-#      (UCX_TLS=tcp,self; smaller loops, ~10-30 us per op there), and oshmem;
+#      (UCX_TLS=tcp,self; smaller loops, ~10-30 us per op there), oshmem, and oshmem over the
+#      same transport as ours UCX (oshmem-tcp: oshrun -x UCX_TLS=tcp,self, the same loops);
 #   2. the collectives alone at every PE count of NPES_LIST other than 2 (2 comes from part 1):
 #      ours direct and oshmem;
 #   3. bandwidth: a 256 KiB put + quiet against a local 256 KiB memcpy, on PE 0 (ours, oshmem);
-#   4. shmem! against the hand-written runtime call (benches/dsl-overhead.sh's aligned build).
+#   3b. copy sweep (benches/src/bin/copy_sweep.rs, C twin benches/c/copy_sweep.c) at 2 PEs, ours
+#      direct and oshmem: put + quiet, get and a local memcpy at 256 B to 4 MiB against
+#      d = (dst - src) mod 4096 (glibc's memcpy stalls at d in 1..~31 on AMD EPYC); a table per
+#      size and op (best, worst and where, ours/oshmem) and the heat map benches/copy_sweep.png
+#      (sweep_plot; TINY: target/bench-results/copy_sweep.png);
+#   4. shmem! against the hand-written runtime call (benches/dsl-overhead.sh's aligned build);
+#   5. across two hosts (benches/hosts.sh, needs root: network namespaces 10.231.42.1/.2 made
+#      by scripts/netns-hosts.sh): latency with one PE per host against ucx_perftest (package
+#      ucx-utils) over the same link, and heat (examples) on one host x 4 PEs against two
+#      hosts x 2 PEs; without root or `ip netns` it is SKIPPED (a failure with
+#      SHMEM_TEST_REQUIRE_ROOT=1). Its own knobs (PERF_ITERS, HEAT_ITERS, ...): see hosts.sh.
 # Prints the latency table, the collectives table (ours, oshmem, ratio per PE count), the
-# bandwidth lines and the DSL/call table; saves them to benches/results.md (full runs only) and
-# draws benches/latency.png (put/get latency vs size, log-log) with the plotters-based
-# latency_plot. Raw CSVs of every run (with minima): target/bench-results/. Exits non-zero if
-# any job did not produce all its rows.
+# bandwidth lines, the copy-sweep table and the DSL/call table; saves them to benches/results.md
+# (full runs only) and draws benches/latency.png (put/get latency vs size, log-log, aligned
+# buffers) and benches/copy_sweep.png with the plotters-based latency_plot and sweep_plot (the
+# sweep's medians: target/bench-results/sweep.csv). Raw CSVs of every run (with minima):
+# target/bench-results/. Exits non-zero if any job did not produce all its rows.
 #
 # Usage: benches/run.sh                 (from anywhere)
 #        TINY=1 benches/run.sh          (CI: every job type, minimal loops, well under a minute
 #                                        after the build; PE counts 2 and 3; neither results.md
-#                                        nor latency.png is written, the plot goes to
-#                                        target/bench-results/latency.png)
+#                                        nor the PNGs are written, the plots go to
+#                                        target/bench-results/{latency,copy_sweep}.png)
 # Knobs (environment; TINY=1 changes the defaults, explicit values still win):
 #   ROUNDS=3                   rounds of each part, order of the implementations rotated per round
 #   ITERS=20000 REPS=15        loop size and loop count for ours direct and oshmem (part 1 and 3)
@@ -28,8 +42,9 @@
 #   COLL_ITERS=8000 COLL_REPS=REPS   the same for part 2 (collective loops are a quarter)
 #   NPES_LIST="2 4 8"          PE counts of the collectives table
 #   DSL_ITERS=200000 DSL_REPS=31     shmem!/call benchmark
+#   SWEEP_BYTES=2097152 SWEEP_REPS=9 copy sweep: bytes per timed loop, loops per point
 #   OSHRUN_FLAGS="..."         extra flags for oshrun (e.g. --mca ... settings)
-#   JOB_TIMEOUT=180            seconds before a single job is killed
+#   JOB_TIMEOUT=300            seconds before a single job is killed
 #   PLOT=1                     0 skips benches/latency.png
 # Needs: cargo, and oshcc/oshrun from the Debian packages openmpi-bin and libopenmpi-dev.
 set -euo pipefail
@@ -46,6 +61,8 @@ if [[ $TINY == 1 ]]; then
     NPES_LIST=${NPES_LIST:-2 3}
     DSL_ITERS=${DSL_ITERS:-2000}
     DSL_REPS=${DSL_REPS:-3}
+    SWEEP_BYTES=${SWEEP_BYTES:-65536}
+    SWEEP_REPS=${SWEEP_REPS:-1}
     JOB_TIMEOUT=${JOB_TIMEOUT:-60}
 else
     ROUNDS=${ROUNDS:-3}
@@ -58,7 +75,9 @@ else
     NPES_LIST=${NPES_LIST:-2 4 8}
     DSL_ITERS=${DSL_ITERS:-200000}
     DSL_REPS=${DSL_REPS:-31}
-    JOB_TIMEOUT=${JOB_TIMEOUT:-180}
+    SWEEP_BYTES=${SWEEP_BYTES:-2097152}
+    SWEEP_REPS=${SWEEP_REPS:-9}
+    JOB_TIMEOUT=${JOB_TIMEOUT:-300}
 fi
 PLOT=${PLOT:-1}
 read -r -a EXTRA_OSHRUN <<<"${OSHRUN_FLAGS:-}"
@@ -82,13 +101,16 @@ for n in "${NPES[@]}"; do
 done
 
 echo "== building" >&2
-cargo build --release -p shmem-benches -p shmem-run >&2
+cargo build --release -p shmem-benches -p shmem-run -p shmem-examples >&2
 plot_bin=
+sweep_plot_bin=
 if [[ $PLOT != 0 ]]; then
-    if cargo build --release -p shmem-benches --features plot --bin latency_plot >&2; then
+    if cargo build --release -p shmem-benches --features plot --bin latency_plot \
+        --bin sweep_plot >&2; then
         plot_bin=target/release/latency_plot
+        sweep_plot_bin=target/release/sweep_plot
     else
-        echo "run.sh: latency_plot did not build; no plot" >&2
+        echo "run.sh: latency_plot/sweep_plot did not build; no plots" >&2
     fi
 fi
 # Both twins are built with loops aligned to 64 bytes: where the linker happens to place a hot
@@ -100,6 +122,7 @@ dsl_bin=$(bash benches/dsl-overhead.sh --build)
 out_dir=target/c-bench
 mkdir -p "$out_dir"
 oshcc -O2 -falign-loops=64 -Wall -o "$out_dir/latency" benches/c/latency.c
+oshcc -O2 -falign-loops=64 -Wall -o "$out_dir/copy_sweep" benches/c/copy_sweep.c
 
 # Raw results of this run: NAME.NPES.ROUND.csv and .log per job.
 results=target/bench-results
@@ -109,6 +132,16 @@ mkdir -p "$results"
 shmemrun=target/release/shmemrun
 ours=target/aligned/release/latency
 
+# Result rows each latency job prints (ours: latency.rs; oshmem: latency.c, which has no
+# put_signal).
+# 40 / 39 rows, plus 28 user-shaped put/get rows (vec, vec odd).
+LAT_ROWS_OURS=69
+LAT_ROWS_OSHMEM=67
+# Rows of a copy sweep job (ours: copy_sweep.rs, oshmem: copy_sweep.c): 3 ops x 5 sizes x
+# 21 distances x 2 source alignments; a line op,size,d,src_align,median_ns,min_ns.
+SWEEP_ROWS=630
+sweep_re='^(put|get|memcpy),[0-9]+,[0-9]+,[0-9]+,[0-9.]+,[0-9.]+$'
+
 # A result line: case,size,variant,median_ns,min_ns.
 row_re='^[^,]*,[0-9]*,[^,]*,[0-9.]*,[0-9.]*$'
 problems=()
@@ -116,8 +149,8 @@ problems=()
 # check_rows NAME WANT CSV LOG RC: counts the result rows of one job, records a problem when
 # they are not all there.
 check_rows() {
-    local name=$1 want=$2 csv=$3 log=$4 rc=$5 rows
-    rows=$(grep -c "$row_re" "$csv" || true)
+    local name=$1 want=$2 csv=$3 log=$4 rc=$5 re=${6:-$row_re} rows
+    rows=$(grep -cE "$re" "$csv" || true)
     if [[ $rows -ne $want ]]; then
         if [[ $rc -eq 124 || $rc -eq 137 ]]; then
             echo "   $name: timed out after ${JOB_TIMEOUT}s" >&2
@@ -135,7 +168,7 @@ check_rows() {
 # run_job NAME NPES ROUND: runs one job, its CSV to $results/NAME.NPES.ROUND.csv; a failed job
 # is recorded in `problems`, it does not stop the script.
 run_job() {
-    local name=$1 n=$2 round=$3 rc=0 want
+    local name=$1 n=$2 round=$3 rc=0 want re=$row_re
     local csv="$results/$name.$n.$round.csv" log="$results/$name.$n.$round.log"
     local t=(timeout -k 10 "$JOB_TIMEOUT")
     local osh=(oshrun --allow-run-as-root --oversubscribe -np "$n" "${EXTRA_OSHRUN[@]}")
@@ -143,19 +176,26 @@ run_job() {
     # non-zero status is expected from it, only missing rows count as a failure.
     case $name in
     direct)
-        want=40
+        want=$LAT_ROWS_OURS
         "${t[@]}" "$shmemrun" -n "$n" "$ours" --csv --iters "$ITERS" --reps "$REPS" \
             >"$csv" 2>"$log" || rc=$?
         ;;
     ucx)
-        want=40
+        want=$LAT_ROWS_OURS
         UCX_TLS=tcp,self "${t[@]}" "$shmemrun" -n "$n" "$ours" --csv \
             --iters "$UCX_ITERS" --reps "$UCX_REPS" >"$csv" 2>"$log" || rc=$?
         ;;
     oshmem)
-        want=39 # OpenSHMEM 1.4 has no put_signal
+        want=$LAT_ROWS_OSHMEM
         "${t[@]}" "${osh[@]}" "$out_dir/latency" csv iters "$ITERS" reps "$REPS" \
             >"$csv" 2>"$log" || rc=$?
+        ;;
+    oshmem-tcp)
+        # oshmem over the same transport as `ucx` (its log, with UCX_LOG_LEVEL=info, shows
+        # "ep_cfg[1]: rma_am(tcp/lo) amo_am(tcp/lo)"), with the same loops.
+        want=$LAT_ROWS_OSHMEM
+        "${t[@]}" "${osh[@]}" -x UCX_TLS=tcp,self "$out_dir/latency" csv iters "$UCX_ITERS" \
+            reps "$UCX_REPS" >"$csv" 2>"$log" || rc=$?
         ;;
     coll-direct)
         want=5
@@ -177,8 +217,18 @@ run_job() {
         "${t[@]}" "${osh[@]}" "$out_dir/latency" csv bandwidth iters "$ITERS" reps "$REPS" \
             >"$csv" 2>"$log" || rc=$?
         ;;
+    sweep-direct)
+        want=$SWEEP_ROWS re=$sweep_re
+        "${t[@]}" "$shmemrun" -n "$n" target/release/copy_sweep --bytes "$SWEEP_BYTES" \
+            --reps "$SWEEP_REPS" >"$csv" 2>"$log" || rc=$?
+        ;;
+    sweep-oshmem)
+        want=$SWEEP_ROWS re=$sweep_re
+        "${t[@]}" "${osh[@]}" "$out_dir/copy_sweep" bytes "$SWEEP_BYTES" reps "$SWEEP_REPS" \
+            >"$csv" 2>"$log" || rc=$?
+        ;;
     esac
-    check_rows "$name at $n PEs, round $round" "$want" "$csv" "$log" "$rc"
+    check_rows "$name at $n PEs, round $round" "$want" "$csv" "$log" "$rc" "$re"
 }
 
 # rounds NPES JOB...: ROUNDS rounds of the jobs at NPES PEs, their order rotated per round.
@@ -195,11 +245,12 @@ rounds() {
 }
 
 t_start=$SECONDS
-rounds 2 direct ucx oshmem
+rounds 2 direct ucx oshmem oshmem-tcp
 for n in "${NPES[@]}"; do
     [[ $n == 2 ]] || rounds "$n" coll-direct coll-oshmem
 done
 rounds 2 bw-direct bw-oshmem
+rounds 2 sweep-direct sweep-oshmem
 echo "== shmem! against the call" >&2
 dsl_out=$results/dsl.txt
 dsl_rc=0
@@ -212,6 +263,14 @@ if [[ $dsl_rows -ne 5 || $dsl_rc -ne 0 ]]; then
     problems+=("dsl_overhead: $dsl_rows of 5 rows (exit status $dsl_rc; log $results/dsl.log)")
 else
     echo "   dsl_overhead: ok" >&2
+fi
+# Part 5: across two hosts (network namespaces; root) and heat, benches/hosts.sh: its tables go
+# to $results/hosts-tables.md; without root or `ip netns` it prints a SKIPPED line.
+hosts_rc=0
+ROUNDS=$ROUNDS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS JOB_TIMEOUT=$JOB_TIMEOUT TINY=$TINY \
+    LAT_ROWS_OURS=$LAT_ROWS_OURS LATENCY_BIN=$ours bash benches/hosts.sh "$results" || hosts_rc=$?
+if [[ $hosts_rc -ne 0 ]]; then
+    problems+=("two-host part (benches/hosts.sh): exit status $hosts_rc (see above)")
 fi
 elapsed=$((SECONDS - t_start))
 
@@ -239,6 +298,30 @@ function ratio(a, b) { return (a < 0 || b <= 0) ? "n/a" : sprintf("%.3f", a / b)
 function hsize(b) { return b >= 1048576 ? (b / 1048576) " MiB" : b >= 1024 ? (b / 1024) " KiB" : b " B" }
 '
 
+# The copy sweep's medians over rounds as "impl,op,size,d,src_align,median_ns" (impl ours or
+# oshmem), for its table and plot.
+sweep_csv=$results/sweep.csv
+# A tiny run's plot stays with its raw results.
+sweep_png=benches/copy_sweep.png
+[[ $TINY == 1 ]] && sweep_png=$results/copy_sweep.png
+for f in "$results"/sweep-direct.*.csv "$results"/sweep-oshmem.*.csv; do
+    [[ -e $f ]] || continue
+    imp=ours
+    [[ $(basename "$f") == sweep-oshmem.* ]] && imp=oshmem
+    grep -E "$sweep_re" "$f" | awk -v pre="$imp," '{ print pre $0 }' || true
+done | awk -F, "$awk_lib"'
+    {
+        key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5
+        val[key, ++cnt[key]] = $6 + 0
+        if (!(key in seen)) { seen[key] = 1; keys[++nk] = key }
+    }
+    END {
+        for (i = 1; i <= nk; i++) {
+            split(keys[i], f, SUBSEP)
+            printf "%s,%s,%s,%s,%s,%.1f\n", f[1], f[2], f[3], f[4], f[5], median(keys[i])
+        }
+    }' >"$sweep_csv"
+
 tables=$results/tables.md
 {
     echo "### Latency, 2 PEs on one node, ns per operation"
@@ -254,23 +337,33 @@ tables=$results/tables.md
     echo "rate). Collectives: barrier_all is a back-to-back loop; the others are OSU-style (an"
     echo "untimed barrier_all before each call, only the call timed on every PE, the loop's figure"
     echo "the average of the PEs' means; oshmem: the OpenSHMEM 1.4 active-set calls, broadcast"
-    echo "root 0)."
+    echo "root 0). oshmem tcp = oshmem over the same transport as ours UCX (oshrun -x"
+    echo "UCX_TLS=tcp,self; rma_am/amo_am over tcp/lo), with ours UCX's loops; UCX/oshmem tcp = ours"
+    echo "UCX / oshmem tcp, the like-for-like comparison over the network path. oshmem's collectives"
+    echo "run over Open MPI's own (shared-memory) collectives whatever UCX_TLS says."
+    echo
+    echo "put + quiet / get variants: aligned = page-aligned private buffer and heap array (as the"
+    echo "OSU benchmarks); vec = a Vec<u8> / malloc'd private buffer where the allocator puts it"
+    echo "(from 128 KiB on glibc maps it 16 bytes past a page start: a get's (dst - src) mod 4096 is"
+    echo "16) against a page-aligned heap array; vec odd = the same at byte 1 of the buffer and byte"
+    echo "3 of the heap array (a get's distance 14). Each run's log lists the distances."
     echo
     all_rows | awk -F, "$awk_lib"'
-    $2 == 2 && ($1 == "direct" || $1 == "ucx" || $1 == "oshmem") {
+    $2 == 2 && ($1 == "direct" || $1 == "ucx" || $1 == "oshmem" || $1 == "oshmem-tcp") {
         key = $1 SUBSEP $3 SUBSEP $4 SUBSEP $5
         val[key, ++cnt[key]] = $6 + 0
         row = $3 SUBSEP $4 SUBSEP $5
         if (!(row in seen)) { seen[row] = 1; order[++nrows] = row; rc[nrows] = $3; rs[nrows] = $4; rv[nrows] = $5 }
     }
     END {
-        printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s |\n", "case", "size", "variant", "ours direct", "ours UCX", "oshmem", "direct/oshmem"
-        printf "|------------------------------|--------:|---------|-------------:|-------------:|-------------:|--------------:|\n"
+        printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s |\n", "case", "size", "variant", "ours direct", "ours UCX", "oshmem", "direct/oshmem", "oshmem tcp", "UCX/oshmem tcp"
+        printf "|------------------------------|--------:|---------|-------------:|-------------:|-------------:|--------------:|-------------:|----------------:|\n"
         # Rows in the order the runs print them (the direct run is read first: file names sort
         # "direct" < "oshmem" < "ucx"), heap, static, then the rest.
         for (r = 1; r <= nrows; r++) {
             d = median("direct" SUBSEP order[r]); u = median("ucx" SUBSEP order[r]); o = median("oshmem" SUBSEP order[r])
-            printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio(d, o)
+            ot = median("oshmem-tcp" SUBSEP order[r])
+            printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio(d, o), fmt(ot), ratio(u, ot)
         }
     }'
     echo
@@ -329,6 +422,47 @@ tables=$results/tables.md
     }
     END { line("ours (direct path)", "bw-direct"); line("oshmem", "bw-oshmem") }'
     echo
+    echo "### Copy sweep: time against d = (dst - src) mod 4096, PE 0 and PE 1 on one node"
+    echo
+    echo "put + quiet and get between a private buffer of PE 0 and PE 1's heap (ours: direct path;"
+    echo "oshmem: shmem_putmem/shmem_getmem, also a copy into the peer's mapping), and memcpy between"
+    echo "two private buffers (glibc; ours = from the Rust run, oshmem = from the C run), at 21"
+    echo "distances d from 0 to 4095 and source addresses 0 and 7 mod 4096; ns per copy, the median"
+    echo "over $ROUNDS rounds of each run's median over $SWEEP_REPS loops of $SWEEP_BYTES bytes (at least one copy)."
+    echo "best / worst: over all d and both alignments, the worst's (d, source alignment) in"
+    echo "brackets; the last two columns: ours / oshmem at oshmem's and at ours' worst point."
+    echo "Heat map: $sweep_png."
+    echo
+    awk -F, "$awk_lib"'
+    {
+        v = $6 + 0; k = $1 SUBSEP $2 SUBSEP $3
+        at[$1, $2, $3, $4, $5] = v
+        if (!(k in best) || v < best[k]) best[k] = v
+        if (!(k in worst) || v > worst[k]) { worst[k] = v; wd[k] = $4; wa[k] = $5 }
+        if (!($3 in seen)) { seen[$3] = 1; sizes[++ns] = $3 + 0 }
+    }
+    function cell(imp, op, s,    k) {
+        k = imp SUBSEP op SUBSEP s
+        if (!(k in best)) return sprintf(" %9s | %9s | %-11s | %6s |", "n/a", "n/a", "", "n/a")
+        return sprintf(" %9.1f | %9.1f | %-11s | %6s |", best[k], worst[k], "(" wd[k] ", " wa[k] ")", ratio(worst[k], best[k]))
+    }
+    function at_point(op, s, imp,    k, o, u) {
+        k = imp SUBSEP op SUBSEP s
+        if (!(k in worst)) return "n/a"
+        o = ("oshmem", op, s, wd[k], wa[k]) in at ? at["oshmem", op, s, wd[k], wa[k]] : -1
+        u = ("ours", op, s, wd[k], wa[k]) in at ? at["ours", op, s, wd[k], wa[k]] : -1
+        return ratio(u, o)
+    }
+    END {
+        for (i = 2; i <= ns; i++) { t = sizes[i]; for (j = i - 1; j >= 1 && sizes[j] > t; j--) sizes[j + 1] = sizes[j]; sizes[j + 1] = t }
+        printf "| %7s | %-6s | %9s | %9s | %-11s | %6s | %9s | %9s | %-11s | %6s | %12s | %12s |\n", "size", "op", "ours best", "worst", "at (d, a)", "w/b", "oshmem best", "worst", "at (d, a)", "w/b", "ours/oshmem at oshmem worst", "ours/oshmem at ours worst"
+        printf "|--------:|--------|----------:|----------:|-------------|-------:|----------:|----------:|-------------|-------:|-------------:|-------------:|\n"
+        split("put get memcpy", ops, " ")
+        for (i = 1; i <= ns; i++)
+            for (o = 1; o <= 3; o++)
+                printf "| %7s | %-6s |%s%s %12s | %12s |\n", hsize(sizes[i]), ops[o], cell("ours", ops[o], sizes[i]), cell("oshmem", ops[o], sizes[i]), at_point(ops[o], sizes[i], "oshmem"), at_point(ops[o], sizes[i], "ours")
+    }' "$sweep_csv"
+    echo
     echo "### shmem! against the hand-written call"
     echo
     echo "One PE, to its own heap (the CPU cost of the expansion, not the wire); the two forms in"
@@ -339,15 +473,19 @@ tables=$results/tables.md
     awk 'NR == 1 { print "| case | shmem! ns | call ns | ratio | min ratio |"; print "|---|---:|---:|---:|---:|"; next }
         NF >= 5 { name = $1; for (i = 2; i <= NF - 4; i++) name = name " " $i
                   printf "| %s | %s | %s | %s | %s |\n", name, $(NF - 3), $(NF - 2), $(NF - 1), $NF }' "$dsl_out"
+    if [[ -f $results/hosts-tables.md ]]; then
+        echo
+        cat "$results/hosts-tables.md"
+    fi
 } >"$tables"
 
 echo
 cat "$tables"
 
 if [[ -n $plot_bin ]]; then
-    # "case,size,direct,ucx,oshmem" for the heap put + quiet and get rows.
+    # "case,size,direct,ucx,oshmem" for the aligned put + quiet and get rows.
     all_rows | awk -F, "$awk_lib"'
-    $2 == 2 && ($1 == "direct" || $1 == "ucx" || $1 == "oshmem") && $5 == "heap" && ($3 == "put + quiet" || $3 == "get") {
+    $2 == 2 && ($1 == "direct" || $1 == "ucx" || $1 == "oshmem") && $5 == "aligned" && ($3 == "put + quiet" || $3 == "get") {
         key = $1 SUBSEP $3 SUBSEP $4
         val[key, ++cnt[key]] = $6 + 0
         row = $3 SUBSEP $4
@@ -365,6 +503,13 @@ if [[ -n $plot_bin ]]; then
         echo "plot: $png"
     else
         problems+=("latency_plot failed")
+    fi
+fi
+if [[ -n $sweep_plot_bin ]]; then
+    if "$sweep_plot_bin" "$sweep_png" <"$sweep_csv"; then
+        echo "plot: $sweep_png"
+    else
+        problems+=("sweep_plot failed")
     fi
 fi
 

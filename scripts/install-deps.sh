@@ -2,8 +2,8 @@
 # Installs the system packages shmem-rs needs to build and run on Debian/Ubuntu: UCX (the transport,
 # with its headers for bindgen), the PMIx client library (start-up under PMIx launchers, with its
 # headers for bindgen), pkg-config (to find both), libclang (for bindgen), and for the tests Open
-# MPI's launcher (openmpi-bin: mpirun) and iproute2 (ip netns). Skips the install when everything
-# is already there.
+# MPI's launcher (openmpi-bin: mpirun) and iproute2 (ip netns), and for the benchmarks UCX's
+# ucx_perftest (ucx-utils). Skips the install when everything is already there.
 set -euo pipefail
 
 need=()
@@ -13,6 +13,8 @@ pkg-config --exists 'pmix >= 4.2' 2>/dev/null || need+=(libpmix-dev pkg-config)
 # namespaces (ip netns).
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+# benches/hosts.sh (part of benches/run.sh) measures UCX's own ucx_perftest as its reference.
+command -v ucx_perftest >/dev/null 2>&1 || need+=(ucx-utils)
 # libclang itself (libclang.so, libclang-14.so.1, ...), not libclang-cpp, which bindgen cannot use.
 ldconfig -p 2>/dev/null | grep -Eq 'libclang(-[0-9.]+)?\.so' || need+=(libclang-dev)
 if [ ${#need[@]} -eq 0 ]; then

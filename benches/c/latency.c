@@ -9,7 +9,19 @@
  *
  * PE 0 measures the one-sided cases against PE 1 while the others wait in shmem_barrier_all.
  * "heap" is shmem_malloc'd memory, "static" a file-scope static array in the symmetric data
- * segment, "local" private memory of PE 0. Point-to-point cases: after a warm-up, each case
+ * segment, "local" private memory of PE 0. The sized put + quiet and get rows come in three
+ * variants (as in the Rust twin): "aligned" (8 B to 1 MiB; page-aligned private buffer and
+ * page-aligned shmem_align'd target), "vec" (8 B, 64 B, 4 KiB, 64 KiB, 256 KiB, 1 MiB, 4 MiB;
+ * the private buffer is a malloc'd one wherever malloc puts it, the target the start of a
+ * page-aligned symmetric array; shmem_putmem/shmem_getmem) and "vec odd" (the same sizes, the
+ * private buffer at byte 1 of a malloc'd one a byte longer, the target at byte 3). The vec
+ * buffers are all malloc'd first thing, before shmem_init, in the Rust twin's order, and kept:
+ * glibc then serves those of 128 KiB and more by mmap, 16 bytes past a page start, which puts a
+ * get's (destination - source) mod 4096 at 16 (vec) or 14 (vec odd; inside the range, about 1
+ * to 15, where glibc's rep movsb memcpy stalls on AMD EPYC; copy_sweep.c maps it). PE 0 prints
+ * on stderr where each vec buffer lies modulo 4096 and the distance of its copy.
+ *
+ * Point-to-point cases: after a warm-up, each case
  * runs REPS timed loops of ITERS iterations (scaled as in the Rust twin); the report gives the
  * median and minimum over the loops of the mean time per operation, in ns.
  *
@@ -48,8 +60,14 @@
 #define WINDOW 64
 #define TARGET 1
 #define CHECK 0x5eedcafeL /* written at the end to check that puts land on the target */
-#define MAX_ROWS 64
+#define MAX_ROWS 128
 #define BW_BYTES (256 << 10) /* bytes per copy in the bandwidth case */
+/* Sizes of the user-shaped ("vec", "vec odd") put/get rows, and the largest. */
+static const long vec_sizes[] = {8, 64, 4096, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
+#define NVEC ((int)(sizeof vec_sizes / sizeof vec_sizes[0]))
+#define VEC_MAX (4 << 20)
+#define LOCAL_ODD 1 /* "vec odd": offset into the private buffer */
+#define HEAP_ODD 3  /* "vec odd": offset into the symmetric array */
 
 static long glob[LEN];
 static long pp[LEN];
@@ -79,7 +97,7 @@ static int nrows;
 enum op {
     OP_PUT, OP_GET, OP_P, OP_G, OP_IPUT, OP_IGET, OP_FADD, OP_ADD, OP_CSWAP, OP_SWAP,
     OP_PINGPONG, OP_NBI, OP_BARRIER, OP_BCAST, OP_SUM, OP_FCOLLECT, OP_ALLTOALL, OP_BW_PUT,
-    OP_MEMCPY
+    OP_MEMCPY, OP_VPUT, OP_VGET
 };
 
 /* Shared state of the loop. */
@@ -92,6 +110,9 @@ static long seq;      /* ping-pong counter */
 static long *all_src, *all_dst; /* npes longs each, symmetric */
 static double *means;           /* npes doubles, symmetric: per-PE loop means, read on PE 0 */
 static char *local_dst;         /* BW_BYTES, private */
+static unsigned char *vlocal;   /* vec cases: private buffer */
+static unsigned char *vremote;  /* vec cases: target address in the symmetric array */
+static size_t vbytes;           /* vec cases: bytes per operation */
 
 static double now_ns(void)
 {
@@ -195,6 +216,15 @@ static inline void one_op(enum op op, long i)
         BLACK_BOX(src_buf);
         memcpy(local_dst, src_buf, BW_BYTES);
         BLACK_BOX(local_dst);
+        break;
+    case OP_VPUT:
+        BLACK_BOX(vlocal);
+        shmem_putmem(vremote, vlocal, vbytes, TARGET);
+        shmem_quiet();
+        break;
+    case OP_VGET:
+        shmem_getmem(vlocal, vremote, vbytes, TARGET);
+        BLACK_BOX(vlocal);
         break;
     }
 }
@@ -335,6 +365,67 @@ static void run_cases(long *obj, const char *variant, int with_put_get, long ite
     add_row("swap", 8, variant, measure(OP_SWAP, iters, reps, per_op), 1);
 }
 
+/* A private buffer of len bytes from malloc, written once (so that its pages are real). */
+static unsigned char *user_buf(long len)
+{
+    unsigned char *p = malloc((size_t)len);
+    if (p == NULL) {
+        fprintf(stderr, "latency: malloc of %ld bytes failed\n", len);
+        exit(1);
+    }
+    for (long i = 0; i < len; i++)
+        p[i] = (unsigned char)i;
+    return p;
+}
+
+/* Reports on stderr where a vec case's buffers lie modulo 4096 and the distance
+ * (destination - source) mod 4096 of its copy, when PE TARGET's array is mapped here. */
+static void report_distance(const char *variant, int get, long bytes, const void *local,
+                            const void *remote)
+{
+    if (remote == NULL)
+        return;
+    unsigned long l = (unsigned long)local, r = (unsigned long)remote;
+    unsigned long d = get ? l - r : r - l;
+    fprintf(stderr, "latency: %s %ld B %s: local buffer at %lu mod 4096, remote at %lu mod 4096, "
+                    "(dst - src) mod 4096 = %lu\n",
+            get ? "get" : "put", bytes, variant, l % 4096, r % 4096, d % 4096);
+}
+
+/* The user-shaped put + quiet and get rows ("vec", "vec odd"), from buffers vbuf[variant][0 put,
+ * 1 get][size] allocated by alloc_user_bufs, against the page-aligned symmetric array user. */
+static const char *const vec_variants[2] = {"vec", "vec odd"};
+static const long vec_loff[2] = {0, LOCAL_ODD}, vec_hoff[2] = {0, HEAP_ODD};
+static unsigned char *vbuf[2][2][NVEC];
+
+static void alloc_user_bufs(void)
+{
+    for (int v = 0; v < 2; v++)
+        for (int op = 0; op < 2; op++)
+            for (int k = 0; k < NVEC; k++)
+                vbuf[v][op][k] = user_buf(vec_loff[v] + vec_sizes[k]);
+}
+
+static long iters_for(long iters, long bytes);
+
+static void run_user_shaped(unsigned char *user, long iters, long reps, double *per_op)
+{
+    unsigned char *mapped = shmem_ptr(user, TARGET); /* for the distance report only */
+    for (int v = 0; v < 2; v++) {
+        vremote = user + vec_hoff[v];
+        for (int op = 0; op < 2; op++) {
+            for (int k = 0; k < NVEC; k++) {
+                vlocal = vbuf[v][op][k] + vec_loff[v];
+                vbytes = (size_t)vec_sizes[k];
+                report_distance(vec_variants[v], op, vec_sizes[k], vlocal,
+                                mapped == NULL ? NULL : mapped + vec_hoff[v]);
+                add_row(op ? "get" : "put + quiet", vec_sizes[k], vec_variants[v],
+                        measure(op ? OP_VGET : OP_VPUT, iters_for(iters, vec_sizes[k]), reps, per_op), 1);
+            }
+        }
+    }
+}
+
 static long parse_count(const char *name, const char *s)
 {
     char *end;
@@ -395,6 +486,8 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++)
         for (size_t j = 0; j < sizeof psync[k] / sizeof psync[k][0]; j++)
             psync[k][j] = SHMEM_SYNC_VALUE;
+    /* First, before the library can allocate and free large blocks (see run_user_shaped). */
+    alloc_user_bufs();
     shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
@@ -405,6 +498,7 @@ int main(int argc, char **argv)
     long *heap = shmem_calloc(LEN, sizeof(long));
     /* Page-aligned, as the Rust twin's (see PAGE there). */
     long *big = shmem_align(PAGE, BIG * sizeof(long));
+    unsigned char *user = shmem_align(PAGE, VEC_MAX + HEAP_ODD);
     all_src = shmem_calloc((size_t)npes, sizeof(long));
     all_dst = shmem_calloc((size_t)npes, sizeof(long));
     means = shmem_calloc((size_t)npes, sizeof(double));
@@ -412,12 +506,13 @@ int main(int argc, char **argv)
     dst_buf = aligned_alloc(PAGE, BIG * sizeof(long));
     local_dst = aligned_alloc(PAGE, BW_BYTES);
     double *per_op = malloc(2 * (size_t)reps * sizeof *per_op);
-    if (heap == NULL || big == NULL || all_src == NULL || all_dst == NULL || means == NULL ||
+    if (heap == NULL || big == NULL || user == NULL || all_src == NULL || all_dst == NULL || means == NULL ||
         src_buf == NULL || dst_buf == NULL || local_dst == NULL || per_op == NULL) {
         fprintf(stderr, "latency: allocation failed\n");
         shmem_global_exit(1);
     }
     memset(big, 0, BIG * sizeof(long));
+    memset(user, 0, VEC_MAX + HEAP_ODD);
     memset(dst_buf, 0, BIG * sizeof(long));
     memset(local_dst, 0, BW_BYTES);
     for (long j = 0; j < BIG; j++)
@@ -439,14 +534,15 @@ int main(int argc, char **argv)
             dest = big;
             for (int k = 0; k < nsizes; k++) {
                 nelems = sizes[k] / 8;
-                add_row("put + quiet", sizes[k], "heap",
+                add_row("put + quiet", sizes[k], "aligned",
                         measure(OP_PUT, iters_for(iters, sizes[k]), reps, per_op), 1);
             }
             for (int k = 0; k < nsizes; k++) {
                 nelems = sizes[k] / 8;
-                add_row("get", sizes[k], "heap",
+                add_row("get", sizes[k], "aligned",
                         measure(OP_GET, iters_for(iters, sizes[k]), reps, per_op), 1);
             }
+            run_user_shaped(user, iters, reps, per_op);
             run_cases(heap, "heap", 0, iters, reps, per_op);
             run_cases(glob, "static", 1, iters, reps, per_op);
         }

@@ -16,6 +16,8 @@ fn run_alone(cmd: Command, limit: Duration) -> Output {
 
 /// Message sizes of the sized put/get rows, as in `latency.rs`.
 const SIZES: [u64; 7] = [8, 64, 512, 4096, 32 << 10, 256 << 10, 1 << 20];
+/// Message sizes of the user-shaped (`vec`, `vec odd`) put/get rows, as in `latency.rs`.
+const VEC_SIZES: [u64; 7] = [8, 64, 4096, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
 
 /// The collective rows, in order.
 const COLLECTIVES: [(&str, u64); 5] = [
@@ -107,7 +109,12 @@ fn check(rows: &[Row], want: &[(&str, u64, &str)], what: &str) {
 fn full_rows() -> Vec<(&'static str, u64, &'static str)> {
     let mut want = Vec::new();
     for case in ["put + quiet", "get"] {
-        want.extend(SIZES.iter().map(|&s| (case, s, "heap")));
+        want.extend(SIZES.iter().map(|&s| (case, s, "aligned")));
+    }
+    for variant in ["vec", "vec odd"] {
+        for case in ["put + quiet", "get"] {
+            want.extend(VEC_SIZES.iter().map(|&s| (case, s, variant)));
+        }
     }
     let cases = [
         ("p + quiet", 8),
@@ -125,6 +132,7 @@ fn full_rows() -> Vec<(&'static str, u64, &'static str)> {
     want.extend([
         ("ping-pong put + wait_until", 8, "heap"),
         ("ping-pong put_signal + wait", 8, "heap"),
+        ("ping-pong p + g polling", 8, "heap"),
         ("put_nbi 8 B stream (ns/op)", 8, "heap"),
     ]);
     want.extend(COLLECTIVES.iter().map(|&(c, s)| (c, s, "heap")));
@@ -134,7 +142,7 @@ fn full_rows() -> Vec<(&'static str, u64, &'static str)> {
 #[test]
 fn latency_full_run_direct_and_ucx() {
     let want = full_rows();
-    assert_eq!(want.len(), 40);
+    assert_eq!(want.len(), 69);
     for (n, ucx) in [(2, false), (2, true), (3, false)] {
         let rows = latency(n, ucx, &[]);
         check(&rows, &want, &format!("full run, {n} PEs, UCX path {ucx}"));

@@ -4,13 +4,31 @@
 //! PE 0 measures the one-sided cases against PE 1 while the other PEs wait in `barrier_all`
 //! (which also progresses UCX, so operations that need the target's progress engine, as over
 //! tcp, complete). Output columns: case, size (bytes per operation, per PE for collectives),
-//! variant (`heap`: `world.alloc` array; `static`: a `#[symmetric]` static; `local`: private
-//! memory of PE 0), median and minimum, in ns per operation.
+//! variant, median and minimum, in ns per operation. Variants:
 //!
-//! - `put + quiet` (heap: 8 B to 1 MiB; static: 8 B) and `get` (same sizes);
+//! - `aligned`: a page-aligned `world.alloc_aligned` heap array on the target, and a
+//!   page-aligned private buffer on PE 0 (as the OSU benchmarks do; hides alignment effects);
+//! - `vec`: the private buffer is a fresh `vec![0u8; n]` (filled before use) wherever the
+//!   allocator puts it, the target range starts at the page-aligned start of a heap array: what
+//!   a user's code does. glibc's malloc serves vectors of 128 KiB and more from `mmap` at 16
+//!   bytes past a page start, which makes (destination - source) mod 4096 = 16 for a get;
+//! - `vec odd`: the same with odd offsets on both sides: the private buffer is `&v[1..]` of a
+//!   vector one byte longer, the target range starts at byte 3 of the heap array (a get's
+//!   distance is then 14, inside the range, about 1 to 15, where glibc's `rep movsb` memcpy
+//!   stalls on AMD EPYC, glibc bug 30994; `copy_sweep` maps the distances);
+//! - `heap`: a `world.alloc` array; `static`: a `#[symmetric]` static; `local`: private memory
+//!   of PE 0.
+//!
+//! For the `vec` variants PE 0 prints, on stderr, where each buffer lies modulo 4096 and the
+//! distance (destination - source) mod 4096 of the copy (on the direct path).
+//!
+//! - `put + quiet` and `get`: `aligned` at 8 B to 1 MiB, `vec` and `vec odd` at 8 B, 64 B,
+//!   4 KiB, 64 KiB, 256 KiB, 1 MiB and 4 MiB, `static` at 8 B;
 //! - `p + quiet`, `g`: one `u64`;
 //! - `iput 16x stride 2 + quiet`, `iget 16x stride 2`: 16 `u64` at stride 2 on the target;
 //! - `fetch_add`, `add + quiet`, `compare_swap`, `swap`: 64-bit atomics on the target;
+//! - `ping-pong p + g polling` (ours only): the same with `p`, each PE spinning on `g` of its
+//!   own copy (polling through the library instead of `wait_until`);
 //! - `ping-pong put + wait_until`, `ping-pong put_signal + wait`: PE 0 puts 8 B to PE 1, which
 //!   waits for it and puts it back; half the round trip;
 //! - `put_nbi 8 B stream (ns/op)`: scopes of 64 `put_nbi` of 8 B (quiet at the scope's end);
@@ -90,8 +108,18 @@ const STRIDE: usize = 2;
 const WINDOW: u64 = 64;
 /// The PE that is written to and read from.
 const TARGET: usize = 1;
+/// The element of the ping-pong array that the `g`-polling ping-pong uses (0 and 1 serve the
+/// other ping-pongs, 2 the message rate).
+const POLL: usize = 5;
 /// Bytes per copy in the bandwidth case.
 const BW_BYTES: usize = 256 << 10;
+/// Message sizes, in bytes, of the user-shaped (`vec`, `vec odd`) `put`/`get` cases.
+const VEC_SIZES: [usize; 7] = [8, 64, 4096, 64 << 10, 256 << 10, 1 << 20, 4 << 20];
+/// The largest of [`VEC_SIZES`].
+const VEC_MAX: usize = 4 << 20;
+/// Offsets of the `vec odd` variant: into the private vector, and into the heap array.
+const LOCAL_ODD: usize = 1;
+const HEAP_ODD: usize = 3;
 /// Value written at the end to check that puts land on the target.
 const CHECK: u64 = 0x5eed_cafe;
 
@@ -268,7 +296,7 @@ fn run_sized(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut Vec
             big.put(TARGET, 0..n, black_box(&src[..n]));
             world.quiet();
         });
-        rows.push(("put + quiet", bytes, "heap", put));
+        rows.push(("put + quiet", bytes, "aligned", put));
     }
     for &bytes in sizes {
         let n = bytes / 8;
@@ -277,7 +305,93 @@ fn run_sized(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut Vec
             big.get(TARGET, 0..n, black_box(&mut dst[..n]));
             black_box(&dst);
         });
-        rows.push(("get", bytes, "heap", get));
+        rows.push(("get", bytes, "aligned", get));
+    }
+}
+
+/// A fresh private buffer of `len` bytes as a user allocates it (`vec![0u8; len]`, wherever the
+/// allocator puts it), written once so that its pages are real (a zeroed allocation served by
+/// `mmap` would otherwise read from the kernel's shared zero page).
+fn user_vec(len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    for (i, b) in v.iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    v
+}
+
+/// Reports on stderr where a `vec` case's buffers lie modulo 4096 and the distance
+/// (destination - source) mod 4096 of its copy, when PE `TARGET`'s heap is mapped here.
+fn report_distance(variant: &str, op: &str, bytes: usize, local: usize, remote: Option<usize>) {
+    let Some(remote) = remote else {
+        return;
+    };
+    let (dst, src) = if op == "get" {
+        (local, remote)
+    } else {
+        (remote, local)
+    };
+    eprintln!(
+        "latency: {op} {bytes} B {variant}: local buffer at {} mod 4096, remote at {} mod 4096, \
+         (dst - src) mod 4096 = {}",
+        local % 4096,
+        remote % 4096,
+        dst.wrapping_sub(src) % 4096
+    );
+}
+
+/// User-shaped `put + quiet` and `get` at every size in [`VEC_SIZES`]: variant `vec` (a
+/// `vec![0u8; n]` against the start of the page-aligned heap array `user`) and `vec odd`
+/// (`&v[LOCAL_ODD..]` of a vector one byte longer against byte [`HEAP_ODD`] of `user`).
+///
+/// Every vector (one per variant, operation and size) is allocated up front and kept, as a
+/// program that allocates its buffers once does, and this runs before any large buffer of the
+/// process is freed: glibc's malloc then serves those of 128 KiB and more by `mmap`, 16 bytes
+/// past a page start (freeing one raises its threshold, and later ones come from the heap, at
+/// other offsets). `benches/c/latency.c` allocates its buffers with `malloc` in the same order.
+fn run_user_shaped(world: &World, user: &SymArray<'_, u8>, args: &Args, rows: &mut Vec<Row>) {
+    // The address of PE TARGET's copy in this process, for the distance report only.
+    let remote_base = user.peer_slice(TARGET).map(|v| v.as_ptr() as usize);
+    let variants = [("vec", 0, 0), ("vec odd", LOCAL_ODD, HEAP_ODD)];
+    // bufs[variant][0 put, 1 get][size]
+    let mut bufs: Vec<[Vec<Vec<u8>>; 2]> = variants
+        .iter()
+        .map(|&(_, loff, _)| {
+            let one = || VEC_SIZES.iter().map(|&b| user_vec(loff + b)).collect();
+            [one(), one()]
+        })
+        .collect();
+    for (&(variant, loff, hoff), [put_bufs, get_bufs]) in variants.iter().zip(&mut bufs) {
+        for (&bytes, v) in VEC_SIZES.iter().zip(put_bufs.iter()) {
+            let src = &v[loff..];
+            report_distance(
+                variant,
+                "put",
+                bytes,
+                src.as_ptr() as usize,
+                remote_base.map(|r| r + hoff),
+            );
+            let put = measure(iters_for(args.iters, bytes), args.reps, |_| {
+                user.put(TARGET, hoff..hoff + bytes, black_box(src));
+                world.quiet();
+            });
+            rows.push(("put + quiet", bytes, variant, put));
+        }
+        for (&bytes, v) in VEC_SIZES.iter().zip(get_bufs.iter_mut()) {
+            let dst = &mut v[loff..];
+            report_distance(
+                variant,
+                "get",
+                bytes,
+                dst.as_ptr() as usize,
+                remote_base.map(|r| r + hoff),
+            );
+            let get = measure(iters_for(args.iters, bytes), args.reps, |_| {
+                user.get(TARGET, hoff..hoff + bytes, black_box(&mut *dst));
+                black_box(&mut *dst);
+            });
+            rows.push(("get", bytes, variant, get));
+        }
     }
 }
 
@@ -401,6 +515,35 @@ fn run_p2p(world: &World, pp: &SymArray<'_, u64>, args: &Args, rows: &mut Vec<Ro
         ));
     }
     world.barrier_all();
+    if me < 2 {
+        let peer = 1 - me;
+        let mut seq = 0u64;
+        // Polling this PE's own copy with `g`, as users write it: over UCX (tcp) the peer's
+        // `p` lands only because the `g` itself drives this PE's progress.
+        let poll_g = |seq: u64| {
+            let mut spins = 0u32;
+            while pp.g(me, POLL) < seq {
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        };
+        let polled = measure(iters, args.reps, |_| {
+            seq += 1;
+            if me == 0 {
+                pp.p(peer, POLL, seq);
+                poll_g(seq);
+            } else {
+                poll_g(seq);
+                pp.p(peer, POLL, seq);
+            }
+        });
+        rows.push(("ping-pong p + g polling", 8, "heap", polled.per(2.0)));
+    }
+    world.barrier_all();
     if me == 0 {
         let src = [3u64; 1];
         let rate = measure((args.iters / 8).max(10), args.reps, |_| {
@@ -505,6 +648,9 @@ fn run(args: &Args) -> Result<(), String> {
     let big = world
         .try_alloc_aligned::<u64>(BIG, PAGE)
         .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
+    let user = world
+        .try_alloc_aligned::<u8>(VEC_MAX + HEAP_ODD, PAGE)
+        .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
     let pp = world
         .try_alloc::<u64>(LEN)
         .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
@@ -519,7 +665,14 @@ fn run(args: &Args) -> Result<(), String> {
         world.barrier_all();
     } else if !args.collectives {
         if world.my_pe() == 0 {
+            // The user-shaped cases run first (see run_user_shaped), their rows come after the
+            // aligned ones.
+            let mut user_rows = Vec::new();
+            if !args.basic {
+                run_user_shaped(&world, &user, args, &mut user_rows);
+            }
             run_sized(&world, &big, args, &mut rows);
+            rows.append(&mut user_rows);
             run_cases(&world, &heap, "heap", false, args, &mut rows);
             run_cases(&world, &STATIC_BUF, "static", true, args, &mut rows);
         }

@@ -1,0 +1,224 @@
+//! Copy time against the distance between destination and source modulo 4096, on the direct
+//! (shared-memory) path: `put + quiet` and `get` between a private buffer of PE 0 and PE 1's
+//! symmetric heap, next to a plain local `memcpy`.
+//!
+//! Why: glibc's `memcpy` (`rep movsb` for large copies) stalls on AMD EPYC when the destination
+//! lies just past the source modulo 4096 bytes (d = (dst - src) mod 4096 in 1..~31; glibc bug
+//! 30994): a 4 KiB copy takes ~2 us instead of ~60 ns. Where a user's buffer lies decides d, so
+//! page-aligned benchmarks never see it. This sweep sets d on purpose.
+//!
+//! What: for every size in [`SIZES`] (256 B, 4 KiB, 64 KiB, 256 KiB, 4 MiB), every source
+//! alignment in [`SRC_ALIGNS`] (source address mod 4096: 0 and an odd one) and every distance
+//! in [`DISTANCES`], PE 0 times three copies of `size` bytes:
+//!
+//! - `put`: `put` from the private buffer into PE 1's heap array, then `quiet` (source: the
+//!   private buffer, destination: PE 1's copy as mapped into PE 0);
+//! - `get`: `get` from PE 1's heap array into the private buffer (source and destination swap);
+//! - `memcpy`: `copy_from_slice` between two private buffers of PE 0 (glibc's `memcpy`), the
+//!   reference.
+//!
+//! The buffers are allocated once with a page of slack and each copy starts at the offset that
+//! gives the wanted source alignment and distance, computed from the real addresses (PE 1's
+//! heap where it is mapped in PE 0, found with `peer_slice`). Each point runs one untimed loop
+//! per copy, then `--reps` timed loops of `max(1, --bytes / size)` copies, the three copies'
+//! loops alternating (order rotated per repetition) so that machine noise hits them alike. The
+//! other PEs wait in `barrier_all`.
+//!
+//! Output (stdout, CSV): a header `op,size,d,src_align,median_ns,min_ns`, then one line per
+//! (op, size, source alignment, d): the median and the minimum over the timed loops of the mean
+//! ns per copy. `benches/c/copy_sweep.c` is the twin for Open MPI's OpenSHMEM (same output);
+//! `benches/run.sh` runs both, tabulates them and draws `benches/copy_sweep.png` with
+//! `sweep_plot`.
+//!
+//! Run: `target/release/shmemrun -n 2 target/release/copy_sweep [--bytes N] [--reps N]`.
+
+use clap::Parser;
+use shmem_core::prelude::*;
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "put/get/memcpy time against (destination - source) mod 4096, direct path, PE 0 to PE 1"
+)]
+struct Args {
+    /// Bytes copied per timed loop (a loop has max(1, bytes / size) copies).
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    bytes: u64,
+    /// Timed loops per point; the median and minimum are taken over these.
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..))]
+    reps: u64,
+}
+
+/// Copy sizes, in bytes.
+const SIZES: [usize; 5] = [256, 4096, 64 << 10, 256 << 10, 4 << 20];
+/// The largest of [`SIZES`].
+const MAX: usize = 4 << 20;
+/// Distances (destination - source) mod 4096.
+const DISTANCES: [usize; 21] = [
+    0, 1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 256, 512, 1024, 2048, 3072, 4032, 4064, 4080, 4088,
+    4095,
+];
+/// Source alignments: the source address mod 4096.
+const SRC_ALIGNS: [usize; 2] = [0, 7];
+const PAGE: usize = 4096;
+/// The PE whose heap is the remote side.
+const TARGET: usize = 1;
+
+/// The copies timed at each point, in output order.
+const OPS: [&str; 3] = ["put", "get", "memcpy"];
+
+/// Offset into a buffer at address `base` at which an address is `want` mod 4096.
+fn offset_for(base: usize, want: usize) -> usize {
+    (want % PAGE + PAGE - base % PAGE) % PAGE
+}
+
+/// A private buffer of `len` bytes with every page written (not the kernel's zero page).
+fn filled(len: usize) -> Vec<u8> {
+    (0..len).map(|i| i as u8).collect()
+}
+
+/// Median and minimum of `v` (not empty).
+fn stats(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (median, v[0])
+}
+
+/// Mean ns per call of `iters` calls of `op`.
+fn time_loop(iters: u64, op: &mut dyn FnMut()) -> f64 {
+    let start = Instant::now();
+    for _ in 0..iters {
+        op();
+    }
+    start.elapsed().as_nanos() as f64 / iters as f64
+}
+
+/// Panics (a bug in this program, not a user error) unless the copy from `src` to `dst` has
+/// source alignment `a` and distance `d`.
+fn check_placement(what: &str, dst: usize, src: usize, a: usize, d: usize) {
+    assert!(
+        src % PAGE == a && dst.wrapping_sub(src) % PAGE == d,
+        "copy_sweep: {what}: source at {} mod 4096, distance {}, wanted {a} and {d}",
+        src % PAGE,
+        dst.wrapping_sub(src) % PAGE
+    );
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("copy_sweep: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let world = shmem_core::init().map_err(|e| format!("shmem init failed: {e}"))?;
+    if world.n_pes() < 2 {
+        return Err(format!(
+            "needs at least 2 PEs, got {}; run it as `target/release/shmemrun -n 2 target/release/copy_sweep`",
+            world.n_pes()
+        ));
+    }
+    let remote = world
+        .try_alloc_aligned::<u8>(MAX + PAGE, PAGE)
+        .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
+    world.barrier_all();
+    let result = if world.my_pe() == 0 {
+        sweep(&world, &remote, args)
+    } else {
+        Ok(())
+    };
+    // The other PEs wait here while PE 0 measures.
+    world.barrier_all();
+    result
+}
+
+/// PE 0's part: every point, printed as it is measured.
+fn sweep(world: &World, remote: &SymArray<'_, u8>, args: &Args) -> Result<(), String> {
+    let view = remote.peer_slice(TARGET).ok_or_else(|| {
+        format!(
+            "PE {TARGET}'s heap is not mapped into PE 0: this measures the direct shared-memory \
+             path only (are the PEs on one node, with shared-memory transports in UCX_TLS?)"
+        )
+    })?;
+    let rbase = view.as_ptr() as usize;
+    let mut local = filled(MAX + PAGE);
+    let src_buf = filled(MAX + PAGE);
+    let mut dst_buf = filled(MAX + PAGE);
+    let lbase = local.as_ptr() as usize;
+    let (sbase, dbase) = (src_buf.as_ptr() as usize, dst_buf.as_ptr() as usize);
+
+    println!("op,size,d,src_align,median_ns,min_ns");
+    for &size in &SIZES {
+        let iters = (args.bytes / size as u64).max(1);
+        for &a in &SRC_ALIGNS {
+            for &d in &DISTANCES {
+                // put: local (source) at a, remote (destination) at a + d.
+                let put_l = offset_for(lbase, a);
+                let put_r = offset_for(rbase, a + d);
+                // get: remote (source) at a, local (destination) at a + d.
+                let get_r = offset_for(rbase, a);
+                let get_l = offset_for(lbase, a + d);
+                // memcpy: src_buf at a, dst_buf at a + d.
+                let cp_s = offset_for(sbase, a);
+                let cp_d = offset_for(dbase, a + d);
+                check_placement("put", rbase + put_r, lbase + put_l, a, d);
+                check_placement("get", lbase + get_l, rbase + get_r, a, d);
+                check_placement("memcpy", dbase + cp_d, sbase + cp_s, a, d);
+
+                let mut times: [Vec<f64>; 3] = Default::default();
+                {
+                    // The put reads `local`, the get writes it: one closure holds it and
+                    // switches on the op.
+                    let mut copy = |op: usize| match op {
+                        0 => {
+                            remote.put(
+                                TARGET,
+                                put_r..put_r + size,
+                                black_box(&local[put_l..put_l + size]),
+                            );
+                            world.quiet();
+                        }
+                        1 => {
+                            let dst = &mut local[get_l..get_l + size];
+                            remote.get(TARGET, get_r..get_r + size, black_box(&mut *dst));
+                            black_box(dst);
+                        }
+                        _ => {
+                            // black_box on both sides: the source may have changed and the
+                            // copy is read, so the compiler can neither drop nor hoist it.
+                            let dst = &mut dst_buf[cp_d..cp_d + size];
+                            dst.copy_from_slice(black_box(&src_buf[cp_s..cp_s + size]));
+                            black_box(dst);
+                        }
+                    };
+                    for op in 0..OPS.len() {
+                        time_loop(iters, &mut || copy(op));
+                    }
+                    for r in 0..args.reps as usize {
+                        for k in 0..OPS.len() {
+                            let op = (k + r) % OPS.len();
+                            times[op].push(time_loop(iters, &mut || copy(op)));
+                        }
+                    }
+                }
+                for (op, t) in OPS.iter().zip(times) {
+                    let (median, min) = stats(t);
+                    println!("{op},{size},{d},{a},{median:.1},{min:.1}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
