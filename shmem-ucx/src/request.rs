@@ -83,6 +83,7 @@ unsafe fn complete_slow(
 /// `request` must be a live, not yet freed request of the live `worker`.
 #[inline]
 unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_status_t {
+    let mut idle = 0u32;
     loop {
         // SAFETY: both handles are live (caller's contract).
         let status = unsafe { sys::ucp_request_check_status(request) };
@@ -90,10 +91,24 @@ unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_
             return status;
         }
         // SAFETY: as above.
-        unsafe { sys::ucp_worker_progress(worker) };
+        if unsafe { sys::ucp_worker_progress(worker) } == 0 {
+            // Nothing moved: after a short spin, let the peer this wait depends on have the
+            // CPU. Over tcp the operation completes only when the target process runs, and on
+            // a node with more processes than cores it may be waiting for this very core
+            // (seen: milliseconds per operation, one scheduler time slice each).
+            idle += 1;
+            if idle > IDLE_SPINS {
+                std::thread::yield_now();
+            }
+        } else {
+            idle = 0;
+        }
         run_wait_hook();
     }
 }
+
+/// Rounds of progress without any event before a blocking wait starts yielding its CPU.
+const IDLE_SPINS: u32 = 64;
 
 /// The installed wait hook: null for none, else a holder from [`hook_holder`] (leaked, so
 /// valid for the rest of the process, and never written after it was made).
