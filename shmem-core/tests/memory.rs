@@ -134,6 +134,11 @@ fn alloc_with_hints_works_for_atomics_and_signals() {
                 2,
                 MallocHints::ATOMICS_REMOTE | MallocHints::SIGNAL_REMOTE,
             );
+            // Hints C does not know (a later OpenSHMEM's, an implementation's own) are ignored.
+            let unknown = MallocHints::from_bits_truncate(1 << 40 | 1 << 7 | 1);
+            assert_eq!(unknown, MallocHints::ATOMICS_REMOTE);
+            let extra = world.alloc_with_hints::<u64>(1, unknown);
+            extra.at((me + 1) % n, 0).inc();
             for pe in 0..n {
                 counters.at(pe, me).add(me as u64 + 1);
                 both.at(pe, 1).inc();
@@ -148,6 +153,7 @@ fn alloc_with_hints_works_for_atomics_and_signals() {
             }
             assert_eq!(both.local_get(1), n as u64);
             assert_eq!(both.local_get(0), 0);
+            assert_eq!(extra.local_get(0), 1);
             world.barrier_all();
         },
     );
