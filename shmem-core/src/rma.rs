@@ -77,6 +77,34 @@ fn strided_count(span: usize, stride: usize, op: &str, which: &str) -> usize {
     span.div_ceil(stride)
 }
 
+/// The one check of a strided transfer: `(start, count)` of the elements that `range` with
+/// `stride` selects in a symmetric object of `len` elements, after checking both strides and
+/// that the local side (`local_len` elements at `local_stride`) selects as many. `sides` names
+/// the symmetric and the local side in the panics (`("target", "source")` for a put).
+#[inline]
+#[track_caller]
+fn strided_selection<R: RangeBounds<usize>>(
+    op: &str,
+    (range, len, stride): (&R, usize, usize),
+    (local_len, local_stride): (usize, usize),
+    (sym_side, local_side): (&str, &str),
+) -> (usize, usize) {
+    let (start, span) = resolve(range, len, op);
+    let count = strided_count(span, stride, op, sym_side);
+    let have = strided_count(local_len, local_stride, op, local_side);
+    if count != have {
+        strided_mismatch(op, count, local_side, have);
+    }
+    (start, count)
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn strided_mismatch(op: &str, count: usize, local_side: &str, have: usize) -> ! {
+    len_mismatch(op, count, &format!("strided {local_side}"), have)
+}
+
 #[cold]
 #[inline(never)]
 #[track_caller]
@@ -376,12 +404,12 @@ pub trait SymmetricArray<E: Element>: sealed::Sealed {
         dest_stride: usize,
     ) {
         let rt = self.__runtime();
-        let (start, span) = resolve(&range, self.len(), "iget_to");
-        let count = strided_count(span, stride, "iget_to", "source");
-        let have = strided_count(dest.len(), dest_stride, "iget_to", "destination");
-        if count != have {
-            len_mismatch("iget_to", count, "strided destination", have);
-        }
+        let (start, count) = strided_selection(
+            "iget_to",
+            (&range, self.len(), stride),
+            (dest.len(), dest_stride),
+            ("source", "destination"),
+        );
         let peer = rt.peer(pe);
         let (base, dbase) = (self.__heap_offset(), dest.__heap_offset());
         if pe == rt.my_pe {
@@ -518,12 +546,12 @@ pub(crate) fn iput_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds
     src: &[E],
     src_stride: usize,
 ) {
-    let (start, span) = resolve(&range, target.len(), "iput");
-    let count = strided_count(span, stride, "iput", "target");
-    let have = strided_count(src.len(), src_stride, "iput", "source");
-    if count != have {
-        len_mismatch("iput", count, "strided source", have);
-    }
+    let (start, count) = strided_selection(
+        "iput",
+        (&range, target.len(), stride),
+        (src.len(), src_stride),
+        ("target", "source"),
+    );
     let base = target.__heap_offset();
     let elems = (0..count).map(|k| {
         (
@@ -532,7 +560,7 @@ pub(crate) fn iput_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds
             unsafe { src.as_ptr().add(k * src_stride) }.cast::<u8>(),
         )
     });
-    // SAFETY: every offset lies inside the object (start + k*stride < start + span <= len);
+    // SAFETY: every offset lies inside the object (k < count, checked by strided_selection);
     // every source is an element of `src`.
     unsafe { rt.put_elems(peer, elems, size_of::<E>()) }
 }
@@ -548,12 +576,12 @@ pub(crate) fn iget_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds
     dst: &mut [E],
     dst_stride: usize,
 ) {
-    let (start, span) = resolve(&range, target.len(), "iget");
-    let count = strided_count(span, stride, "iget", "source");
-    let have = strided_count(dst.len(), dst_stride, "iget", "destination");
-    if count != have {
-        len_mismatch("iget", count, "strided destination", have);
-    }
+    let (start, count) = strided_selection(
+        "iget",
+        (&range, target.len(), stride),
+        (dst.len(), dst_stride),
+        ("source", "destination"),
+    );
     let base = target.__heap_offset();
     let elems = (0..count).map(|k| {
         (
@@ -562,7 +590,7 @@ pub(crate) fn iget_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds
             unsafe { dst.as_mut_ptr().add(k * dst_stride) }.cast::<u8>(),
         )
     });
-    // SAFETY: every offset lies inside the object (start + k*stride < start + span <= len);
+    // SAFETY: every offset lies inside the object (k < count, checked by strided_selection);
     // every local pointer is an element of `dst`, a unique borrow that outlives the call.
     unsafe { rt.get_elems(peer, elems, size_of::<E>()) }
 }

@@ -113,23 +113,11 @@ fn check_placement(what: &str, dst: usize, src: usize, a: usize, d: usize) {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("copy_sweep: {msg}");
-            ExitCode::FAILURE
-        }
-    }
+    shmem_benches::exit_status("copy_sweep", run(&args))
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let world = shmem_core::init().map_err(|e| format!("shmem init failed: {e}"))?;
-    if world.n_pes() < 2 {
-        return Err(format!(
-            "needs at least 2 PEs, got {}; run it as `target/release/shmemrun -n 2 target/release/copy_sweep`",
-            world.n_pes()
-        ));
-    }
+    let world = shmem_benches::init_two_pes("copy_sweep")?;
     let remote = world
         .try_alloc_aligned::<u8>(MAX + PAGE, PAGE)
         .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;

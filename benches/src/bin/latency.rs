@@ -625,23 +625,11 @@ fn run_bandwidth(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("latency: {msg}");
-            ExitCode::FAILURE
-        }
-    }
+    shmem_benches::exit_status("latency", run(&args))
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let world = shmem_core::init().map_err(|e| format!("shmem init failed: {e}"))?;
-    if world.n_pes() < 2 {
-        return Err(format!(
-            "needs at least 2 PEs, got {}; run it as `target/release/shmemrun -n 2 target/release/latency`",
-            world.n_pes()
-        ));
-    }
+    let world = shmem_benches::init_two_pes("latency")?;
     let heap = world
         .try_alloc::<u64>(LEN)
         .map_err(|e| format!("symmetric heap allocation failed: {e}"))?;
