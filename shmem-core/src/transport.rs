@@ -518,31 +518,6 @@ impl Transport {
         }
     }
 
-    /// Like [`store_flag`](Self::store_flag) with the value in `src`, but through UCX without
-    /// waiting for the put to complete (a barrier's rounds then overlap instead of each waiting a
-    /// round trip).
-    ///
-    /// # Safety
-    /// `src` stays valid and unchanged until this PE's next quiet.
-    #[track_caller]
-    pub(crate) unsafe fn store_flag_nbi(&self, pe: usize, offset: usize, src: &[u8; 8]) {
-        let peer = self.peer(pe);
-        if !peer.direct.is_null() {
-            return self.store_flag(pe, offset, u64::from_ne_bytes(*src));
-        }
-        // SAFETY: the sync area lies inside the heap; the caller keeps `src` until the quiet.
-        unsafe {
-            self.rma(
-                peer,
-                Dir::Put,
-                Completion::Nbi,
-                offset,
-                src.as_ptr().cast_mut(),
-                8,
-            )
-        }
-    }
-
     /// The local 8-byte word at `offset`, which other PEs update atomically.
     #[inline]
     #[track_caller]

@@ -29,21 +29,17 @@ pub(crate) fn team_sync(team: &Team<'_>) {
     }
     let rt = team.rt;
     let epoch = next_epoch(team.barrier_epoch());
-    // The source of every round's flag put; it lives until the quiet below.
-    let src = epoch.to_ne_bytes();
     let me = team.my_pe();
     let (mut dist, mut round) = (1, 0);
     while dist < n {
         let to = team.world_pe((me + dist) % n);
-        // SAFETY: `src` is neither changed nor dropped before the quiet at the end.
-        unsafe { rt.store_flag_nbi(to, team.block(team::BARRIER_FLAGS + round * 8), &src) };
+        rt.store_flag(to, team.block(team::BARRIER_FLAGS + round * 8), epoch);
         let f = team::flag(team, rt, team::BARRIER_FLAGS + round * 8);
         rt.wait_local(|| f.load(Ordering::Acquire) >= epoch);
         dist <<= 1;
         round += 1;
     }
-    // Flags sent through UCX must have left before this PE computes again (and before `src`
-    // goes).
+    // Flags sent through UCX must have left before this PE computes again.
     rt.quiet();
 }
 
