@@ -146,6 +146,11 @@ impl<'a> LockRef<'a> {
         }
     }
 
+    /// The lock whose word is at `offset` (checked by the caller: 8-byte aligned, symmetric).
+    pub(crate) fn at_offset(rt: &'static Transport, offset: usize) -> LockRef<'a> {
+        LockRef::new(rt, offset)
+    }
+
     /// The PE whose copy of the lock word holds the lock's state (the same on every PE).
     ///
     /// ```

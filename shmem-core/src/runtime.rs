@@ -76,11 +76,19 @@ struct PeerInfo {
     statics_sig: u64,
     /// Equal for exactly the PEs on one node (from the launcher or PMIx).
     node: u64,
+    /// The process id, and the descriptor of its data segment's memfd (`u32::MAX`: none).
+    pid: u32,
+    data_fd: u32,
+    /// The data segment's base and length (0 and 0: none).
+    data_base: u64,
+    data_len: u64,
     worker_addr: Vec<u8>,
     rkey: Vec<u8>,
+    /// The packed key of the data segment (empty: none).
+    data_rkey: Vec<u8>,
 }
 
-const BLOB_MAGIC: u32 = 0x5348_4d32; // "SHM2"
+const BLOB_MAGIC: u32 = 0x5348_4d33; // "SHM3"
 
 impl PeerInfo {
     fn encode(&self) -> Vec<u8> {
@@ -90,7 +98,11 @@ impl PeerInfo {
         v.extend_from_slice(&self.len.to_le_bytes());
         v.extend_from_slice(&self.statics_sig.to_le_bytes());
         v.extend_from_slice(&self.node.to_le_bytes());
-        for part in [&self.worker_addr, &self.rkey] {
+        v.extend_from_slice(&self.pid.to_le_bytes());
+        v.extend_from_slice(&self.data_fd.to_le_bytes());
+        v.extend_from_slice(&self.data_base.to_le_bytes());
+        v.extend_from_slice(&self.data_len.to_le_bytes());
+        for part in [&self.worker_addr, &self.rkey, &self.data_rkey] {
             v.extend_from_slice(&(part.len() as u32).to_le_bytes());
             v.extend_from_slice(part);
         }
@@ -116,17 +128,28 @@ impl PeerInfo {
         let len = u64_of(take(8)?);
         let statics_sig = u64_of(take(8)?);
         let node = u64_of(take(8)?);
+        let pid = u32_of(take(4)?);
+        let data_fd = u32_of(take(4)?);
+        let data_base = u64_of(take(8)?);
+        let data_len = u64_of(take(8)?);
         let n = u32_of(take(4)?) as usize;
         let worker_addr = take(n)?.to_vec();
         let n = u32_of(take(4)?) as usize;
         let rkey = take(n)?.to_vec();
+        let n = u32_of(take(4)?) as usize;
+        let data_rkey = take(n)?.to_vec();
         Ok(PeerInfo {
             base,
             len,
             statics_sig,
             node,
+            pid,
+            data_fd,
+            data_base,
+            data_len,
             worker_addr,
             rkey,
+            data_rkey,
         })
     }
 }
@@ -264,6 +287,12 @@ fn map_heap(context: &Context, len: usize) -> Result<MemHandle> {
 /// Sets up the runtime: bootstrap, heap mapping, statics, the exchange of start-up records,
 /// endpoints to every PE.
 fn start() -> Result<Runtime> {
+    // First, before anything starts threads: nothing may write the segment while it moves.
+    let data = if crate::dataseg::wanted() {
+        crate::dataseg::move_to_shared_memory()?
+    } else {
+        None
+    };
     let mut bootstrap = Bootstrap::from_env()?;
     let my_pe = bootstrap.my_pe();
     let n_pes = bootstrap.n_pes();
@@ -297,8 +326,16 @@ fn start() -> Result<Runtime> {
     let worker = context.create_worker(ThreadMode::Multi)?;
     let mem = map_heap(&context, total)?;
     let base = mem.address();
+    let data_mem = match &data {
+        // SAFETY: the segment stays mapped for the process's life (it is never unmapped).
+        Some(d) => Some(unsafe { context.mem_map_register(d.len, d.base)? }),
+        None => None,
+    };
+    let data_range = data
+        .as_ref()
+        .map_or((ptr::null_mut(), 0), |d| (d.base, d.len));
     // Before any progress with peers connected: a peer's first strided put may come at once.
-    crate::strided::register(&worker, my_pe, n_pes, base, total)?;
+    crate::strided::register(&worker, my_pe, n_pes, (base, total), data_range)?;
 
     // Prepare our own memory before any peer learns where it is.
     // SAFETY: the mapping is `total` bytes long and exclusively ours until the rendezvous.
@@ -320,8 +357,16 @@ fn start() -> Result<Runtime> {
         len: total as u64,
         statics_sig,
         node,
+        pid: std::process::id(),
+        data_fd: data.as_ref().map_or(u32::MAX, |d| d.fd as u32),
+        data_base: data_range.0 as u64,
+        data_len: data_range.1 as u64,
         worker_addr: worker.address()?,
         rkey: mem.pack_rkey()?,
+        data_rkey: match &data_mem {
+            Some(m) => m.pack_rkey()?,
+            None => Vec::new(),
+        },
     };
     let blobs = bootstrap.allgather(&me.encode(), &mut || {
         worker.progress();
@@ -338,7 +383,11 @@ fn start() -> Result<Runtime> {
     let mut pending = Vec::new();
     for (pe, blob) in blobs.iter().enumerate() {
         let info = PeerInfo::decode(pe, blob)?;
-        wire.push((info.worker_addr.clone(), info.rkey.clone()));
+        wire.push((
+            info.worker_addr.clone(),
+            info.rkey.clone(),
+            (!info.data_rkey.is_empty()).then(|| info.data_rkey.clone()),
+        ));
         if info.statics_sig != statics_sig {
             return Err(Error::Bootstrap(format!(
                 "PE {pe} has a different set of #[symmetric] statics than PE {my_pe} \
@@ -353,8 +402,15 @@ fn start() -> Result<Runtime> {
                 info.len
             )));
         }
+        if info.data_len != data_range.1 as u64 || info.data_rkey.is_empty() != data_mem.is_none() {
+            return Err(Error::Bootstrap(format!(
+                "PE {pe} has a {}-byte data segment but PE {my_pe} has {}: every PE must run \
+                 the same program",
+                info.data_len, data_range.1
+            )));
+        }
         if pe == my_pe {
-            peers.push(Peer::new(base, base as u64, None));
+            peers.push(Peer::new(base, base as u64, None).with_data(data_range.0, info.data_base));
             continue;
         }
         // SAFETY: both byte strings are the peer's own `Worker::address` and `pack_rkey`
@@ -363,21 +419,46 @@ fn start() -> Result<Runtime> {
         let ep = unsafe { worker.connect(&info.worker_addr)? };
         // SAFETY: as above.
         let rkey = unsafe { ep.unpack_rkey(&info.rkey)? };
+        let data_rkey = match &data_mem {
+            // SAFETY: as above.
+            Some(_) => Some(unsafe { ep.unpack_rkey(&info.data_rkey)? }),
+            None => None,
+        };
         // Only PEs of this node are mapped: UCX may well map a PE of another "node" on the
         // same machine (containers, network namespaces), but the job's layout says that
         // traffic goes over the network.
-        let direct = match rkey.ptr(info.base) {
+        let mut direct = match rkey.ptr(info.base) {
             Ok(p) if info.node == node => p,
             Ok(_) => ptr::null_mut(),
             Err(e) if e.is_unreachable() => ptr::null_mut(),
             Err(e) => return Err(e.into()),
         };
+        // A mapped peer's data segment is mapped too; if the kernel will not let us open it,
+        // the peer is reached through UCX altogether.
+        let mut data_direct = ptr::null_mut();
+        if !direct.is_null() && data.is_some() {
+            match crate::dataseg::map_peer(info.pid, info.data_fd, data_range.1) {
+                Some(p) => data_direct = p,
+                None => direct = ptr::null_mut(),
+            }
+        }
         // Wire up every endpoint while all PEs are here to progress, so that the first real
         // operation does not wait for a peer that is busy computing.
         if let Some(req) = ep.flush_start()? {
             pending.push(req);
         }
-        peers.push(Peer::new(direct, info.base, Some(UcxPeer { rkey, ep })));
+        peers.push(
+            Peer::new(
+                direct,
+                info.base,
+                Some(UcxPeer {
+                    rkey,
+                    data_rkey,
+                    ep,
+                }),
+            )
+            .with_data(data_direct, info.data_base),
+        );
     }
     let mut spins = 0;
     while !pending.is_empty() {
@@ -401,6 +482,8 @@ fn start() -> Result<Runtime> {
         n_pes,
         base,
         layout,
+        data: data_range,
+        data_mem,
         peers,
         wire,
         progress_thread,
@@ -436,8 +519,13 @@ mod tests {
             len: 1 << 28,
             statics_sig: 0xfeed,
             node: 3,
+            pid: 4242,
+            data_fd: 7,
+            data_base: 0x40_0000,
+            data_len: 8192,
             worker_addr: vec![1, 2, 3, 4, 5],
             rkey: vec![9; 40],
+            data_rkey: vec![3; 24],
         }
     }
 
@@ -468,7 +556,7 @@ mod tests {
         assert!(PeerInfo::decode(2, &bad).is_err(), "wrong magic accepted");
         // A length field that claims more bytes than the record has.
         let mut long = bytes;
-        let at = 4 + 4 * 8;
+        let at = 4 + 4 * 8 + 4 + 4 + 8 + 8;
         long[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(
             PeerInfo::decode(2, &long).is_err(),

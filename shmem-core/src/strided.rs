@@ -33,6 +33,7 @@
 //! thread holds while it progresses UCX, and never wait. Contexts have their own workers with
 //! no handler: their `iput`/`iget` take the per-element path.
 
+use crate::dataseg::DATA_OFFSET;
 use crate::error::Result;
 use crate::transport::Transport;
 use shmem_ucx::{AmFlags, AmHandler, AmMessage, Endpoint, Worker};
@@ -68,6 +69,8 @@ struct State {
     /// This PE's heap base and length: every incoming write is checked against them.
     base: *mut u8,
     total: usize,
+    /// This PE's data segment (C programs), at offset `DATA_OFFSET`, and its length.
+    data: (*mut u8, usize),
     /// Strided put messages sent to each PE and not acknowledged yet.
     unacked: Box<[AtomicU64]>,
     /// Their sum, so that `quiet` looks at one word.
@@ -135,14 +138,15 @@ pub(crate) fn register(
     worker: &Worker,
     my_pe: usize,
     n_pes: usize,
-    base: *mut u8,
-    total: usize,
+    (base, total): (*mut u8, usize),
+    data: (*mut u8, usize),
 ) -> Result<()> {
     let zeros = || (0..n_pes).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
     let fresh = State {
         my_pe,
         base,
         total,
+        data,
         unacked: zeros(),
         outstanding: AtomicU64::new(0),
         fence_epoch: AtomicU64::new(0),
@@ -234,20 +238,43 @@ fn bad_message(st: &State, from: u64, what: std::fmt::Arguments<'_>) -> ! {
     std::process::abort();
 }
 
-/// Checks that `count` elements of `size` bytes at `offset`, `stride` bytes apart, lie inside a
-/// heap of `total` bytes; returns `count * size`.
-fn in_heap(total: usize, size: u64, count: u64, offset: u64, stride: u64) -> Option<usize> {
+/// Checks that `count` elements of `size` bytes at `offset`, `stride` bytes apart, lie inside
+/// this PE's heap or inside its data segment; returns the address of `offset` and
+/// `count * size`.
+fn in_heap(
+    st: &State,
+    size: u64,
+    count: u64,
+    offset: u64,
+    stride: u64,
+) -> Option<(*mut u8, usize)> {
+    in_regions([(st.base, st.total), st.data], size, count, offset, stride)
+}
+
+/// [`in_heap`] for a heap and a data segment given as (base, length).
+fn in_regions(
+    [heap, data]: [(*mut u8, usize); 2],
+    size: u64,
+    count: u64,
+    offset: u64,
+    stride: u64,
+) -> Option<(*mut u8, usize)> {
     let (size, count) = (usize::try_from(size).ok()?, usize::try_from(count).ok()?);
     let (offset, stride) = (usize::try_from(offset).ok()?, usize::try_from(stride).ok()?);
     if size == 0 || count == 0 {
         return None;
     }
+    let ((base, total), offset) = match offset.checked_sub(DATA_OFFSET) {
+        None => (heap, offset),
+        Some(at) => (data, at),
+    };
     let end = stride
         .checked_mul(count - 1)?
         .checked_add(offset)?
         .checked_add(size)?;
     (end <= total).then_some(())?;
-    count.checked_mul(size)
+    // offset < end <= total: inside the region that starts at `base`.
+    Some((base.wrapping_add(offset), count.checked_mul(size)?))
 }
 
 /// A run of elements whose target offsets are evenly spaced: one message's worth.
@@ -479,7 +506,7 @@ impl AmHandler for PutHandler {
         let Some(data) = msg.data() else {
             bad_message(st, from, format_args!("put data not sent eagerly"));
         };
-        let Some(bytes) = in_heap(st.total, size, count, offset, stride) else {
+        let Some((at, bytes)) = in_heap(st, size, count, offset, stride) else {
             bad_message(
                 st,
                 from,
@@ -497,13 +524,11 @@ impl AmHandler for PutHandler {
                 format_args!("put of {count} x {size} bytes carries {} bytes", data.len()),
             );
         }
-        let (size, offset, stride) = (size as usize, offset as usize, stride as usize);
+        let (size, stride) = (size as usize, stride as usize);
         for (k, elem) in data.chunks_exact(size).enumerate() {
-            // SAFETY: offset + k*stride + size <= total (checked by `in_heap`), inside this
-            // PE's heap mapping; the source is the message, not heap memory.
-            unsafe {
-                ptr::copy_nonoverlapping(elem.as_ptr(), st.base.add(offset + k * stride), size)
-            };
+            // SAFETY: k*stride + size lies inside the region `at` starts in (checked by
+            // `in_heap`): this PE's heap or data segment; the source is the message.
+            unsafe { ptr::copy_nonoverlapping(elem.as_ptr(), at.add(k * stride), size) };
         }
         let ack = message(&[st.my_pe as u64, 1], 0);
         if let Err(e) = msg.reply(AM_ACK, ack, ACK_WORDS * 8, AmFlags::NONE, send_failed) {
@@ -548,8 +573,8 @@ impl AmHandler for GetReqHandler {
                 format_args!("get request header of {} bytes", msg.header().len()),
             );
         };
-        let bytes = in_heap(st.total, size, count, offset, stride);
-        let Some(bytes) = bytes.filter(|&b| b <= MAX_MSG.max(size as usize)) else {
+        let found = in_heap(st, size, count, offset, stride);
+        let Some((at, bytes)) = found.filter(|&(_, b)| b <= MAX_MSG.max(size as usize)) else {
             bad_message(
                 st,
                 from,
@@ -561,12 +586,11 @@ impl AmHandler for GetReqHandler {
             );
         };
         let mut resp = message(&[st.my_pe as u64, size, count, token, first], bytes);
-        let (size, offset, stride) = (size as usize, offset as usize, stride as usize);
+        let (size, stride) = (size as usize, stride as usize);
         for k in 0..count as usize {
-            // SAFETY: inside this PE's heap (checked by `in_heap`); a plain read of bytes that
-            // others may write concurrently, as any get.
-            let elem =
-                unsafe { std::slice::from_raw_parts(st.base.add(offset + k * stride), size) };
+            // SAFETY: inside this PE's heap or data segment (checked by `in_heap`); a plain
+            // read of bytes that others may write concurrently, as any get.
+            let elem = unsafe { std::slice::from_raw_parts(at.add(k * stride), size) };
             resp.extend_from_slice(elem);
         }
         if let Err(e) = msg.reply(
@@ -650,8 +674,20 @@ mod tests {
 
     #[test]
     fn heap_bounds_are_checked_without_overflow() {
-        assert_eq!(in_heap(100, 8, 3, 0, 16), Some(24));
-        assert_eq!(in_heap(40, 8, 3, 0, 16), Some(24));
+        let heap = 0x1000 as *mut u8;
+        let in_heap = |total, size, count, offset, stride| {
+            in_regions(
+                [(heap, total), (ptr::null_mut(), 0)],
+                size,
+                count,
+                offset,
+                stride,
+            )
+            .map(|(at, bytes)| (at as usize - heap as usize, bytes))
+        };
+        assert_eq!(in_heap(100, 8, 3, 0, 16), Some((0, 24)));
+        assert_eq!(in_heap(100, 8, 3, 8, 16), Some((8, 24)));
+        assert_eq!(in_heap(40, 8, 3, 0, 16), Some((0, 24)));
         assert_eq!(in_heap(39, 8, 3, 0, 16), None);
         assert_eq!(in_heap(100, 0, 3, 0, 16), None);
         assert_eq!(in_heap(100, 8, 0, 0, 16), None);
@@ -659,6 +695,40 @@ mod tests {
         assert_eq!(in_heap(100, 8, u64::MAX, 0, u64::MAX), None);
         assert_eq!(in_heap(100, u64::MAX, 1, 0, 0), None);
         assert_eq!(in_heap(usize::MAX, 1 << 40, 1 << 40, 0, 1 << 40), None);
+    }
+
+    #[test]
+    fn data_segment_offsets_are_checked_against_the_segment() {
+        let (heap, data) = (0x1000 as *mut u8, 0x9000 as *mut u8);
+        let at = |size, count, offset: usize, stride| {
+            in_regions(
+                [(heap, 100), (data, 64)],
+                size,
+                count,
+                offset as u64,
+                stride,
+            )
+            .map(|(p, bytes)| (p as usize, bytes))
+        };
+        assert_eq!(at(8, 2, DATA_OFFSET + 8, 16), Some((0x9008, 16)));
+        assert_eq!(at(8, 4, DATA_OFFSET, 16), Some((0x9000, 32)));
+        assert_eq!(at(8, 4, DATA_OFFSET + 16, 16), None, "past the segment");
+        assert_eq!(
+            at(8, 1, DATA_OFFSET - 8, 0),
+            None,
+            "between heap and segment"
+        );
+        // A job without a data segment accepts no offset in it.
+        assert_eq!(
+            in_regions(
+                [(heap, 100), (ptr::null_mut(), 0)],
+                8,
+                1,
+                DATA_OFFSET as u64,
+                0
+            ),
+            None
+        );
     }
 
     #[test]

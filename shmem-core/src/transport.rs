@@ -18,6 +18,7 @@
 //! cannot overlap.
 
 use crate::copy::{copy_bytes, copy_elem};
+use crate::dataseg::DATA_OFFSET;
 use crate::error::Result;
 use crate::layout::HeapLayout;
 use crate::progress::{self, Progress};
@@ -29,11 +30,28 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard};
 
-/// UCX state for a peer: its endpoint and the key of its heap.
+/// UCX state for a peer: its endpoint and the keys of its heap and data segment.
 pub(crate) struct UcxPeer {
-    // Field order is drop order: the rkey goes before its endpoint.
+    // Field order is drop order: the rkeys go before their endpoint.
     pub(crate) rkey: RemoteKey,
+    /// The key of the peer's data segment, in jobs that made it symmetric (C programs).
+    pub(crate) data_rkey: Option<RemoteKey>,
     pub(crate) ep: Endpoint,
+}
+
+impl UcxPeer {
+    /// The peer's address of `offset` (heap or data segment) and the key that reaches it.
+    #[inline]
+    #[track_caller]
+    fn target(&self, peer: &Peer, offset: usize) -> (u64, &RemoteKey) {
+        match offset.checked_sub(DATA_OFFSET) {
+            None => (peer.remote_base + offset as u64, &self.rkey),
+            Some(at) => match &self.data_rkey {
+                Some(k) => (peer.data_remote + at as u64, k),
+                None => panic!("shmem: data-segment offset {offset:#x} in a job without one"),
+            },
+        }
+    }
 }
 
 /// One PE as seen from this process.
@@ -43,6 +61,10 @@ pub(crate) struct Peer {
     direct: *mut u8,
     /// The peer's heap base in its own address space, for UCX.
     remote_base: u64,
+    /// The peer's data segment mapped into this process (null: not mapped, or none).
+    data: *mut u8,
+    /// The peer's data segment base in its own address space, for UCX.
+    data_remote: u64,
     /// The endpoint and key; `None` once closed. Operations through UCX hold the read lock.
     /// For a directly mapped peer the key owns the mapping: it is kept for the process's life.
     ucx: RwLock<Option<UcxPeer>>,
@@ -62,7 +84,33 @@ impl Peer {
         Peer {
             direct,
             remote_base,
+            data: ptr::null_mut(),
+            data_remote: 0,
             ucx: RwLock::new(ucx),
+        }
+    }
+
+    /// Adds the peer's data segment: mapped here at `direct` (null when it is not), at
+    /// `remote` in the peer's own address space.
+    pub(crate) fn with_data(mut self, direct: *mut u8, remote: u64) -> Peer {
+        self.data = direct;
+        self.data_remote = remote;
+        self
+    }
+
+    /// The address of `offset` (heap or data segment) in this directly mapped peer.
+    ///
+    /// # Safety
+    /// The peer is mapped (`direct` is not null) and `offset` lies inside its heap or its data
+    /// segment.
+    #[inline(always)]
+    unsafe fn at(&self, offset: usize) -> *mut u8 {
+        if offset < DATA_OFFSET {
+            // SAFETY: per the caller.
+            unsafe { self.direct.add(offset) }
+        } else {
+            // SAFETY: per the caller (a job with a data segment maps it with the heap).
+            unsafe { self.data.add(offset - DATA_OFFSET) }
         }
     }
 
@@ -85,6 +133,7 @@ impl Peer {
         let taken = self.ucx.write().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(u) = taken {
             drop(u.rkey);
+            drop(u.data_rkey);
             // A failed close at exit changes nothing for the user; UCX already logged it.
             let _ = u.ep.close();
         }
@@ -131,16 +180,25 @@ pub struct Transport {
     /// Local heap base.
     base: *mut u8,
     pub(crate) layout: HeapLayout,
+    /// This PE's data segment (base, length), in jobs that made it symmetric; (null, 0) else.
+    data: (*mut u8, usize),
     peers: Box<[Peer]>,
-    /// Each PE's worker address and packed rkey, for the endpoints of contexts.
-    wire: Box<[(Vec<u8>, Vec<u8>)]>,
+    /// Each PE's worker address and packed rkeys (heap, data segment), for the endpoints of
+    /// contexts.
+    wire: Box<[Wire]>,
     /// False once the `World` was dropped.
     live: AtomicBool,
     pub(crate) progress: Progress,
     context: Context,
     /// Owns this PE's heap mapping (never unmapped: see the module docs).
     _mem: MemHandle,
+    /// The UCX registration of the data segment.
+    _data_mem: Option<MemHandle>,
 }
+
+/// What a PE published about itself for UCX: its worker address, the packed key of its heap,
+/// and that of its data segment if it has one.
+pub(crate) type Wire = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
 
 impl std::fmt::Debug for Transport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -165,8 +223,10 @@ pub(crate) struct TransportParts {
     pub(crate) n_pes: usize,
     pub(crate) base: *mut u8,
     pub(crate) layout: HeapLayout,
+    pub(crate) data: (*mut u8, usize),
+    pub(crate) data_mem: Option<MemHandle>,
     pub(crate) peers: Vec<Peer>,
-    pub(crate) wire: Vec<(Vec<u8>, Vec<u8>)>,
+    pub(crate) wire: Vec<Wire>,
     pub(crate) progress_thread: bool,
     pub(crate) worker: Worker,
     pub(crate) context: Context,
@@ -183,12 +243,14 @@ impl Transport {
             n_pes: p.n_pes,
             base: p.base,
             layout: p.layout,
+            data: p.data,
             peers: p.peers.into_boxed_slice(),
             wire: p.wire.into_boxed_slice(),
             live: AtomicBool::new(true),
             progress: Progress::new(p.worker, any_ucx, p.progress_thread)?,
             context: p.context,
             _mem: p.mem,
+            _data_mem: p.data_mem,
         })
     }
 
@@ -230,12 +292,35 @@ impl Transport {
     #[track_caller]
     pub(crate) fn local(&self, offset: usize) -> *mut u8 {
         self.check_live();
+        if offset >= DATA_OFFSET {
+            let at = offset - DATA_OFFSET;
+            assert!(
+                at <= self.data.1,
+                "data-segment offset {at} outside the data segment"
+            );
+            // SAFETY: inside the data segment (checked), mapped for the process's life.
+            return unsafe { self.data.0.add(at) };
+        }
         assert!(
             offset <= self.layout.total,
             "heap offset {offset} outside the heap"
         );
         // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
         unsafe { self.base.add(offset) }
+    }
+
+    /// This PE's data segment (base, length); (null, 0) in jobs without one.
+    pub(crate) fn data_segment(&self) -> (*mut u8, usize) {
+        self.data
+    }
+
+    /// Whether `offset .. offset + len` lies in the heap or in the data segment.
+    pub(crate) fn in_bounds(&self, offset: usize, len: usize) -> bool {
+        let (at, limit) = match offset.checked_sub(DATA_OFFSET) {
+            Some(at) => (at, self.data.1),
+            None => (offset, self.layout.total),
+        };
+        at.checked_add(len).is_some_and(|end| end <= limit)
     }
 
     /// Local heap base.
@@ -255,11 +340,11 @@ impl Transport {
     pub(crate) fn direct_ptr(&self, peer: &Peer, offset: usize) -> *mut u8 {
         self.check_live();
         assert!(
-            self.is_direct(peer) && offset < self.layout.total,
+            self.is_direct(peer) && self.in_bounds(offset, 1),
             "heap offset {offset} outside a mapped heap"
         );
         // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
-        unsafe { peer.direct.add(offset) }
+        unsafe { peer.at(offset) }
     }
 
     /// The one put/get dispatch: moves `len` bytes between `local` and `offset` in `peer`'s heap,
@@ -290,7 +375,7 @@ impl Transport {
             // SAFETY: the caller keeps the range inside the peer's mapped heap and `local` valid
             // and disjoint from it.
             unsafe {
-                let remote = peer.direct.add(offset);
+                let remote = peer.at(offset);
                 match dir {
                     Dir::Put => copy_bytes(remote, local, len),
                     Dir::Get => copy_bytes(local, remote, len),
@@ -318,15 +403,15 @@ impl Transport {
         len: usize,
     ) {
         let u = peer.ucx();
-        let addr = peer.remote_base + offset as u64;
-        // SAFETY: per the caller, for the peer's registered region described by `u.rkey`; the
+        let (addr, rkey) = u.target(peer, offset);
+        // SAFETY: per the caller, for the peer's registered region described by `rkey`; the
         // caller keeps `local` alive until completion.
         let (r, what) = unsafe {
             match (dir, completion) {
-                (Dir::Put, Completion::Blocking) => (u.ep.put(local, len, addr, &u.rkey), "put"),
-                (Dir::Put, Completion::Nbi) => (u.ep.put_nbi(local, len, addr, &u.rkey), "put_nbi"),
-                (Dir::Get, Completion::Blocking) => (u.ep.get(local, len, addr, &u.rkey), "get"),
-                (Dir::Get, Completion::Nbi) => (u.ep.get_nbi(local, len, addr, &u.rkey), "get_nbi"),
+                (Dir::Put, Completion::Blocking) => (u.ep.put(local, len, addr, rkey), "put"),
+                (Dir::Put, Completion::Nbi) => (u.ep.put_nbi(local, len, addr, rkey), "put_nbi"),
+                (Dir::Get, Completion::Blocking) => (u.ep.get(local, len, addr, rkey), "get"),
+                (Dir::Get, Completion::Nbi) => (u.ep.get_nbi(local, len, addr, rkey), "get_nbi"),
             }
         };
         check(r, what);
@@ -382,7 +467,7 @@ impl Transport {
         if !peer.direct.is_null() {
             for (offset, local) in elems {
                 // SAFETY: per the caller.
-                unsafe { copy_elem(peer.direct.add(offset), local, size) };
+                unsafe { copy_elem(peer.at(offset), local, size) };
             }
             return;
         }
@@ -407,9 +492,9 @@ impl Transport {
     ) {
         let u = peer.ucx();
         let put_one = |(offset, local): (usize, *const u8)| {
-            let addr = peer.remote_base + offset as u64;
+            let (addr, rkey) = u.target(peer, offset);
             // SAFETY: per the caller; a blocking put reads `local` before it returns.
-            check(unsafe { u.ep.put(local, size, addr, &u.rkey) }, "put");
+            check(unsafe { u.ep.put(local, size, addr, rkey) }, "put");
         };
         let Some(first) = elems.next() else {
             return;
@@ -458,7 +543,7 @@ impl Transport {
             self.progress();
             for (offset, local) in elems {
                 // SAFETY: per the caller.
-                unsafe { copy_elem(local, peer.direct.add(offset), size) };
+                unsafe { copy_elem(local, peer.at(offset), size) };
             }
             return;
         }
@@ -481,7 +566,7 @@ impl Transport {
         let u = peer.ucx();
         amo_on(
             &u,
-            peer.remote_base + offset as u64,
+            u.target(peer, offset),
             size,
             (op, fetch),
             (value, compare),
@@ -523,7 +608,7 @@ impl Transport {
     #[track_caller]
     pub(crate) fn local_word(&self, offset: usize) -> &AtomicU64 {
         assert!(
-            offset.is_multiple_of(8) && offset < self.layout.total,
+            offset.is_multiple_of(8) && self.in_bounds(offset, 8),
             "heap offset {offset} is not a word of the heap"
         );
         // SAFETY: an aligned word inside the heap (checked; the heap is a whole number of
@@ -561,7 +646,7 @@ impl Transport {
         if !peer.direct.is_null() {
             // SAFETY: the signal word lies in the peer's mapped heap, 8-byte aligned (checked by
             // the caller); Release orders the data copies before it.
-            let word = unsafe { AtomicU64::from_ptr(peer.direct.add(offset).cast()) };
+            let word = unsafe { AtomicU64::from_ptr(peer.at(offset).cast()) };
             if add {
                 word.fetch_add(value, Ordering::Release);
             } else {
@@ -572,8 +657,13 @@ impl Transport {
             // The data must be at the target before the signal: complete it, then update.
             check(u.ep.flush(), "flush");
             let op = if add { AtomicOp::Add } else { AtomicOp::Swap };
-            let addr = peer.remote_base + offset as u64;
-            amo_on(&u, addr, AtomicSize::U64, (op, false), (value, 0));
+            amo_on(
+                &u,
+                u.target(peer, offset),
+                AtomicSize::U64,
+                (op, false),
+                (value, 0),
+            );
         }
     }
 
@@ -624,20 +714,35 @@ impl Transport {
         let mut peers = Vec::with_capacity(self.n_pes);
         for (pe, main) in self.peers.iter().enumerate() {
             if !main.direct.is_null() {
-                peers.push(Peer::new(main.direct, main.remote_base, None));
+                peers.push(
+                    Peer::new(main.direct, main.remote_base, None)
+                        .with_data(main.data, main.data_remote),
+                );
                 continue;
             }
-            let (addr, rkey) = &self.wire[pe];
-            // SAFETY: the bytes are the peer's own worker address and packed rkey from start-up,
-            // unchanged (see `runtime::start`).
+            let (addr, rkey, data_rkey) = &self.wire[pe];
+            // SAFETY: the bytes are the peer's own worker address and packed rkeys from
+            // start-up, unchanged (see `runtime::start`).
             let ep = unsafe { worker.connect(addr)? };
             // SAFETY: as above.
             let rkey = unsafe { ep.unpack_rkey(rkey)? };
-            peers.push(Peer::new(
-                ptr::null_mut(),
-                main.remote_base,
-                Some(UcxPeer { rkey, ep }),
-            ));
+            let data_rkey = match data_rkey {
+                // SAFETY: as above.
+                Some(k) => Some(unsafe { ep.unpack_rkey(k)? }),
+                None => None,
+            };
+            peers.push(
+                Peer::new(
+                    ptr::null_mut(),
+                    main.remote_base,
+                    Some(UcxPeer {
+                        rkey,
+                        data_rkey,
+                        ep,
+                    }),
+                )
+                .with_data(ptr::null_mut(), main.data_remote),
+            );
         }
         let any_ucx = peers.iter().any(|p| p.direct.is_null());
         if any_ucx {
@@ -699,13 +804,10 @@ unsafe fn get_elems_ucx(
     }
     let flush = FlushOnDrop(&u);
     for (offset, local) in std::iter::once(first).chain(second).chain(elems) {
-        let addr = peer.remote_base + offset as u64;
+        let (addr, rkey) = u.target(peer, offset);
         // SAFETY: per the caller; `local` stays valid until the flush below (or the one in
         // `FlushOnDrop` on unwinding).
-        check(
-            unsafe { u.ep.get_nbi(local, size, addr, &u.rkey) },
-            "get_nbi",
-        );
+        check(unsafe { u.ep.get_nbi(local, size, addr, rkey) }, "get_nbi");
     }
     check(u.ep.flush(), "flush");
     drop(flush);
@@ -715,7 +817,7 @@ unsafe fn get_elems_ucx(
 #[track_caller]
 fn amo_on(
     u: &UcxPeer,
-    addr: u64,
+    (addr, rkey): (u64, &RemoteKey),
     size: AtomicSize,
     (op, fetch): (AtomicOp, bool),
     (value, compare): (u64, u64),
@@ -723,10 +825,10 @@ fn amo_on(
     // Swap and compare-swap always need the reply buffer in UCX (a `set` is a swap).
     let r = if fetch || matches!(op, AtomicOp::Swap | AtomicOp::Cswap) {
         // SAFETY: the caller checked that the word lies in the peer's heap, aligned.
-        unsafe { u.ep.atomic_fetch(op, value, compare, size, addr, &u.rkey) }
+        unsafe { u.ep.atomic_fetch(op, value, compare, size, addr, rkey) }
     } else {
         // SAFETY: as above.
-        unsafe { u.ep.atomic_post(op, value, size, addr, &u.rkey).map(|()| 0) }
+        unsafe { u.ep.atomic_post(op, value, size, addr, rkey).map(|()| 0) }
     };
     match r {
         Ok(old) => old,

@@ -52,6 +52,16 @@ impl<E> std::fmt::Debug for SymSlice<'_, E> {
 }
 
 impl<E: Element> SymSlice<'_, E> {
+    /// `len` elements at `offset` of the heap or data segment, which the caller checked.
+    pub(crate) fn from_offset(rt: &'static Runtime, offset: usize, len: usize) -> Self {
+        SymSlice {
+            rt,
+            offset,
+            len,
+            _borrow: PhantomData,
+        }
+    }
+
     /// Elements `range` of `obj` (checked against its length).
     #[track_caller]
     pub(crate) fn of<'a, A, R>(obj: &'a A, range: R) -> SymSlice<'a, E>

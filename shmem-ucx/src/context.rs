@@ -303,6 +303,19 @@ impl Context {
         MemHandle::alloc(&self.inner, nonzero(length)?, address, true)
     }
 
+    /// Registers `length` bytes that this process already mapped at `address` (`ucp_mem_map`
+    /// without `UCP_MEM_MAP_ALLOCATE`), so that peers can reach them through UCX with the
+    /// handle's packed key. Peers on the node cannot map such memory with
+    /// [`RemoteKey::ptr`](crate::RemoteKey::ptr) unless UCX allocated it; share it by other
+    /// means for load/store.
+    ///
+    /// # Safety
+    /// `[address, address + length)` is mapped read-write and stays mapped while the returned
+    /// handle lives; peers may write it at any time through RMA.
+    pub unsafe fn mem_map_register(&self, length: usize, address: *mut u8) -> Result<MemHandle> {
+        MemHandle::register(&self.inner, nonzero(length)?, address)
+    }
+
     /// The raw `ucp_context_h`, valid while this `Context` (or anything made from it) lives.
     pub fn raw(&self) -> sys::ucp_context_h {
         self.inner.raw

@@ -46,6 +46,26 @@ impl MemHandle {
         if fixed {
             flags |= sys::UCP_MEM_MAP_FIXED;
         }
+        Self::map(context, length, hint, flags)
+    }
+
+    /// Registers `length` bytes the caller already mapped at `address` (`ucp_mem_map` without
+    /// `UCP_MEM_MAP_ALLOCATE`); see `Context::mem_map_register`.
+    pub(crate) fn register(
+        context: &Arc<ContextInner>,
+        length: usize,
+        address: *mut u8,
+    ) -> Result<MemHandle> {
+        Self::map(context, length, address, 0)
+    }
+
+    /// `ucp_mem_map` with `flags`, then the region's address and length as UCX reports them.
+    fn map(
+        context: &Arc<ContextInner>,
+        length: usize,
+        hint: *mut u8,
+        flags: u32,
+    ) -> Result<MemHandle> {
         let params = sys::ucp_mem_map_params_t {
             field_mask: u64::from(
                 sys::UCP_MEM_MAP_PARAM_FIELD_ADDRESS
@@ -58,10 +78,11 @@ impl MemHandle {
             ..Default::default()
         };
         let mut raw: sys::ucp_mem_h = ptr::null_mut();
-        // SAFETY: the context is alive; `params` asks UCX to allocate `length` bytes at an
-        // address of its choice (`hint` is only a hint: without UCP_MEM_MAP_FIXED nothing
-        // already mapped there is replaced; with it, the caller owns the range); `raw` is a
-        // valid out-pointer.
+        // SAFETY: the context is alive; with UCP_MEM_MAP_ALLOCATE `params` asks UCX to
+        // allocate `length` bytes at an address of its choice (`hint` is only a hint: without
+        // UCP_MEM_MAP_FIXED nothing already mapped there is replaced; with it, the caller owns
+        // the range); without it, UCX registers the caller's mapping at `hint` (the caller
+        // keeps it mapped while the handle lives); `raw` is a valid out-pointer.
         let status = unsafe { sys::ucp_mem_map(context.raw, &params, &mut raw) };
         check("ucp_mem_map", status)?;
 
