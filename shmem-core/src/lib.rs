@@ -60,6 +60,7 @@ mod heap;
 mod layout;
 mod lock;
 mod p2p;
+mod private_shm;
 mod progress;
 mod query;
 pub mod raw;

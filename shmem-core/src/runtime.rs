@@ -320,12 +320,18 @@ fn start() -> Result<Runtime> {
         // here); closing a context's endpoints then crashes it in uct_tcp_iface_progress after
         // a refused loopback connection (seen in tests/ctx.rs over tcp). Strided messages are
         // always eager, so one rendezvous lane costs them nothing.
-        config_defaults: vec![("MAX_RNDV_LANES", "1")],
+        // The heap in memory only this user can map (see `private_shm`).
+        config_defaults: vec![
+            ("MAX_RNDV_LANES", "1"),
+            ("ALLOC_PRIO", crate::private_shm::ALLOC_PRIO),
+        ],
         ..ContextParams::default()
     })?;
     let worker = context.create_worker(ThreadMode::Multi)?;
     let mem = map_heap(&context, total)?;
     let base = mem.address();
+    // Before any peer learns where this PE's memory and message queues are.
+    crate::private_shm::restrict_sysv_segments();
     let data_mem = match &data {
         // SAFETY: the segment stays mapped for the process's life (it is never unmapped).
         Some(d) => Some(unsafe { context.mem_map_register(d.len, d.base)? }),

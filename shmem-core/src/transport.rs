@@ -711,6 +711,8 @@ impl Transport {
         // Multi-threaded whatever the context's mode: the runtime's waits progress it from
         // whichever thread waits.
         let worker = self.context.create_worker(ThreadMode::Multi)?;
+        // The new worker's shared-memory queues, before its address is used.
+        crate::private_shm::restrict_sysv_segments();
         let mut peers = Vec::with_capacity(self.n_pes);
         for (pe, main) in self.peers.iter().enumerate() {
             if !main.direct.is_null() {
