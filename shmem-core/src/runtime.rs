@@ -208,6 +208,9 @@ pub(crate) fn finalize() {
         rt.transport.abandon();
         return;
     }
+    // A PE still waiting in a collective that this one will never join says so (naming this
+    // PE) instead of hanging the job.
+    sync::announce_finalize(rt);
     sync::barrier_all(rt);
     // No PE touches another's memory any more: close the endpoints.
     rt.transport.close();

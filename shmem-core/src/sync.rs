@@ -3,8 +3,11 @@
 //! first pages of the symmetric heap (`ceil(log2 n)` rounds, each PE signalling one partner per
 //! round) that works for any PE count and takes direct stores on one node.
 
+use crate::amo::Remote;
 use crate::runtime::Runtime;
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::team::Team;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Rounds needed for up to 2^64 PEs.
 const MAX_ROUNDS: usize = 64;
@@ -15,7 +18,20 @@ const COLL_PAYLOAD: usize = COLL_FLAGS + 2 * MAX_ROUNDS * 8;
 const PAYLOAD_WORDS: usize = 4;
 /// Bytes reserved at the start of the heap for synchronization (page multiple).
 pub(crate) const SYNC_BYTES: usize = 8192;
-const _: () = assert!(COLL_PAYLOAD + 2 * MAX_ROUNDS * PAYLOAD_WORDS * 8 <= SYNC_BYTES);
+/// Finalize announcements: how many PEs announced, then one bit per PE.
+const FINAL_COUNT: usize = COLL_PAYLOAD + 2 * MAX_ROUNDS * PAYLOAD_WORDS * 8;
+const FINAL_BITS: usize = FINAL_COUNT + 8;
+/// PEs with a bit (the others are counted only).
+const FINAL_BIT_PES: usize = (SYNC_BYTES - FINAL_BITS) * 8;
+const _: () = assert!(FINAL_BITS < SYNC_BYTES);
+
+/// How long a PE waits in a collective after a member announced that it finalizes before it
+/// calls the collectives mismatched: long enough for the last flags of a collective that the
+/// finalizing PE did complete to arrive, even on an oversubscribed node.
+const MISMATCH_GRACE: Duration = Duration::from_secs(1);
+
+/// Set when this PE starts finalizing: its own finalize barrier must not count as a mismatch.
+static FINALIZING: AtomicBool = AtomicBool::new(false);
 
 /// Epoch counters: every PE calls the same collectives in the same order, so the counters agree.
 #[derive(Default)]
@@ -88,7 +104,8 @@ pub(crate) fn allreduce_minmax(rt: &Runtime, value: u64) -> MinMax {
         // The payload must land before the flag that announces it.
         rt.flush_peer(peer);
         rt.store_flag(to, flag, epoch);
-        rt.wait_flag_ge(flag, epoch);
+        let word = rt.local_word(flag);
+        wait_in_collective(rt, None, || word.load(Ordering::Acquire) >= epoch);
         let mut got = [0u64; PAYLOAD_WORDS];
         for (i, w) in got.iter_mut().enumerate() {
             // In the sync area, aligned; written before the flag we acquired above.
@@ -105,4 +122,69 @@ pub(crate) fn allreduce_minmax(rt: &Runtime, value: u64) -> MinMax {
     }
     rt.quiet();
     acc
+}
+
+/// Tells every other PE that this one is finalizing (a count and this PE's bit in their sync
+/// areas), so that a PE waiting in a collective this one will never join can say so instead of
+/// hanging ([`wait_in_collective`]). Called by finalize before its barrier.
+pub(crate) fn announce_finalize(rt: &'static Runtime) {
+    FINALIZING.store(true, Ordering::Release);
+    let me = rt.my_pe;
+    for pe in (0..rt.n_pes).filter(|&pe| pe != me) {
+        let peer = rt.peer(pe);
+        // Words of the sync area, aligned; peers update them only atomically.
+        Remote::<u64>::new(rt, peer, FINAL_COUNT).add(1);
+        if me < FINAL_BIT_PES {
+            Remote::<u64>::new(rt, peer, FINAL_BITS + me / 64 * 8).or(1 << (me % 64));
+        }
+    }
+}
+
+/// The lowest PE of `team` (`None`: every PE) that announced it finalizes, if any.
+fn finalized_member(rt: &Runtime, team: Option<&Team<'_>>) -> Option<usize> {
+    (0..rt.n_pes.min(FINAL_BIT_PES))
+        .filter(|&pe| team.is_none_or(|t| t.index_of(pe).is_some()))
+        .find(|&pe| {
+            let word = rt.local_word(FINAL_BITS + pe / 64 * 8);
+            word.load(Ordering::Acquire) & (1 << (pe % 64)) != 0
+        })
+}
+
+/// Waits in a collective of `team` (`None`: all PEs) until `done()`, as `wait_local`; if a
+/// member has announced that it finalizes and the wait goes on for [`MISMATCH_GRACE`] more,
+/// the PEs called different collectives (that member returned from `main` while this one waits
+/// here), and this PE panics naming it, which ends the job instead of hanging it.
+#[track_caller]
+pub(crate) fn wait_in_collective(
+    rt: &Runtime,
+    team: Option<&Team<'_>>,
+    mut done: impl FnMut() -> bool,
+) {
+    let announced = rt.local_word(FINAL_COUNT);
+    let mut since: Option<Instant> = None;
+    rt.wait_local(|| {
+        if done() {
+            return true;
+        }
+        if announced.load(Ordering::Relaxed) != 0 && !FINALIZING.load(Ordering::Relaxed) {
+            let t = *since.get_or_insert_with(Instant::now);
+            if t.elapsed() >= MISMATCH_GRACE
+                && let Some(pe) = finalized_member(rt, team)
+            {
+                mismatch(rt.my_pe, pe);
+            }
+        }
+        false
+    });
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn mismatch(me: usize, pe: usize) -> ! {
+    panic!(
+        "shmem: PE {pe} finalized (its World was dropped: it returned from main or called \
+         shmem_finalize) while PE {me} waits for it in a collective operation; every PE must \
+         call the same collectives in the same order"
+    )
 }

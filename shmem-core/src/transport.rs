@@ -617,12 +617,6 @@ impl Transport {
         unsafe { AtomicU64::from_ptr(self.local(offset).cast()) }
     }
 
-    /// Waits until the local 8-byte word at `offset` is at least `value`.
-    pub(crate) fn wait_flag_ge(&self, offset: usize, value: u64) {
-        let flag = self.local_word(offset);
-        self.wait_local(|| flag.load(Ordering::Acquire) >= value);
-    }
-
     /// Waits until `done()` holds for local memory that other PEs write: spins briefly, then
     /// yields between checks, driving UCX so that transfers carried by this PE's progress land.
     #[track_caller]

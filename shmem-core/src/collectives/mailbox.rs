@@ -204,7 +204,7 @@ fn receive<'a>(
     let base = rt.local(team.block(slot));
     // SAFETY: a slot of this PE's team block.
     let w = unsafe { words(base) };
-    rt.wait_local(|| w[0].load(Ordering::Acquire) >= epoch);
+    crate::sync::wait_in_collective(rt, Some(team), || w[0].load(Ordering::Acquire) >= epoch);
     let meta = w[1].load(Ordering::Relaxed);
     let (their_tag, their_len) = (meta as u32, (meta >> 32) as usize);
     if their_tag != tag as u32 || their_len != len {
@@ -539,7 +539,7 @@ fn wait_ring_slot(team: &Team<'_>, child: usize, epoch: u64) {
     let rt = team.rt;
     let peer = rt.peer(team.world_pe(child));
     let at = team.block(BCAST_DONE);
-    rt.wait_local(|| {
+    crate::sync::wait_in_collective(rt, Some(team), || {
         known[child] = if rt.is_direct(peer) {
             // SAFETY: the child's BCAST_DONE word in its mapped team block, accessed atomically.
             unsafe { AtomicU64::from_ptr(rt.direct_ptr(peer, at).cast()) }.load(Ordering::Acquire)

@@ -35,7 +35,7 @@ pub(crate) fn team_sync(team: &Team<'_>) {
         let to = team.world_pe((me + dist) % n);
         rt.store_flag(to, team.block(team::BARRIER_FLAGS + round * 8), epoch);
         let f = team::flag(team, rt, team::BARRIER_FLAGS + round * 8);
-        rt.wait_local(|| f.load(Ordering::Acquire) >= epoch);
+        crate::sync::wait_in_collective(rt, Some(team), || f.load(Ordering::Acquire) >= epoch);
         dist <<= 1;
         round += 1;
     }
@@ -104,7 +104,7 @@ fn put_then_flag(
 
 fn wait_flag(team: &Team<'_>, rt: &Runtime, flag: usize, epoch: u64) {
     let f = team::flag(team, rt, flag);
-    rt.wait_local(|| f.load(Ordering::Acquire) >= epoch);
+    crate::sync::wait_in_collective(rt, Some(team), || f.load(Ordering::Acquire) >= epoch);
 }
 
 #[track_caller]

@@ -1,0 +1,102 @@
+//! Collectives called differently on different PEs end the job with a message instead of
+//! hanging it (issue 16): PE 0 returns from `main` (its `World` is dropped, which finalizes)
+//! while the other PEs go on to a collective it will never join. Before, the job hung silently
+//! in finalize; now the waiting PEs name PE 0 within about a second and the launcher ends the
+//! job. A member of a team that does not include the finalized PE is not disturbed.
+
+use shmem_core::prelude::*;
+use shmem_testkit as common;
+use std::time::Instant;
+
+#[symmetric]
+static DEST: [u64; 1] = [0];
+
+fn unix_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// PE 0 leaves at once; the others meet it in finalize's barrier (as their `barrier_all`) and
+/// then start a broadcast that PE 0 never joins.
+fn pe_0_returns_early() {
+    let world = shmem_core::init().expect("init");
+    if world.my_pe() == 0 {
+        eprintln!("<finalize-at {}>", unix_nanos());
+        return;
+    }
+    let dest = world.alloc::<u64>(4);
+    world.barrier_all();
+    world.team_world().broadcast(&dest, &[1, 2, 3, 4], 1);
+    unreachable!("the broadcast cannot complete without PE 0");
+}
+
+#[test]
+fn a_pe_that_finalizes_during_a_collective_is_named() {
+    if common::is_pe() {
+        return pe_0_returns_early();
+    }
+    for path in common::Path::ALL {
+        for n in [2, 3, 4] {
+            let start = Instant::now();
+            let (out, _) = common::launch(
+                "a_pe_that_finalizes_during_a_collective_is_named",
+                n,
+                path,
+                &[],
+            );
+            let took = start.elapsed();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "the job must fail: {stderr}");
+            assert!(
+                stderr.contains("PE 0 finalized") && stderr.contains("collective"),
+                "the waiting PEs name PE 0: {stderr}"
+            );
+            let at: u128 = stderr
+                .split("<finalize-at ")
+                .nth(1)
+                .and_then(|r| r.split('>').next())
+                .and_then(|t| t.parse().ok())
+                .expect("PE 0 printed its time");
+            let secs = (unix_nanos() - at) as f64 / 1e9;
+            assert!(
+                secs < 4.0,
+                "{n} PEs ({path:?}): the job ended {secs:.2} s after PE 0 finalized"
+            );
+            eprintln!(
+                "{n} PEs ({path:?}): ended {:.0} ms after PE 0 finalized (job {took:.2?})",
+                secs * 1e3
+            );
+        }
+    }
+}
+
+/// PE 0 finalizes while PEs 1 and 2 go on with collectives of a team without PE 0 for longer
+/// than the grace period: legal, and it must complete.
+#[test]
+fn collectives_of_a_team_without_the_finalized_pe_go_on() {
+    common::multi_pe_at(
+        "collectives_of_a_team_without_the_finalized_pe_go_on",
+        &[3, 4],
+        |world| {
+            let me = world.my_pe();
+            let n = world.n_pes();
+            let rest = world
+                .team_world()
+                .split_strided(1, 1, n - 1, Default::default())
+                .expect("split");
+            if let Some(team) = rest {
+                if team.my_pe() == 0 {
+                    // Longer than the grace period before the others can finish.
+                    std::thread::sleep(std::time::Duration::from_millis(1500));
+                }
+                team.broadcast(&DEST, &[me as u64 + 10], 0);
+                team.sync();
+                assert_eq!(DEST.local_get(0), 11);
+                drop(team);
+            }
+            // PE 0 reaches finalize long before the others.
+        },
+    );
+}
