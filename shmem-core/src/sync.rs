@@ -28,7 +28,7 @@ const _: () = assert!(FINAL_BITS < SYNC_BYTES);
 /// How long a PE waits in a collective after a member announced that it finalizes before it
 /// calls the collectives mismatched: long enough for the last flags of a collective that the
 /// finalizing PE did complete to arrive, even on an oversubscribed node.
-const MISMATCH_GRACE: Duration = Duration::from_secs(1);
+const MISMATCH_GRACE: Duration = Duration::from_millis(500);
 
 /// Set when this PE starts finalizing: its own finalize barrier must not count as a mismatch.
 static FINALIZING: AtomicBool = AtomicBool::new(false);
