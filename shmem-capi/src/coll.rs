@@ -1,0 +1,277 @@
+//! Team collectives: `shmem_TYPE_{broadcast,collect,fcollect,alltoall,alltoalls}`, their `mem`
+//! forms, and the reductions `shmem_TYPE_{and,or,xor,max,min,sum,prod}_reduce`.
+//!
+//! The source is copied before the collective starts, so that C's in-place calls (`dest ==
+//! source`) never make the runtime read memory it is writing.
+
+use crate::state::{ShmemTeam, TeamEntry, src, stride, sym, team_or_invalid};
+use shmem_core::prelude::*;
+use std::ffi::{c_int, c_void};
+
+/// The team, or `None` for `SHMEM_TEAM_INVALID` (the call then does nothing and returns -1).
+fn team(op: &str, h: ShmemTeam) -> Option<&'static TeamEntry> {
+    team_or_invalid(op, h)
+}
+
+/// A copy of C's source buffer.
+///
+/// # Safety
+/// `p` holds `n` readable elements.
+unsafe fn copy_of<E: Element>(op: &str, p: *const E, n: usize) -> Vec<E> {
+    // SAFETY: per this function's contract.
+    unsafe { src(op, p, n) }.to_vec()
+}
+
+/// The longest symmetric object of `E` that starts at `addr` (for `collect`, whose total length
+/// only the collective itself learns). A `dest` outside symmetric memory (NULL, when every
+/// member contributes nothing) is an empty object, which the runtime rejects if anything
+/// arrives.
+fn sym_to_end<E: Element>(op: &str, addr: *const E) -> SymSlice<'static, E> {
+    if shmem_core::raw::sym(addr, 0).is_none() {
+        let scratch = shmem_core::raw::local_addr(&crate::state::g(op).scratch);
+        return sym(op, "dest", scratch.cast::<E>().cast_const(), 0);
+    }
+    let (mut lo, mut hi) = (0usize, 1usize << 40);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if shmem_core::raw::sym(addr, mid).is_some() {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    sym(op, "dest", addr, lo)
+}
+
+/// `shmem_broadcast`.
+///
+/// # Safety
+/// `source` holds `n` readable elements.
+pub(crate) unsafe fn broadcast<E: Element>(
+    op: &str,
+    h: ShmemTeam,
+    (dest, source, n): (*mut E, *const E, usize),
+    root: c_int,
+) -> c_int {
+    let Some(t) = team(op, h) else { return -1 };
+    let size = t.team.n_pes();
+    let root = match usize::try_from(root) {
+        Ok(r) if r < size => r,
+        _ => fatal!("{op}: PE_root {root} is out of range: the team has {size} PEs"),
+    };
+    if n == 0 {
+        return 0;
+    }
+    let d = sym(op, "dest", dest, n);
+    // SAFETY: per this function's contract.
+    let s = unsafe { copy_of(op, source, n) };
+    t.team.broadcast(&d, &s, root);
+    0
+}
+
+/// `shmem_collect`.
+///
+/// # Safety
+/// `source` holds `n` readable elements.
+pub(crate) unsafe fn collect<E: Element>(
+    op: &str,
+    h: ShmemTeam,
+    (dest, source, n): (*mut E, *const E, usize),
+) -> c_int {
+    let Some(t) = team(op, h) else { return -1 };
+    let d = sym_to_end(op, dest);
+    // SAFETY: per this function's contract.
+    let s = unsafe { copy_of(op, source, n) };
+    t.team.collect(&d, &s);
+    0
+}
+
+/// `shmem_fcollect`.
+///
+/// # Safety
+/// `source` holds `n` readable elements.
+pub(crate) unsafe fn fcollect<E: Element>(
+    op: &str,
+    h: ShmemTeam,
+    (dest, source, n): (*mut E, *const E, usize),
+) -> c_int {
+    let Some(t) = team(op, h) else { return -1 };
+    if n == 0 {
+        return 0;
+    }
+    let d = sym(op, "dest", dest, n * t.team.n_pes());
+    // SAFETY: per this function's contract.
+    let s = unsafe { copy_of(op, source, n) };
+    t.team.fcollect(&d, &s);
+    0
+}
+
+/// `shmem_alltoall`.
+///
+/// # Safety
+/// `source` holds `n * team size` readable elements.
+pub(crate) unsafe fn alltoall<E: Element>(
+    op: &str,
+    h: ShmemTeam,
+    (dest, source, n): (*mut E, *const E, usize),
+) -> c_int {
+    let Some(t) = team(op, h) else { return -1 };
+    if n == 0 {
+        return 0;
+    }
+    let all = n * t.team.n_pes();
+    let d = sym(op, "dest", dest, all);
+    // SAFETY: per this function's contract.
+    let s = unsafe { copy_of(op, source, all) };
+    t.team.alltoall(&d, &s);
+    0
+}
+
+/// `shmem_alltoalls`.
+///
+/// # Safety
+/// `source` holds the elements its stride selects for the whole team.
+pub(crate) unsafe fn alltoalls<E: Element>(
+    op: &str,
+    h: ShmemTeam,
+    (dest, source): (*mut E, *const E),
+    (dst, sst): (isize, isize),
+    n: usize,
+) -> c_int {
+    let Some(t) = team(op, h) else { return -1 };
+    if n == 0 {
+        t.team.sync();
+        return 0;
+    }
+    let (dst, sst) = (stride(op, "dest", dst), stride(op, "source", sst));
+    let count = n * t.team.n_pes();
+    let d = sym(op, "dest", dest, (count - 1) * dst + 1);
+    // SAFETY: per this function's contract.
+    let s = unsafe { copy_of(op, source, (count - 1) * sst + 1) };
+    t.team.alltoalls(&d, dst, &s, sst, n);
+    0
+}
+
+/// The data-movement collectives of one type (`$pt`: the C pointer's element type).
+macro_rules! coll_fns {
+    ($t:ty, $pt:ty, $bcast:ident $collect:ident $fcollect:ident $a2a:ident $a2as:ident) => {
+        #[doc = concat!("`", stringify!($bcast), "`.")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $bcast(
+            team: ShmemTeam, dest: *mut $pt, source: *const $pt, nelems: usize, pe_root: c_int,
+        ) -> c_int {
+            // SAFETY: forwarded C contract.
+            unsafe {
+                broadcast::<$t>(stringify!($bcast), team, (dest.cast(), source.cast(), nelems),
+                    pe_root)
+            }
+        }
+
+        coll_fns!(@plain $t, $pt, $collect collect);
+        coll_fns!(@plain $t, $pt, $fcollect fcollect);
+        coll_fns!(@plain $t, $pt, $a2a alltoall);
+
+        #[doc = concat!("`", stringify!($a2as), "`.")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $a2as(
+            team: ShmemTeam, dest: *mut $pt, source: *const $pt, dst: isize, sst: isize,
+            nelems: usize,
+        ) -> c_int {
+            // SAFETY: forwarded C contract.
+            unsafe {
+                alltoalls::<$t>(stringify!($a2as), team, (dest.cast(), source.cast()), (dst, sst),
+                    nelems)
+            }
+        }
+    };
+    (@plain $t:ty, $pt:ty, $name:ident $f:ident) => {
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            team: ShmemTeam, dest: *mut $pt, source: *const $pt, nelems: usize,
+        ) -> c_int {
+            // SAFETY: forwarded C contract.
+            unsafe { $f::<$t>(stringify!($name), team, (dest.cast(), source.cast(), nelems)) }
+        }
+    };
+}
+
+/// The typed data-movement collectives.
+macro_rules! coll_typed {
+    ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
+        coll_fns!($t, $t, [<shmem_ $name _broadcast>] [<shmem_ $name _collect>]
+            [<shmem_ $name _fcollect>] [<shmem_ $name _alltoall>] [<shmem_ $name _alltoalls>]);
+    )* } };
+}
+
+rma_types!(coll_typed);
+coll_fns!(u8, c_void, shmem_broadcastmem shmem_collectmem shmem_fcollectmem shmem_alltoallmem
+    shmem_alltoallsmem);
+
+/// One team reduction.
+macro_rules! reduce_fn {
+    ($t:ty, $name:ident, $method:ident) => {
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// `source` holds `nreduce` readable elements.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            team: ShmemTeam,
+            dest: *mut $t,
+            source: *const $t,
+            nreduce: usize,
+        ) -> c_int {
+            let op = stringify!($name);
+            let Some(t) = team_or_invalid(op, team) else {
+                return -1;
+            };
+            if nreduce == 0 {
+                return 0;
+            }
+            let d = sym(op, "dest", dest, nreduce);
+            // SAFETY: per the C contract.
+            let s = unsafe { copy_of(op, source, nreduce) };
+            t.team.$method(&d, &s);
+            0
+        }
+    };
+}
+
+/// `and`, `or`, `xor` reductions.
+macro_rules! reduce_bitwise {
+    ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
+        reduce_fn!($t, [<shmem_ $name _and_reduce>], and_reduce);
+        reduce_fn!($t, [<shmem_ $name _or_reduce>], or_reduce);
+        reduce_fn!($t, [<shmem_ $name _xor_reduce>], xor_reduce);
+    )* } };
+}
+
+/// `max`, `min` reductions.
+macro_rules! reduce_minmax {
+    ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
+        reduce_fn!($t, [<shmem_ $name _max_reduce>], max_reduce);
+        reduce_fn!($t, [<shmem_ $name _min_reduce>], min_reduce);
+    )* } };
+}
+
+/// `sum`, `prod` reductions.
+macro_rules! reduce_sum {
+    ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
+        reduce_fn!($t, [<shmem_ $name _sum_reduce>], sum_reduce);
+        reduce_fn!($t, [<shmem_ $name _prod_reduce>], prod_reduce);
+    )* } };
+}
+
+reduce_bitwise_types!(reduce_bitwise);
+reduce_minmax_types!(reduce_minmax);
+reduce_sum_types!(reduce_sum);

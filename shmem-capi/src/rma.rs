@@ -1,0 +1,395 @@
+//! Remote memory access: `shmem_TYPE_{put,get,p,g,iput,iget}`, their `_nbi`, `_signal` and
+//! `shmem_ctx_` forms, and the sized forms (`shmem_put32`, `shmem_getmem`, ...).
+
+use crate::state::{self, ShmemCtx, dst, src, stride, sym};
+use shmem_core::prelude::*;
+use shmem_core::{Element, raw};
+use std::ffi::{c_int, c_void};
+
+/// `SHMEM_CTX_DEFAULT` as a handle, for the functions without a context argument.
+pub(crate) const DEFAULT: ShmemCtx = std::ptr::without_provenance_mut(state::CTX_DEFAULT);
+
+/// `shmem_put`.
+///
+/// # Safety
+/// `source` holds `n` readable elements (C's contract).
+pub(crate) unsafe fn put<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    dest: *mut E,
+    source: *const E,
+    n: usize,
+    pe: c_int,
+) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    if n == 0 {
+        return;
+    }
+    let d = sym(op, "dest", dest, n);
+    // SAFETY: per this function's contract.
+    let s = unsafe { src(op, source, n) };
+    c.ctx.put(&d, pe, .., s);
+}
+
+/// `shmem_get`.
+///
+/// # Safety
+/// `dest` holds `n` writable elements that nothing else touches during the call.
+pub(crate) unsafe fn get<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    dest: *mut E,
+    source: *const E,
+    n: usize,
+    pe: c_int,
+) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    if n == 0 {
+        return;
+    }
+    let s = sym(op, "source", source, n);
+    // SAFETY: per this function's contract.
+    let d = unsafe { dst(op, dest, n) };
+    c.ctx.get(&s, pe, .., d);
+}
+
+/// `shmem_p`.
+pub(crate) fn p<E: Element>(op: &str, c: ShmemCtx, dest: *mut E, value: E, pe: c_int) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    let d = sym(op, "dest", dest, 1);
+    c.ctx.p(&d, pe, 0, value);
+}
+
+/// `shmem_g`.
+pub(crate) fn g<E: Element>(op: &str, c: ShmemCtx, source: *const E, pe: c_int) -> E {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    let s = sym(op, "source", source, 1);
+    c.ctx.g(&s, pe, 0)
+}
+
+/// Elements spanned by `n` elements at stride `s` (`(n - 1) * s + 1`).
+fn span(op: &str, n: usize, s: usize) -> usize {
+    match (n - 1).checked_mul(s).and_then(|x| x.checked_add(1)) {
+        Some(v) => v,
+        None => fatal!("{op}: {n} elements at stride {s} overflow the address space"),
+    }
+}
+
+/// `shmem_iput`.
+///
+/// # Safety
+/// `source` holds the `n` readable elements at stride `sst`.
+pub(crate) unsafe fn iput<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    (dest, tst): (*mut E, isize),
+    (source, sst): (*const E, isize),
+    n: usize,
+    pe: c_int,
+) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    if n == 0 {
+        return;
+    }
+    let (tst, sst) = (stride(op, "target", tst), stride(op, "source", sst));
+    let d = sym(op, "dest", dest, span(op, n, tst));
+    // SAFETY: per this function's contract.
+    let s = unsafe { src(op, source, span(op, n, sst)) };
+    c.ctx.iput(&d, pe, .., tst, s, sst);
+}
+
+/// `shmem_iget`.
+///
+/// # Safety
+/// `dest` holds the `n` writable elements at stride `dst`, and nothing else touches its span
+/// during the call.
+pub(crate) unsafe fn iget<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    (dest, dst_stride): (*mut E, isize),
+    (source, sst): (*const E, isize),
+    n: usize,
+    pe: c_int,
+) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    if n == 0 {
+        return;
+    }
+    let (dstr, sst) = (stride(op, "target", dst_stride), stride(op, "source", sst));
+    let s = sym(op, "source", source, span(op, n, sst));
+    // SAFETY: per this function's contract.
+    let d = unsafe { dst(op, dest, span(op, n, dstr)) };
+    c.ctx.iget(&s, pe, .., sst, d, dstr);
+}
+
+/// `shmem_put_nbi`.
+///
+/// # Safety
+/// `source` holds `n` readable elements that stay unchanged until the next quiet.
+pub(crate) unsafe fn put_nbi<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    dest: *mut E,
+    source: *const E,
+    n: usize,
+    pe: c_int,
+) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    if n == 0 {
+        return;
+    }
+    let d = sym(op, "dest", dest, n);
+    // SAFETY: per this function's contract, which is raw::put_nbi's.
+    unsafe { raw::put_nbi(Some(&c.ctx), &d, pe, source, n) }
+}
+
+/// `shmem_get_nbi`.
+///
+/// # Safety
+/// `dest` holds `n` writable elements that nothing touches until the next quiet.
+pub(crate) unsafe fn get_nbi<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    dest: *mut E,
+    source: *const E,
+    n: usize,
+    pe: c_int,
+) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    if n == 0 {
+        return;
+    }
+    let s = sym(op, "source", source, n);
+    // SAFETY: per this function's contract, which is raw::get_nbi's.
+    unsafe { raw::get_nbi(Some(&c.ctx), &s, pe, dest, n) }
+}
+
+/// `shmem_put_signal` (the `_nbi` form completes before it returns, as the standard allows).
+///
+/// # Safety
+/// `source` holds `n` readable elements.
+pub(crate) unsafe fn put_signal<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    (dest, source, n): (*mut E, *const E, usize),
+    (sig_addr, signal, sig_op): (*mut u64, u64, c_int),
+    pe: c_int,
+) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    let sig = sym(op, "sig_addr", sig_addr, 1);
+    let sop = match sig_op {
+        0 => SignalOp::Set(signal),
+        1 => SignalOp::Add(signal),
+        _ => fatal!("{op}: sig_op {sig_op} is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD"),
+    };
+    if n == 0 {
+        match sop {
+            SignalOp::Set(v) => sig.signal(0).set(pe, v),
+            SignalOp::Add(v) => sig.signal(0).add(pe, v),
+        }
+        return;
+    }
+    let d = sym(op, "dest", dest, n);
+    // SAFETY: per this function's contract.
+    let s = unsafe { src(op, source, n) };
+    c.ctx.put_signal(&d, pe, .., s, sig.signal(0), sop);
+}
+
+/// Generates the block transfers of one type: put, get, their `_nbi` and `_signal` forms, iput,
+/// iget, each with its `shmem_ctx_` form. `$pt` is the C pointer's element type (`c_void` for
+/// `shmem_putmem`).
+macro_rules! rma_block {
+    ($t:ty, $pt:ty, $put:ident $cput:ident $get:ident $cget:ident $putn:ident $cputn:ident
+     $getn:ident $cgetn:ident $iput:ident $ciput:ident $iget:ident $ciget:ident
+     $ps:ident $cps:ident $psn:ident $cpsn:ident) => {
+        rma_block!(@pair $t, $pt, $put $cput, put, (dest: *mut $pt, source: *const $pt),
+            (dest.cast(), source.cast()));
+        rma_block!(@pair $t, $pt, $get $cget, get, (dest: *mut $pt, source: *const $pt),
+            (dest.cast(), source.cast()));
+        rma_block!(@pair $t, $pt, $putn $cputn, put_nbi, (dest: *mut $pt, source: *const $pt),
+            (dest.cast(), source.cast()));
+        rma_block!(@pair $t, $pt, $getn $cgetn, get_nbi, (dest: *mut $pt, source: *const $pt),
+            (dest.cast(), source.cast()));
+        rma_block!(@strided $t, $pt, $iput $ciput, iput);
+        rma_block!(@strided $t, $pt, $iget $ciget, iget);
+        rma_block!(@signal $t, $pt, $ps $cps);
+        rma_block!(@signal $t, $pt, $psn $cpsn);
+    };
+    (@pair $t:ty, $pt:ty, $name:ident $cname:ident, $f:ident, ($($arg:ident: $at:ty),*),
+     ($($pass:expr),*)) => {
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the call's buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $at,)* nelems: usize, pe: c_int) {
+            // SAFETY: the caller keeps C's contract for the local buffer.
+            unsafe { $f::<$t>(stringify!($name), DEFAULT, $($pass,)* nelems, pe) }
+        }
+
+        #[doc = concat!("`", stringify!($cname), "`.")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the call's buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $cname(ctx: ShmemCtx, $($arg: $at,)* nelems: usize, pe: c_int) {
+            // SAFETY: the caller keeps C's contract for the local buffer.
+            unsafe { $f::<$t>(stringify!($cname), ctx, $($pass,)* nelems, pe) }
+        }
+    };
+    (@strided $t:ty, $pt:ty, $name:ident $cname:ident, $f:ident) => {
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the call's buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            dest: *mut $pt, source: *const $pt, dst: isize, sst: isize, nelems: usize, pe: c_int,
+        ) {
+            // SAFETY: the caller keeps C's contract for the local buffer.
+            unsafe {
+                $f::<$t>(stringify!($name), DEFAULT, (dest.cast(), dst), (source.cast(), sst),
+                    nelems, pe)
+            }
+        }
+
+        #[doc = concat!("`", stringify!($cname), "`.")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the call's buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $cname(
+            ctx: ShmemCtx, dest: *mut $pt, source: *const $pt, dst: isize, sst: isize,
+            nelems: usize, pe: c_int,
+        ) {
+            // SAFETY: the caller keeps C's contract for the local buffer.
+            unsafe {
+                $f::<$t>(stringify!($cname), ctx, (dest.cast(), dst), (source.cast(), sst),
+                    nelems, pe)
+            }
+        }
+    };
+    (@signal $t:ty, $pt:ty, $name:ident $cname:ident) => {
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the call's buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            dest: *mut $pt, source: *const $pt, nelems: usize, sig_addr: *mut u64, signal: u64,
+            sig_op: c_int, pe: c_int,
+        ) {
+            // SAFETY: the caller keeps C's contract for the local buffer.
+            unsafe {
+                put_signal::<$t>(stringify!($name), DEFAULT,
+                    (dest.cast(), source.cast(), nelems), (sig_addr, signal, sig_op), pe)
+            }
+        }
+
+        #[doc = concat!("`", stringify!($cname), "`.")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the call's buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $cname(
+            ctx: ShmemCtx, dest: *mut $pt, source: *const $pt, nelems: usize, sig_addr: *mut u64,
+            signal: u64, sig_op: c_int, pe: c_int,
+        ) {
+            // SAFETY: the caller keeps C's contract for the local buffer.
+            unsafe {
+                put_signal::<$t>(stringify!($cname), ctx,
+                    (dest.cast(), source.cast(), nelems), (sig_addr, signal, sig_op), pe)
+            }
+        }
+    };
+}
+
+/// `shmem_TYPE_p` and `shmem_TYPE_g`, which pass an element by value. Not for `long double`,
+/// whose x87 calling convention Rust cannot express: `shmem.h` defines those two as inline
+/// functions over `shmem_longdouble_put`/`_get`.
+macro_rules! rma_elem {
+    (longdouble, $t:ty) => {};
+    ($name:ident, $t:ty) => {
+        pastey::paste! {
+            #[doc = concat!("`shmem_", stringify!($name), "_p`.")]
+            #[unsafe(no_mangle)]
+            pub extern "C" fn [<shmem_ $name _p>](dest: *mut $t, value: $t, pe: c_int) {
+                p(concat!("shmem_", stringify!($name), "_p"), DEFAULT, dest, value, pe)
+            }
+
+            #[doc = concat!("`shmem_ctx_", stringify!($name), "_p`.")]
+            #[unsafe(no_mangle)]
+            pub extern "C" fn [<shmem_ctx_ $name _p>](
+                ctx: ShmemCtx, dest: *mut $t, value: $t, pe: c_int,
+            ) {
+                p(concat!("shmem_ctx_", stringify!($name), "_p"), ctx, dest, value, pe)
+            }
+
+            #[doc = concat!("`shmem_", stringify!($name), "_g`.")]
+            #[unsafe(no_mangle)]
+            pub extern "C" fn [<shmem_ $name _g>](source: *const $t, pe: c_int) -> $t {
+                g(concat!("shmem_", stringify!($name), "_g"), DEFAULT, source, pe)
+            }
+
+            #[doc = concat!("`shmem_ctx_", stringify!($name), "_g`.")]
+            #[unsafe(no_mangle)]
+            pub extern "C" fn [<shmem_ctx_ $name _g>](
+                ctx: ShmemCtx, source: *const $t, pe: c_int,
+            ) -> $t {
+                g(concat!("shmem_ctx_", stringify!($name), "_g"), ctx, source, pe)
+            }
+        }
+    };
+}
+
+/// The typed RMA functions of every standard RMA type.
+macro_rules! rma_typed {
+    ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
+        rma_block!($t, $t,
+            [<shmem_ $name _put>] [<shmem_ctx_ $name _put>]
+            [<shmem_ $name _get>] [<shmem_ctx_ $name _get>]
+            [<shmem_ $name _put_nbi>] [<shmem_ctx_ $name _put_nbi>]
+            [<shmem_ $name _get_nbi>] [<shmem_ctx_ $name _get_nbi>]
+            [<shmem_ $name _iput>] [<shmem_ctx_ $name _iput>]
+            [<shmem_ $name _iget>] [<shmem_ctx_ $name _iget>]
+            [<shmem_ $name _put_signal>] [<shmem_ctx_ $name _put_signal>]
+            [<shmem_ $name _put_signal_nbi>] [<shmem_ctx_ $name _put_signal_nbi>]);
+
+        rma_elem!($name, $t);
+    )* } };
+}
+
+/// The sized RMA functions (`shmem_put32`, `shmem_putmem`, ...).
+macro_rules! rma_sized {
+    ($($n:tt: $t:ty),* $(,)?) => { pastey::paste! { $(
+        rma_block!($t, c_void,
+            [<shmem_put $n>] [<shmem_ctx_put $n>]
+            [<shmem_get $n>] [<shmem_ctx_get $n>]
+            [<shmem_put $n _nbi>] [<shmem_ctx_put $n _nbi>]
+            [<shmem_get $n _nbi>] [<shmem_ctx_get $n _nbi>]
+            [<shmem_iput $n>] [<shmem_ctx_iput $n>]
+            [<shmem_iget $n>] [<shmem_ctx_iget $n>]
+            [<shmem_put $n _signal>] [<shmem_ctx_put $n _signal>]
+            [<shmem_put $n _signal_nbi>] [<shmem_ctx_put $n _signal_nbi>]);
+    )* } };
+}
+
+rma_types!(rma_typed);
+sized_types!(rma_sized);
+
+/// `shmem_signal_fetch`: this PE's value of the signal word at `sig_addr`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_signal_fetch(sig_addr: *const u64) -> u64 {
+    sym("shmem_signal_fetch", "sig_addr", sig_addr, 1)
+        .signal(0)
+        .fetch()
+}

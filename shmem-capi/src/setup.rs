@@ -1,0 +1,208 @@
+//! Library setup, exit and query routines; ordering (`fence`, `quiet`) and the world-wide
+//! synchronization (`barrier_all`, `sync_all`); `shmem_ptr` and the accessibility queries.
+
+use crate::state::{self, ShmemCtx, g, world_pe};
+use shmem_core::prelude::*;
+use std::ffi::{c_char, c_int, c_void};
+
+/// `shmem_init`: starts the runtime (a second call while it runs does nothing).
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_init() {
+    state::initialize(3);
+}
+
+/// `shmem_init_thread`: starts the runtime with a thread level; the level provided is the one
+/// requested. Returns 0.
+///
+/// # Safety
+/// `provided` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_init_thread(requested: c_int, provided: *mut c_int) -> c_int {
+    let g = state::initialize(requested);
+    if !provided.is_null() {
+        // SAFETY: per the C contract.
+        unsafe { provided.write(g.level) };
+    }
+    0
+}
+
+/// `shmem_query_thread`: the thread level provided.
+///
+/// # Safety
+/// `provided` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_query_thread(provided: *mut c_int) {
+    let level = g("shmem_query_thread").level;
+    if !provided.is_null() {
+        // SAFETY: per the C contract.
+        unsafe { provided.write(level) };
+    }
+}
+
+/// `shmem_finalize`: completes this PE's operations and finalizes the runtime (collective).
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_finalize() {
+    state::finalize();
+}
+
+/// `start_pes` (deprecated): `shmem_init`.
+#[unsafe(no_mangle)]
+pub extern "C" fn start_pes(_npes: c_int) {
+    shmem_init();
+}
+
+/// `shmem_global_exit`: ends every PE of the job with `status`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_global_exit(status: c_int) {
+    match state::try_g() {
+        Some(g) => g.world.global_exit(status),
+        None => std::process::exit(status),
+    }
+}
+
+/// `shmem_my_pe`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_my_pe() -> c_int {
+    g("shmem_my_pe").world.my_pe() as c_int
+}
+
+/// `shmem_n_pes`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_n_pes() -> c_int {
+    g("shmem_n_pes").world.n_pes() as c_int
+}
+
+/// `_my_pe` (deprecated).
+#[unsafe(no_mangle)]
+pub extern "C" fn _my_pe() -> c_int {
+    shmem_my_pe()
+}
+
+/// `_num_pes` (deprecated).
+#[unsafe(no_mangle)]
+pub extern "C" fn _num_pes() -> c_int {
+    shmem_n_pes()
+}
+
+/// `shmem_pe_accessible`: 1 for every PE of the job.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_pe_accessible(pe: c_int) -> c_int {
+    let w = g("shmem_pe_accessible").world;
+    c_int::from(usize::try_from(pe).is_ok_and(|p| w.pe_accessible(p)))
+}
+
+/// `shmem_addr_accessible`: 1 when `addr` is symmetric and `pe` is a PE of the job.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int {
+    g("shmem_addr_accessible");
+    let symmetric = shmem_core::raw::sym::<u8>(addr.cast(), 1).is_some();
+    c_int::from(symmetric && shmem_pe_accessible(pe) == 1)
+}
+
+/// `shmem_ptr`: the address of PE `pe`'s copy of `dest` when it is mapped here, else NULL.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
+    let n = g("shmem_ptr").world.n_pes();
+    match usize::try_from(pe) {
+        Ok(p) if p < n => peer_ptr(dest, p),
+        _ => std::ptr::null_mut(),
+    }
+}
+
+/// World PE `pe`'s copy of the byte at `dest`, when mapped here.
+pub(crate) fn peer_ptr(dest: *const c_void, pe: usize) -> *mut c_void {
+    match shmem_core::raw::sym::<u8>(dest.cast(), 1) {
+        Some(s) => s
+            .peer_slice(pe)
+            .map_or(std::ptr::null_mut(), |v| v.as_ptr().cast()),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// `shmem_info_get_version`: 1.5.
+///
+/// # Safety
+/// Both pointers are writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_info_get_version(major: *mut c_int, minor: *mut c_int) {
+    let (ma, mi) = shmem_core::VERSION;
+    // SAFETY: per the C contract.
+    unsafe {
+        major.write(ma as c_int);
+        minor.write(mi as c_int);
+    }
+}
+
+/// `shmem_info_get_name`: copies `SHMEM_VENDOR_STRING` (NUL-terminated) into `name`.
+///
+/// # Safety
+/// `name` is writable for `SHMEM_MAX_NAME_LEN` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_info_get_name(name: *mut c_char) {
+    let s = shmem_core::VENDOR_STRING.as_bytes();
+    let n = s.len().min(shmem_core::MAX_NAME_LEN - 1);
+    // SAFETY: `name` holds SHMEM_MAX_NAME_LEN bytes (C contract); `n + 1` fits.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), name.cast::<u8>(), n);
+        name.add(n).write(0);
+    }
+}
+
+/// `shmem_barrier_all`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_barrier_all() {
+    g("shmem_barrier_all").world.barrier_all();
+}
+
+/// `shmem_sync_all`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_sync_all() {
+    g("shmem_sync_all").world.sync_all();
+}
+
+/// `shmem_quiet`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_quiet() {
+    g("shmem_quiet").world.quiet();
+}
+
+/// `shmem_fence`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_fence() {
+    g("shmem_fence").world.fence();
+}
+
+/// `shmem_ctx_quiet`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_ctx_quiet(ctx: ShmemCtx) {
+    state::ctx("shmem_ctx_quiet", ctx).ctx.quiet();
+}
+
+/// `shmem_ctx_fence`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_ctx_fence(ctx: ShmemCtx) {
+    state::ctx("shmem_ctx_fence", ctx).ctx.fence();
+}
+
+/// `shmem_pe_quiet` (1.6): completes this PE's operations to the `npes` PEs in `target_pes`.
+///
+/// # Safety
+/// `target_pes` holds `npes` ints.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_pe_quiet(target_pes: *const c_int, npes: usize) {
+    let op = "shmem_pe_quiet";
+    // SAFETY: per the C contract.
+    let pes = unsafe { state::src(op, target_pes, npes) };
+    let pes: Vec<usize> = pes.iter().map(|&p| world_pe(op, p)).collect();
+    g(op).world.pe_quiet(&pes);
+}
+
+/// `shmemx_wtime`: seconds since an arbitrary point, as a double.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmemx_wtime() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
+}
