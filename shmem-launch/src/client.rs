@@ -5,14 +5,16 @@
 //! error type.
 
 use std::ffi::OsString;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use crate::auth::{self, Channel, MAC_BYTES, Nonce, Secret};
 use crate::wire::{
-    CollectiveKind, DEFAULT_INIT_TIMEOUT_SECS, ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_NNODES, ENV_NODE,
-    ENV_NPES, ENV_PE, ENV_RENDEZVOUS, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION,
-    parse_timeout_secs,
+    CollectiveKind, DEFAULT_INIT_TIMEOUT_SECS, ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_JOB_SECRET,
+    ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE, ENV_RENDEZVOUS, ERR_TIMEOUT, FrameBuf,
+    MAX_CONTROL_FRAME, MAX_HANDSHAKE_FRAME, MAX_RECORD, Msg, PROTOCOL_VERSION, hello_fields,
+    max_table_frame, parse_timeout_secs,
 };
 
 /// Extra time the PE waits for the launcher's verdict beyond the rendezvous timeout before it
@@ -67,6 +69,8 @@ pub struct LaunchEnv {
     pub npes: usize,
     /// The job id the launcher checks on hello (`SHMEM_JOB_ID`, hexadecimal).
     pub job_id: u64,
+    /// The job secret (`SHMEM_JOB_SECRET`, hexadecimal).
+    pub secret: Secret,
     /// The rendezvous timeout (`SHMEM_INIT_TIMEOUT`; [`DEFAULT_INIT_TIMEOUT_SECS`] without it).
     pub timeout: Duration,
     /// The index of this PE's host, below `nnodes` (`SHMEM_NODE`; 0 without it).
@@ -83,8 +87,8 @@ impl LaunchEnv {
 
     /// Reads the launcher's variables through `get`. `Ok(None)` when `SHMEM_RENDEZVOUS` is unset
     /// (the program was not started by `shmemrun`); an error names the variable that is missing
-    /// or has a value that cannot be used. `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and `SHMEM_NNODES`
-    /// are optional.
+    /// or has a value that cannot be used (for `SHMEM_JOB_SECRET`, without quoting the value).
+    /// `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and `SHMEM_NNODES` are optional.
     ///
     /// ```
     /// use std::ffi::OsString;
@@ -97,6 +101,7 @@ impl LaunchEnv {
     ///             "SHMEM_PE" => pe,
     ///             "SHMEM_NPES" => "4",
     ///             "SHMEM_JOB_ID" => "00ff",
+    ///             "SHMEM_JOB_SECRET" => "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a",
     ///             _ => return None,
     ///         };
     ///         Some(OsString::from(value))
@@ -170,6 +175,12 @@ impl LaunchEnv {
                 "expected a hexadecimal 64-bit number".into(),
             )
         })?;
+        let secret_text = required(ENV_JOB_SECRET)?;
+        let secret = Secret::from_hex(&secret_text).map_err(|reason| EnvError::Invalid {
+            name: ENV_JOB_SECRET,
+            value: "(not shown)".into(),
+            reason,
+        })?;
         let timeout = match text(ENV_INIT_TIMEOUT)? {
             None => Duration::from_secs_f64(DEFAULT_INIT_TIMEOUT_SECS),
             Some(v) => {
@@ -207,6 +218,7 @@ impl LaunchEnv {
             pe,
             npes,
             job_id,
+            secret,
             timeout,
             node,
             nnodes,
@@ -218,6 +230,7 @@ impl LaunchEnv {
         Client::connect(
             &self.rendezvous,
             self.job_id,
+            &self.secret,
             self.pe,
             self.npes,
             self.timeout,
@@ -260,6 +273,31 @@ pub fn connect_stream(addr: &str, timeout: Duration) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
+/// Reads the launcher's challenge, the first frame on a new blocking connection, waiting until
+/// `deadline` at most.
+pub(crate) fn read_challenge(stream: &mut TcpStream, deadline: Instant) -> io::Result<Nonce> {
+    let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
+    let left = deadline.saturating_duration_since(Instant::now());
+    stream.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len)?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len == 0 || len > MAX_HANDSHAKE_FRAME {
+        return Err(bad(format!(
+            "a first frame of {len} bytes instead of a challenge: is this shmemrun (protocol \
+             version {PROTOCOL_VERSION})?"
+        )));
+    }
+    let mut body = vec![0u8; len];
+    stream.read_exact(&mut body)?;
+    stream.set_read_timeout(None)?;
+    match Msg::decode(&body) {
+        Ok(Msg::Challenge { nonce }) => Ok(nonce),
+        Ok(other) => Err(bad(format!("expected a challenge, got {other:?}"))),
+        Err(e) => Err(bad(format!("expected a challenge: {e}"))),
+    }
+}
+
 /// An open connection to the launcher.
 #[derive(Debug)]
 pub struct Client {
@@ -268,6 +306,12 @@ pub struct Client {
     frames: FrameBuf,
     pe: usize,
     npes: usize,
+    job_id: u64,
+    secret: Secret,
+    /// The launcher's challenge and this PE's nonce, for the launcher's proof.
+    nonces: (Nonce, Nonce),
+    /// The launcher proved the secret ([`Msg::Accepted`]).
+    accepted: bool,
     /// Number of the next collective.
     epoch: u64,
     /// Until the first collective completes, give up at this instant even if the launcher is
@@ -280,13 +324,15 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects to the launcher at `addr` and says hello as PE `pe` of `npes` in job `job_id`;
-    /// the first collective must complete within `timeout` (plus [`BACKSTOP_SLACK`] when the
-    /// launcher stays silent). Fails only when the connection cannot be opened: a hello that the
-    /// launcher rejects is the error of the first collective.
+    /// Connects to the launcher at `addr`, reads its challenge and says hello as PE `pe` of
+    /// `npes` in job `job_id`, with the proof that it holds `secret`; the first collective must
+    /// complete within `timeout` (plus [`BACKSTOP_SLACK`] when the launcher stays silent). Fails
+    /// when the connection cannot be opened or no challenge comes: a hello that the launcher
+    /// rejects is the error of the first collective.
     pub fn connect(
         addr: &str,
         job_id: u64,
+        secret: &Secret,
         pe: usize,
         npes: usize,
         timeout: Duration,
@@ -304,11 +350,17 @@ impl Client {
                  chooses it)"
             ))
         })?;
+        let challenge = read_challenge(&mut stream, start + timeout)
+            .map_err(|e| fail("read the challenge of", e))?;
+        let mine = auth::nonce().map_err(|e| fail("make a nonce for", e))?;
+        let fields = hello_fields(PROTOCOL_VERSION, job_id, pe as u32, npes as u32);
         let hello = Msg::Hello {
             version: PROTOCOL_VERSION,
             job_id,
             pe: pe as u32,
             npes: npes as u32,
+            nonce: mine,
+            mac: auth::hello_mac(secret, Channel::Rendezvous, &challenge, &mine, &fields),
         };
         stream
             .write_all(&hello.encode())
@@ -319,9 +371,14 @@ impl Client {
         Ok(Client {
             stream,
             addr: addr.to_string(),
-            frames: FrameBuf::default(),
+            // Until the launcher has proved the secret, nothing larger than an error.
+            frames: FrameBuf::with_limit(MAX_CONTROL_FRAME),
             pe,
             npes,
+            job_id,
+            secret: secret.clone(),
+            nonces: (challenge, mine),
+            accepted: false,
             epoch: 0,
             rendezvous_deadline: Some(start + timeout + BACKSTOP_SLACK),
             timeout,
@@ -431,15 +488,29 @@ impl Client {
         progress: &mut dyn FnMut(),
     ) -> Result<Vec<Vec<u8>>, ClientError> {
         let epoch = self.epoch;
+        let mut record = blob.to_vec();
+        if kind == CollectiveKind::Allgather {
+            if blob.len() + MAC_BYTES > MAX_RECORD {
+                return Err(ClientError::Failed(format!(
+                    "PE {}: a start-up record of {} bytes is over the launcher's limit of {} \
+                     bytes",
+                    self.pe,
+                    blob.len(),
+                    MAX_RECORD - MAC_BYTES
+                )));
+            }
+            let key = auth::record_key(&self.secret, self.pe as u32);
+            record.extend_from_slice(&key.tag(self.job_id, epoch, blob));
+        }
         self.send(
             &Msg::Collective {
                 epoch,
                 kind,
-                blob: blob.to_vec(),
+                blob: record,
             },
             progress,
         )?;
-        let blobs = self.await_table(epoch, progress)?;
+        let mut blobs = self.await_table(epoch, progress)?;
         let want = if kind == CollectiveKind::Barrier {
             0
         } else {
@@ -451,9 +522,36 @@ impl Client {
                 blobs.len()
             )));
         }
+        for (pe, record) in blobs.iter_mut().enumerate() {
+            self.verify_record(pe, epoch, record)?;
+        }
         self.epoch += 1;
         self.rendezvous_deadline = None;
         Ok(blobs)
+    }
+
+    /// Checks PE `pe`'s record of collective `epoch` and strips its tag; the error names `pe`.
+    fn verify_record(
+        &self,
+        pe: usize,
+        epoch: u64,
+        record: &mut Vec<u8>,
+    ) -> Result<(), ClientError> {
+        let ok = record.len() >= MAC_BYTES && {
+            let (blob, tag) = record.split_at(record.len() - MAC_BYTES);
+            auth::record_key(&self.secret, pe as u32).verify(self.job_id, epoch, blob, tag)
+        };
+        if !ok {
+            return Err(ClientError::Failed(format!(
+                "PE {}: the start-up record of PE {pe} (collective {epoch}, {} bytes) failed \
+                 authentication: it was not made with this job's secret or was altered on the \
+                 way; not using it",
+                self.pe,
+                record.len()
+            )));
+        }
+        record.truncate(record.len() - MAC_BYTES);
+        Ok(())
     }
 
     fn protocol(&self, what: String) -> ClientError {
@@ -509,7 +607,29 @@ impl Client {
             // Every message answers the collective: the first one decides.
             if let Some(msg) = self.frames.next_msg().map_err(|e| self.protocol(e))? {
                 match msg {
-                    Msg::Table { epoch: e, blobs } if e == epoch => return Ok(blobs),
+                    Msg::Accepted { mac } if !self.accepted => {
+                        let (challenge, mine) = &self.nonces;
+                        let want = auth::launcher_mac(
+                            &self.secret,
+                            Channel::Rendezvous,
+                            challenge,
+                            mine,
+                            self.pe as u32,
+                        );
+                        if !auth::tags_equal(&mac, &want) {
+                            return Err(ClientError::Failed(format!(
+                                "PE {}: the launcher at {} did not prove that it holds the job \
+                                 secret ({ENV_JOB_SECRET}): is it this job's shmemrun?",
+                                self.pe, self.addr
+                            )));
+                        }
+                        self.accepted = true;
+                        self.frames.set_limit(max_table_frame(self.npes));
+                        continue;
+                    }
+                    Msg::Table { epoch: e, blobs } if e == epoch && self.accepted => {
+                        return Ok(blobs);
+                    }
                     Msg::Error { code, detail } if code == ERR_TIMEOUT => {
                         return Err(ClientError::Timeout(detail));
                     }

@@ -4,24 +4,28 @@
 //!
 //! - [`wire`]: the environment `shmemrun` gives every PE, and the frames and messages of the
 //!   conversation;
+//! - [`auth`]: the job secret and the HMAC-SHA256 proofs made with it (connections and records);
 //! - [`client`]: the PE's side: [`LaunchEnv`](client::LaunchEnv) reads the environment,
 //!   [`Client`](client::Client) says hello and runs the start-up collectives;
 //! - [`watchdog`]: the PE's supervision thread, on a control connection of its own;
 //! - [`server`]: the launcher's rendezvous server, a state machine that the launcher drives.
 //!
 //! shmem-core's `init` uses the client and the watchdog; the `shmemrun` binary (package
-//! `shmem-run`) uses the server. The crate needs nothing but `std` and `libc`.
+//! `shmem-run`) uses the server. The crate needs `std`, `libc`, and `hmac` with `sha2` for the
+//! proofs.
 //!
 //! # Start-up
 //!
 //! `shmemrun` starts every PE with `SHMEM_RENDEZVOUS` (the launcher's `host:port`), `SHMEM_PE`,
-//! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` (the index of the PE's host)
-//! and `SHMEM_NNODES` (the number of hosts) in the environment ([`wire`] names them). A program
+//! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_JOB_SECRET`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` (the
+//! index of the PE's host) and `SHMEM_NNODES` (the number of hosts) in the environment ([`wire`]
+//! names them). A program
 //! started without the launcher has no `SHMEM_RENDEZVOUS`:
 //! [`LaunchEnv::from_env`](client::LaunchEnv::from_env) returns `None`, and shmem-core runs it as
 //! a singleton (PE 0 of 1 on node 0 of 1, with no I/O at all) or through PMIx.
 //!
-//! The PE connects to the rendezvous address, says hello, and runs its start-up collectives
+//! The PE connects to the rendezvous address, proves that it holds the job secret, says hello,
+//! and runs its start-up collectives
 //! (allgathers and barriers) through the launcher; the first collective is the rendezvous. The
 //! frames and the conversation are described in [`wire`].
 //!
@@ -50,17 +54,19 @@
 //!
 //! ```
 //! use std::time::Duration;
+//! use shmem_launch::auth::Secret;
 //! use shmem_launch::client::{Client, ClientError};
 //! use shmem_launch::server::Server;
 //!
 //! let (job_id, npes, timeout) = (7, 2, Duration::from_secs(10));
-//! let mut server = Server::bind("127.0.0.1:0", job_id, npes, timeout)?;
+//! let secret = Secret::generate()?;
+//! let mut server = Server::bind("127.0.0.1:0", job_id, secret.clone(), npes, timeout)?;
 //! let addr = server.local_addr()?.to_string();
 //! let pes: Vec<_> = (0..npes)
 //!     .map(|pe| {
-//!         let addr = addr.clone();
+//!         let (addr, secret) = (addr.clone(), secret.clone());
 //!         std::thread::spawn(move || -> Result<Vec<Vec<u8>>, ClientError> {
-//!             let mut client = Client::connect(&addr, job_id, pe, npes, timeout)?;
+//!             let mut client = Client::connect(&addr, job_id, &secret, pe, npes, timeout)?;
 //!             let table = client.allgather(format!("PE {pe}").as_bytes(), &mut || {})?;
 //!             client.finalize()?;
 //!             Ok(table)
@@ -79,6 +85,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod auth;
 pub mod client;
 pub mod server;
 pub mod watchdog;

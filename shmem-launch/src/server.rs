@@ -10,16 +10,97 @@
 //! unit tests run a real server in-process against real [`client`](crate::client) connections.
 //!
 //! The server only reports ([`Notice`]) and answers PEs; killing processes is the caller's job.
+//!
+//! # Untrusted connections
+//!
+//! Anyone who can reach the port can connect. The server sends every new connection a challenge
+//! and reads nothing from it but one small frame (at most [`MAX_HANDSHAKE_FRAME`] bytes): a hello
+//! whose MAC proves the job secret ([`crate::auth`]). A connection that sends anything
+//! else, a bad MAC, or nothing within [`HANDSHAKE_TIMEOUT`] is closed at once and learns nothing
+//! of the job. Authenticated connections may send frames up to [`MAX_FRAME`]; one that sends a
+//! bad frame, stalls in the middle of one for [`STALL_TIMEOUT`], or would take the input
+//! buffered across all connections over [`MAX_BUFFERED`] is dropped. When `accept` fails (out of
+//! file descriptors) the server stops accepting for [`ACCEPT_BACKOFF`] and reports it once.
 
 use std::io::{self, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
+use crate::auth::{self, Channel, Nonce, Secret};
 use crate::wire::{
-    CollectiveKind, ERR_OTHER, ERR_TIMEOUT, FrameBuf, Msg, PROTOCOL_VERSION, millis_u32, pe_list,
-    secs,
+    CollectiveKind, ERR_OTHER, ERR_TIMEOUT, FrameBuf, MAX_FRAME, MAX_HANDSHAKE_FRAME, MAX_TABLE,
+    Msg, PROTOCOL_VERSION, control_fields, hello_fields, millis_u32, pe_list, secs,
 };
+
+/// Time a new connection has to send its hello (the rendezvous timeout when that is shorter).
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time an authenticated connection may sit in the middle of a frame before it is dropped.
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most bytes of incomplete frames buffered across all connections; the connection whose input
+/// would take the total over it is dropped. Real PEs send one record of a few KiB at a time.
+pub const MAX_BUFFERED: usize = 64 << 20;
+/// Pause of the accept loop after `accept` failed (e.g. `EMFILE`: out of file descriptors).
+pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// A connection holding more than this of an incomplete frame is the one dropped when the total
+/// goes over [`MAX_BUFFERED`].
+const BIG_PARTIAL: usize = 64 * 1024;
+/// Longest text in an error or abort sent to a PE (longer ones are cut).
+const MAX_DETAIL: usize = 16 * 1024;
+/// Rejected connections reported one by one; later ones are counted silently.
+const REPORTED_REJECTIONS: u64 = 5;
+
+/// `text`, cut to [`MAX_DETAIL`] bytes at a character boundary.
+fn clip(text: &str) -> String {
+    if text.len() <= MAX_DETAIL {
+        return text.to_string();
+    }
+    let mut end = MAX_DETAIL;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
+}
+
+fn over_budget() -> String {
+    format!(
+        "the launcher's input buffers are full ({} MiB across all connections); dropped the \
+         connection",
+        MAX_BUFFERED >> 20
+    )
+}
+
+fn stalled(limit: Duration) -> String {
+    format!(
+        "stalled in the middle of a frame for {}; dropped the connection",
+        secs(limit)
+    )
+}
+
+/// Binds a nonblocking listener to `addr`.
+fn listen(addr: &str) -> io::Result<TcpListener> {
+    let mut last = None;
+    for a in addr.to_socket_addrs()? {
+        match TcpListener::bind(a) {
+            Ok(l) => {
+                l.set_nonblocking(true)?;
+                return Ok(l);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        io::Error::new(io::ErrorKind::NotFound, "the name resolves to no address")
+    }))
+}
+
+fn error_frame(code: u8, detail: &str) -> Vec<u8> {
+    Msg::Error {
+        code,
+        detail: clip(detail),
+    }
+    .encode()
+}
 
 /// Something the caller should know about; returned by [`Server::poll`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,23 +150,53 @@ struct Conn {
     frames: FrameBuf,
     out: Vec<u8>,
     opened: Instant,
+    /// The nonce of the challenge this connection was sent.
+    challenge: Nonce,
+    /// Since when an incomplete frame has been buffered.
+    partial_since: Option<Instant>,
 }
 
 impl Conn {
+    /// Takes a new connection and sends it a challenge; it may send one handshake frame.
     fn new(stream: TcpStream) -> io::Result<Conn> {
         stream.set_nonblocking(true)?;
         stream.set_nodelay(true)?;
-        Ok(Conn {
+        let challenge = auth::nonce()?;
+        let mut c = Conn {
             stream,
-            frames: FrameBuf::default(),
+            frames: FrameBuf::with_limit(MAX_HANDSHAKE_FRAME),
             out: Vec::new(),
             opened: Instant::now(),
-        })
+            challenge,
+            partial_since: None,
+        };
+        c.send(&Msg::Challenge { nonce: challenge }.encode())?;
+        Ok(c)
     }
 
-    /// Reads what is available. `Ok(false)`: end of stream.
+    /// Reads what is available (at most one frame ahead). `Ok(false)`: end of stream.
     fn fill(&mut self) -> io::Result<bool> {
-        self.frames.fill_from(&mut self.stream)
+        let open = self.frames.fill_from(&mut self.stream);
+        if self.frames.is_empty() {
+            self.partial_since = None;
+        } else if self.partial_since.is_none() {
+            self.partial_since = Some(Instant::now());
+        }
+        open
+    }
+
+    /// Takes the next complete frame; restarts the stall clock when one was taken.
+    fn next_msg(&mut self) -> Result<Option<Msg>, String> {
+        let msg = self.frames.next_msg()?;
+        if msg.is_some() {
+            self.partial_since = (!self.frames.is_empty()).then(Instant::now);
+        }
+        Ok(msg)
+    }
+
+    /// Whether it has sat in the middle of a frame for longer than `limit`.
+    fn stalled(&self, limit: Duration) -> bool {
+        self.partial_since.is_some_and(|t| t.elapsed() > limit)
     }
 
     /// Writes as much of the output buffer as the socket takes.
@@ -152,8 +263,21 @@ struct Heartbeat {
 /// The rendezvous server of one job.
 #[derive(Debug)]
 pub struct Server {
-    listener: TcpListener,
+    listeners: Vec<TcpListener>,
     job_id: u64,
+    secret: Secret,
+    /// While set, `accept` is not tried (it failed; see [`ACCEPT_BACKOFF`]).
+    accept_paused_until: Option<Instant>,
+    /// `accept` failures so far (the first one is reported).
+    accept_failures: u64,
+    /// Connections rejected so far (the first [`REPORTED_REJECTIONS`] are reported).
+    rejections: u64,
+    /// Bytes of incomplete frames buffered across connections (recounted every round).
+    buffered: usize,
+    /// [`HANDSHAKE_TIMEOUT`] unless [`Server::set_timeouts`] changed it.
+    handshake_timeout: Duration,
+    /// [`STALL_TIMEOUT`] unless [`Server::set_timeouts`] changed it.
+    stall_timeout: Duration,
     timeout: Duration,
     started: Instant,
     /// Set when the rendezvous timed out: the error every (late) PE receives.
@@ -174,14 +298,26 @@ pub struct Server {
 }
 
 impl Server {
-    /// Listens on `addr` (e.g. `127.0.0.1:0`) for the `npes` PEs of job `job_id`; the rendezvous
-    /// must complete within `timeout` from now.
-    pub fn bind(addr: &str, job_id: u64, npes: usize, timeout: Duration) -> io::Result<Server> {
-        let listener = TcpListener::bind(addr)?;
-        listener.set_nonblocking(true)?;
+    /// Listens on `addr` (e.g. `127.0.0.1:0`) for the `npes` PEs of job `job_id`, who prove
+    /// that they hold `secret`; the rendezvous must complete within `timeout` from now.
+    pub fn bind(
+        addr: &str,
+        job_id: u64,
+        secret: Secret,
+        npes: usize,
+        timeout: Duration,
+    ) -> io::Result<Server> {
+        let listener = listen(addr)?;
         Ok(Server {
-            listener,
+            listeners: vec![listener],
             job_id,
+            secret,
+            accept_paused_until: None,
+            accept_failures: 0,
+            rejections: 0,
+            buffered: 0,
+            handshake_timeout: HANDSHAKE_TIMEOUT,
+            stall_timeout: STALL_TIMEOUT,
             timeout,
             started: Instant::now(),
             timeout_detail: None,
@@ -209,9 +345,29 @@ impl Server {
         self.next_beat = Instant::now() + interval;
     }
 
-    /// The address PEs must connect to (`SHMEM_RENDEZVOUS`).
-    pub fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
-        self.listener.local_addr()
+    /// Changes the time a new connection has to say hello ([`HANDSHAKE_TIMEOUT`]) and the time
+    /// an authenticated one may stall in the middle of a frame ([`STALL_TIMEOUT`]).
+    pub fn set_timeouts(&mut self, handshake: Duration, stall: Duration) {
+        self.handshake_timeout = handshake;
+        self.stall_timeout = stall;
+    }
+
+    /// Listens on `addr` too (another interface of this machine, for hosts that reach it
+    /// there); returns the address bound.
+    pub fn listen_also(&mut self, addr: &str) -> io::Result<SocketAddr> {
+        let listener = listen(addr)?;
+        let bound = listener.local_addr()?;
+        self.listeners.push(listener);
+        Ok(bound)
+    }
+
+    /// The address of the first listener: the one PEs connect to (`SHMEM_RENDEZVOUS`) unless
+    /// [`listen_also`](Self::listen_also) added others.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match self.listeners.first() {
+            Some(l) => l.local_addr(),
+            None => Err(io::ErrorKind::NotConnected.into()),
+        }
     }
 
     fn npes(&self) -> usize {
@@ -230,7 +386,20 @@ impl Server {
         if self.heartbeat.is_some() {
             wait = wait.min(self.next_beat.saturating_duration_since(Instant::now()));
         }
-        let mut fds = Vec::with_capacity(2 + self.pending.len() + 2 * self.slots.len());
+        let accepting = match self.accept_paused_until {
+            Some(t) if t > Instant::now() => {
+                wait = wait.min(t.saturating_duration_since(Instant::now()));
+                false
+            }
+            _ => true,
+        };
+        if !self.pending.is_empty() {
+            // Wake to close connections that do not say hello in time.
+            wait = wait.min(Duration::from_millis(250));
+        }
+        let mut fds = Vec::with_capacity(
+            self.listeners.len() + 1 + self.pending.len() + 2 * self.slots.len(),
+        );
         let mut watch = |fd: RawFd, out: bool| {
             let events = libc::POLLIN | if out { libc::POLLOUT } else { 0 };
             fds.push(libc::pollfd {
@@ -239,7 +408,11 @@ impl Server {
                 revents: 0,
             });
         };
-        watch(self.listener.as_raw_fd(), false);
+        if accepting {
+            for l in &self.listeners {
+                watch(l.as_raw_fd(), false);
+            }
+        }
         if let Some(fd) = wake {
             watch(fd, false);
         }
@@ -270,8 +443,15 @@ impl Server {
     /// exits without finalizing strands the PEs waiting for it.
     pub fn pe_exited(&mut self, pe: usize) -> Vec<Notice> {
         // Take in what the PE sent before it exited (a hello, a finalize): the data and the
-        // connection reached this host before the exit did.
-        self.service();
+        // connection reached this host before the exit did. Only its own connections and the
+        // new ones: the others wait for the next poll (an exit costs O(1) connections, not
+        // O(PEs)).
+        self.accept_all();
+        self.read_pending();
+        if pe < self.npes() {
+            self.read_pe(pe);
+            self.read_control(pe);
+        }
         if let Some(slot) = self.slots.get_mut(pe) {
             slot.exited = true;
             slot.gone = true;
@@ -331,11 +511,7 @@ impl Server {
     /// Sends `detail` as an error to every connected PE (best effort, without waiting), e.g.
     /// before the launcher ends the job.
     pub fn abort(&mut self, detail: &str) {
-        let frame = Msg::Error {
-            code: ERR_OTHER,
-            detail: detail.to_string(),
-        }
-        .encode();
+        let frame = error_frame(ERR_OTHER, detail);
         for slot in &mut self.slots {
             if let Some(c) = slot.conn.as_mut() {
                 let _ = c.send(&frame);
@@ -349,7 +525,7 @@ impl Server {
     pub fn abort_all(&mut self, status: i32, reason: &str) {
         let frame = Msg::Abort {
             status,
-            reason: reason.to_string(),
+            reason: clip(reason),
         }
         .encode();
         for c in self.slots.iter_mut().filter_map(|s| s.control.as_mut()) {
@@ -369,6 +545,11 @@ impl Server {
         self.slots
             .get(pe)
             .is_some_and(|s| s.hello || s.control_hello)
+    }
+
+    /// Whether PE `pe` said hello on its rendezvous connection (it called `init`).
+    pub fn said_hello(&self, pe: usize) -> bool {
+        self.slots.get(pe).is_some_and(|s| s.hello)
     }
 
     /// Whether PE `pe` told the launcher it finalized.
@@ -399,6 +580,18 @@ impl Server {
 
     /// Accepts, reads and answers everything that is ready, without waiting.
     fn service(&mut self) {
+        self.buffered = self
+            .pending
+            .iter()
+            .map(|c| c.frames.buffered())
+            .sum::<usize>()
+            + self
+                .slots
+                .iter()
+                .flat_map(|s| [&s.conn, &s.control])
+                .flatten()
+                .map(|c| c.frames.buffered())
+                .sum::<usize>();
         self.accept_all();
         self.read_pending();
         for pe in 0..self.npes() {
@@ -413,18 +606,49 @@ impl Server {
     }
 
     fn accept_all(&mut self) {
-        loop {
-            match self.listener.accept() {
-                Ok((stream, peer)) => match Conn::new(stream) {
-                    Ok(c) => self.pending.push(c),
-                    Err(e) => self.warn(format!("cannot set up a connection from {peer}: {e}")),
-                },
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) => {
-                    // E.g. EMFILE: leave the connection queued and try again on the next poll.
-                    self.warn(format!("cannot accept a connection: {e}"));
-                    return;
+        if self.accept_paused_until.is_some_and(|t| t > Instant::now()) {
+            return;
+        }
+        self.accept_paused_until = None;
+        // Real PEs open two connections each; beyond that, the oldest unauthenticated ones go.
+        let max_pending = 2 * self.npes() + 256;
+        for i in 0..self.listeners.len() {
+            loop {
+                match self.listeners[i].accept() {
+                    Ok((stream, peer)) => match Conn::new(stream) {
+                        Ok(c) => {
+                            if self.pending.len() >= max_pending {
+                                self.pending.remove(0);
+                            }
+                            self.pending.push(c);
+                        }
+                        // Typically reset at once by its peer: counted with the refusals, so
+                        // that a flood of them cannot fill the launcher's stderr.
+                        Err(e) => self
+                            .note_refusal(format!("cannot set up a connection from {peer}: {e}")),
+                    },
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => {
+                        // E.g. EMFILE: the connection stays queued. Free a descriptor held by
+                        // an unauthenticated connection, and do not try again at once (the
+                        // listener stays readable: retrying in a loop would spin a core).
+                        if !self.pending.is_empty() {
+                            self.pending.remove(0);
+                        }
+                        if self.accept_failures == 0 {
+                            self.warn(format!(
+                                "cannot accept a connection: {e}; retrying every {} ms and \
+                                 closing unauthenticated connections to make room (reported \
+                                 once)",
+                                ACCEPT_BACKOFF.as_millis()
+                            ));
+                        }
+                        self.accept_failures += 1;
+                        self.accept_paused_until = Some(Instant::now() + ACCEPT_BACKOFF);
+                        return;
+                    }
                 }
             }
         }
@@ -437,15 +661,34 @@ impl Server {
     /// Reads the first frame of new connections and admits or rejects them.
     fn read_pending(&mut self) {
         let pending = std::mem::take(&mut self.pending);
+        let handshake = self.timeout.min(self.handshake_timeout);
         for mut c in pending {
             let open = c.fill();
-            match c.frames.next_msg() {
+            match c.next_msg() {
                 Ok(Some(Msg::Hello {
                     version,
                     job_id,
                     pe,
                     npes,
+                    nonce,
+                    mac,
                 })) => {
+                    let fields = hello_fields(version, job_id, pe, npes);
+                    if !self.proves(&c, Channel::Rendezvous, &nonce, &fields, &mac) {
+                        self.refuse(c, "authentication failed");
+                        continue;
+                    }
+                    let proof = auth::launcher_mac(
+                        &self.secret,
+                        Channel::Rendezvous,
+                        &c.challenge,
+                        &nonce,
+                        pe,
+                    );
+                    if c.send(&Msg::Accepted { mac: proof }.encode()).is_err() {
+                        continue;
+                    }
+                    c.frames.set_limit(MAX_FRAME);
                     self.hello(c, version, job_id, pe as usize, npes as usize);
                 }
                 Ok(Some(Msg::ControlHello {
@@ -453,14 +696,22 @@ impl Server {
                     job_id,
                     pe,
                     pid,
+                    nonce,
+                    mac,
                 })) => {
-                    self.control_hello(c, version, job_id, pe as usize, pid);
+                    let fields = control_fields(version, job_id, pe, pid);
+                    if !self.proves(&c, Channel::Control, &nonce, &fields, &mac) {
+                        self.refuse(c, "authentication failed");
+                        continue;
+                    }
+                    c.frames.set_limit(MAX_FRAME);
+                    self.control_hello(c, version, job_id, pe as usize, pid, &nonce);
                 }
-                Ok(Some(other)) => self.reject(c, format!("expected a hello, got {other:?}")),
-                Err(e) => self.reject(c, format!("protocol error: {e}")),
+                Ok(Some(_)) => self.refuse(c, "expected a hello"),
+                Err(_) => self.refuse(c, "bad frame"),
                 Ok(None) => match open {
-                    Ok(true) if c.opened.elapsed() < self.timeout => self.pending.push(c),
-                    Ok(true) => self.reject(c, "no hello".to_string()),
+                    Ok(true) if c.opened.elapsed() < handshake => self.pending.push(c),
+                    Ok(true) => self.refuse(c, "no hello in time"),
                     // Closed or broken before saying anything: nothing to answer.
                     Ok(false) | Err(_) => {}
                 },
@@ -468,17 +719,49 @@ impl Server {
         }
     }
 
+    /// Whether `mac` proves the secret for connection `c`'s challenge.
+    fn proves(&self, c: &Conn, channel: Channel, nonce: &Nonce, fields: &[u8], mac: &[u8]) -> bool {
+        let want = auth::hello_mac(&self.secret, channel, &c.challenge, nonce, fields);
+        auth::tags_equal(&want, mac)
+    }
+
+    /// Closes an unauthenticated connection: it learns only that it was refused.
+    fn refuse(&mut self, mut c: Conn, why: &str) {
+        let _ = c.send(&error_frame(ERR_OTHER, "connection refused"));
+        let peer = c
+            .stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| "?".into());
+        self.note_refusal(format!(
+            "refused a connection from {peer}: {why} (not a PE of this job)"
+        ));
+    }
+
+    /// Reports a refused connection, up to [`REPORTED_REJECTIONS`] of them.
+    fn note_refusal(&mut self, text: String) {
+        self.rejections += 1;
+        if self.rejections <= REPORTED_REJECTIONS {
+            let more = if self.rejections == REPORTED_REJECTIONS {
+                " (further refused connections are not reported)"
+            } else {
+                ""
+            };
+            self.warn(format!("{text}{more}"));
+        }
+    }
+
+    /// Rejects an authenticated connection whose hello cannot be admitted, saying why.
     fn reject(&mut self, mut c: Conn, why: String) {
         let peer = c
             .stream
             .peer_addr()
             .map(|a| a.to_string())
             .unwrap_or_else(|_| "?".into());
-        let frame = Msg::Error {
-            code: ERR_OTHER,
-            detail: format!("connection rejected: {why}"),
-        };
-        let _ = c.send(&frame.encode());
+        let _ = c.send(&error_frame(
+            ERR_OTHER,
+            &format!("connection rejected: {why}"),
+        ));
         self.warn(format!("rejected a connection from {peer}: {why}"));
     }
 
@@ -496,11 +779,7 @@ impl Server {
             format!("PE {pe} connected twice")
         } else {
             if let Some(detail) = &self.timeout_detail {
-                let frame = Msg::Error {
-                    code: ERR_TIMEOUT,
-                    detail: detail.clone(),
-                };
-                let _ = c.send(&frame.encode());
+                let _ = c.send(&error_frame(ERR_TIMEOUT, detail));
             }
             let slot = &mut self.slots[pe];
             slot.hello = true;
@@ -517,7 +796,15 @@ impl Server {
         self.reject(c, why);
     }
 
-    fn control_hello(&mut self, mut c: Conn, version: u32, job_id: u64, pe: usize, pid: u32) {
+    fn control_hello(
+        &mut self,
+        mut c: Conn,
+        version: u32,
+        job_id: u64,
+        pe: usize,
+        pid: u32,
+        nonce: &Nonce,
+    ) {
         let n = self.npes();
         let why = if version != PROTOCOL_VERSION {
             format!("protocol version {version}, this launcher speaks {PROTOCOL_VERSION}")
@@ -528,14 +815,23 @@ impl Server {
         } else if self.slots[pe].control_hello {
             format!("PE {pe} opened its control connection twice")
         } else {
+            let mac = auth::launcher_mac(
+                &self.secret,
+                Channel::Control,
+                &c.challenge,
+                nonce,
+                pe as u32,
+            );
             let welcome = match self.heartbeat {
                 Some(h) => Msg::Welcome {
                     interval_ms: millis_u32(h.interval).max(1),
                     timeout_ms: millis_u32(h.pe_timeout).max(1),
+                    mac,
                 },
                 None => Msg::Welcome {
                     interval_ms: 0,
                     timeout_ms: 0,
+                    mac,
                 },
             };
             let mut sent = c.send(&welcome.encode());
@@ -561,11 +857,16 @@ impl Server {
         let Some(c) = slot.control.as_mut() else {
             return;
         };
+        let before = c.frames.buffered();
         let open = c.fill();
+        self.buffered += c.frames.buffered().saturating_sub(before);
         let mut broken = None;
+        if self.buffered > MAX_BUFFERED && c.frames.buffered() > BIG_PARTIAL {
+            broken = Some(over_budget());
+        }
         let mut heard = false;
-        loop {
-            match c.frames.next_msg() {
+        while broken.is_none() {
+            match c.next_msg() {
                 Ok(Some(Msg::Heartbeat)) => heard = true,
                 Ok(Some(other)) => {
                     broken = Some(format!("unexpected {other:?} on the control connection"));
@@ -577,6 +878,9 @@ impl Server {
                     break;
                 }
             }
+        }
+        if broken.is_none() && c.stalled(self.stall_timeout) {
+            broken = Some(stalled(self.stall_timeout));
         }
         let flushed = c.flush();
         if heard {
@@ -628,16 +932,30 @@ impl Server {
         let Some(c) = self.slots[pe].conn.as_mut() else {
             return;
         };
+        let before = c.frames.buffered();
         let open = c.fill();
+        let after = c.frames.buffered();
+        self.buffered += after.saturating_sub(before);
+        if self.buffered > MAX_BUFFERED && after > BIG_PARTIAL {
+            return self.fail_pe(pe, over_budget());
+        }
         loop {
             let Some(c) = self.slots[pe].conn.as_mut() else {
                 return;
             };
-            match c.frames.next_msg() {
+            match c.next_msg() {
                 Ok(Some(msg)) => self.handle(pe, msg),
                 Ok(None) => break,
                 Err(e) => return self.fail_pe(pe, format!("protocol error: {e}")),
             }
+        }
+        let limit = self.stall_timeout;
+        if self.slots[pe]
+            .conn
+            .as_ref()
+            .is_some_and(|c| c.stalled(limit))
+        {
+            return self.fail_pe(pe, stalled(limit));
         }
         let flushed = match self.slots[pe].conn.as_mut() {
             Some(c) => c.flush(),
@@ -659,11 +977,7 @@ impl Server {
     /// Answers PE `pe` with an error, closes its connection and counts it as gone.
     fn fail_pe(&mut self, pe: usize, why: String) {
         if let Some(mut c) = self.slots[pe].conn.take() {
-            let frame = Msg::Error {
-                code: ERR_OTHER,
-                detail: format!("PE {pe}: {why}"),
-            };
-            let _ = c.send(&frame.encode());
+            let _ = c.send(&error_frame(ERR_OTHER, &format!("PE {pe}: {why}")));
         }
         self.slots[pe].gone = true;
         self.warn(format!("PE {pe}: {why}"));
@@ -715,7 +1029,18 @@ impl Server {
             (0..arrived.len()).filter(|&p| arrived[p].0 == k).collect()
         };
         let (ag, bar) = (of(CollectiveKind::Allgather), of(CollectiveKind::Barrier));
-        let frame = if !ag.is_empty() && !bar.is_empty() {
+        let total: usize = arrived.iter().map(|a| a.1.len()).sum();
+        let frame = if total > MAX_TABLE {
+            let detail = format!(
+                "collective {epoch}: the PEs' records add up to {total} bytes, over the \
+                 launcher's limit of {MAX_TABLE} bytes"
+            );
+            self.warn(detail.clone());
+            Msg::Error {
+                code: ERR_OTHER,
+                detail,
+            }
+        } else if !ag.is_empty() && !bar.is_empty() {
             let detail = format!(
                 "collective {epoch} mismatch: PEs {} called an allgather but PEs {} a barrier",
                 pe_list(&ag),
@@ -761,11 +1086,7 @@ impl Server {
             self.npes(),
             secs(self.timeout)
         );
-        let frame = Msg::Error {
-            code: ERR_TIMEOUT,
-            detail: detail.clone(),
-        }
-        .encode();
+        let frame = error_frame(ERR_TIMEOUT, &detail);
         let mut told = 0;
         for slot in &mut self.slots {
             if let Some(c) = slot.conn.as_mut() {
@@ -782,7 +1103,11 @@ impl Server {
     }
 
     fn check_stranded(&mut self) {
-        if !self.stranded_reported && self.stranded().is_some() {
+        // Cheap first: nobody waits in a collective most of the time.
+        if self.stranded_reported || !self.slots.iter().any(|s| s.arrived.is_some()) {
+            return;
+        }
+        if self.stranded().is_some() {
             self.stranded_reported = true;
             self.notices.push(Notice::Stranded);
         }

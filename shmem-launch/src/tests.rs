@@ -7,18 +7,59 @@ use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use crate::auth::{self, Channel, Secret};
 use crate::client::{self, Client, ClientError, EnvError, LaunchEnv};
 use crate::server::{Notice, Server};
 use crate::watchdog;
 use crate::wire::{
-    self, ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE, ENV_RENDEZVOUS,
+    self, ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_JOB_SECRET, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE,
+    ENV_RENDEZVOUS, Msg,
 };
+
+/// A secret for tests.
+fn test_secret() -> Secret {
+    Secret::generate().unwrap()
+}
+
+/// Reads one frame from a blocking stream (`None` at the end of the stream).
+fn read_frame(s: &mut TcpStream) -> Option<Msg> {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).ok()?;
+    let mut body = vec![0u8; u32::from_le_bytes(len) as usize];
+    s.read_exact(&mut body).ok()?;
+    Msg::decode(&body).ok()
+}
+
+/// Connects to `addr`, reads the challenge and sends a control hello for `pe` proved with
+/// `secret`; returns the stream.
+fn raw_control_hello(addr: &str, secret: &Secret, job_id: u64, pe: u32, pid: u32) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let Some(Msg::Challenge { nonce: challenge }) = read_frame(&mut s) else {
+        panic!("no challenge");
+    };
+    let mine = [7u8; 32];
+    let fields = wire::control_fields(wire::PROTOCOL_VERSION, job_id, pe, pid);
+    let hello = Msg::ControlHello {
+        version: wire::PROTOCOL_VERSION,
+        job_id,
+        pe,
+        pid,
+        nonce: mine,
+        mac: auth::hello_mac(secret, Channel::Control, &challenge, &mine, &fields),
+    };
+    s.write_all(&hello.encode()).unwrap();
+    s
+}
 
 /// A server running in its own thread. On `Stranded` it does what `shmemrun` does: tells the
 /// waiters.
 struct TestServer {
     addr: String,
     job_id: u64,
+    secret: Secret,
     stop: Arc<AtomicBool>,
     exits: mpsc::Sender<usize>,
     thread: Option<JoinHandle<Vec<Notice>>>,
@@ -27,7 +68,9 @@ struct TestServer {
 impl TestServer {
     fn start(npes: usize, timeout: Duration) -> TestServer {
         let job_id = 0x5eed_0000_0000_0000 ^ u64::from(std::process::id());
-        let mut server = Server::bind("127.0.0.1:0", job_id, npes, timeout).unwrap();
+        let secret = test_secret();
+        let mut server =
+            Server::bind("127.0.0.1:0", job_id, secret.clone(), npes, timeout).unwrap();
         let addr = server.local_addr().unwrap().to_string();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -52,6 +95,7 @@ impl TestServer {
         TestServer {
             addr,
             job_id,
+            secret,
             stop,
             exits,
             thread: Some(thread),
@@ -64,6 +108,7 @@ impl TestServer {
             pe,
             npes,
             job_id: self.job_id,
+            secret: self.secret.clone(),
             timeout,
             node: 0,
             nnodes: 1,
@@ -122,6 +167,10 @@ fn environment_is_parsed_and_checked() {
         (ENV_PE, "2"),
         (ENV_NPES, "3"),
         (ENV_JOB_ID, "00ff"),
+        (
+            ENV_JOB_SECRET,
+            "0123456789abcdef0123456789abcdef0123456789ABCDEF0123456789abcdef",
+        ),
         (ENV_INIT_TIMEOUT, "2.5"),
     ];
     let c = LaunchEnv::from_vars(vars(&good)).unwrap().unwrap();
@@ -149,7 +198,7 @@ fn environment_is_parsed_and_checked() {
         }
     }
 
-    let without_timeout = LaunchEnv::from_vars(vars(&good[..4])).unwrap().unwrap();
+    let without_timeout = LaunchEnv::from_vars(vars(&good[..5])).unwrap().unwrap();
     assert_eq!(without_timeout.timeout, Duration::from_secs(60));
 
     for (name, value) in [
@@ -158,6 +207,8 @@ fn environment_is_parsed_and_checked() {
         (ENV_NPES, "0"),
         (ENV_NPES, "many"),
         (ENV_JOB_ID, "xyz"),
+        (ENV_JOB_SECRET, "0123"),
+        (ENV_JOB_SECRET, &"z".repeat(64)),
         (ENV_INIT_TIMEOUT, "0"),
     ] {
         let mut v = good.to_vec();
@@ -171,6 +222,18 @@ fn environment_is_parsed_and_checked() {
     let missing = LaunchEnv::from_vars(vars(&good[..2])).unwrap_err();
     assert_eq!(missing, EnvError::Missing { name: ENV_NPES });
     assert!(missing.to_string().contains(ENV_NPES), "{missing}");
+    let no_secret = LaunchEnv::from_vars(vars(&good[..4])).unwrap_err();
+    assert_eq!(
+        no_secret,
+        EnvError::Missing {
+            name: ENV_JOB_SECRET
+        }
+    );
+    // A bad secret is never quoted back.
+    let mut v = good.to_vec();
+    v[4] = (ENV_JOB_SECRET, "0123456789abcdef-not-hex");
+    let e = LaunchEnv::from_vars(vars(&v)).unwrap_err().to_string();
+    assert!(!e.contains("0123456789abcdef"), "{e}");
 }
 
 #[test]
@@ -276,17 +339,38 @@ fn late_pe_gets_the_timeout_too() {
 
 #[test]
 fn client_backstop_when_the_launcher_is_silent() {
-    // A listener that accepts and never answers.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let config = LaunchEnv {
-        rendezvous: listener.local_addr().unwrap().to_string(),
+    // A listener that accepts and never sends a challenge.
+    let mute = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut config = LaunchEnv {
+        rendezvous: mute.local_addr().unwrap().to_string(),
         pe: 0,
         npes: 2,
         job_id: 1,
+        secret: test_secret(),
         timeout: Duration::from_millis(200),
         node: 0,
         nnodes: 1,
     };
+    let start = Instant::now();
+    let r = config.connect();
+    assert!(
+        matches!(&r, Err(ClientError::Failed(detail)) if detail.contains("challenge")),
+        "{r:?}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    // One that sends a challenge and then nothing: the backstop ends the wait.
+    let quiet = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    config.rendezvous = quiet.local_addr().unwrap().to_string();
+    thread::spawn(move || {
+        let (mut s, _) = quiet.accept().unwrap();
+        s.write_all(&Msg::Challenge { nonce: [1; 32] }.encode())
+            .unwrap();
+        thread::sleep(Duration::from_secs(10));
+    });
     let mut b = config.connect().unwrap();
     let start = Instant::now();
     let r = b.allgather(b"", &mut || {});
@@ -450,28 +534,42 @@ fn lost_launcher_is_an_error_not_a_hang() {
 // The control connection and the watchdog.
 
 /// Starts a watchdog against `addr` whose verdict lands in the returned channel.
-fn watch(addr: &str, job_id: u64, pe: usize) -> mpsc::Receiver<(i32, String)> {
+/// The watchdog starts on a thread of its own: its start waits for the server's challenge, and
+/// the tests drive the server on their own thread.
+fn watch(addr: &str, job_id: u64, secret: &Secret, pe: usize) -> mpsc::Receiver<(i32, String)> {
     let (tx, rx) = mpsc::channel();
-    watchdog::start(
-        addr,
-        job_id,
-        pe,
-        LONG,
-        Box::new(move |status, message| {
-            let _ = tx.send((status, message));
-        }),
-    )
-    .unwrap();
+    let (addr, secret) = (addr.to_string(), secret.clone());
+    thread::spawn(move || {
+        let failed = tx.clone();
+        let r = watchdog::start(
+            &addr,
+            job_id,
+            &secret,
+            pe,
+            LONG,
+            Box::new(move |status, message| {
+                let _ = tx.send((status, message));
+            }),
+        );
+        if let Err(e) = r {
+            let _ = failed.send((-1, e));
+        }
+    });
     rx
 }
 
 /// A server with heartbeats, driven by the test thread.
-fn heartbeat_server(npes: usize, timeout: Duration, pe_timeout: Duration) -> (Server, String, u64) {
+fn heartbeat_server(
+    npes: usize,
+    timeout: Duration,
+    pe_timeout: Duration,
+) -> (Server, String, u64, Secret) {
     let job_id = 0xc0de_0000_0000_0000 ^ u64::from(std::process::id());
-    let mut server = Server::bind("127.0.0.1:0", job_id, npes, LONG).unwrap();
+    let secret = test_secret();
+    let mut server = Server::bind("127.0.0.1:0", job_id, secret.clone(), npes, LONG).unwrap();
     server.set_heartbeat(Duration::from_millis(50), timeout, pe_timeout);
     let addr = server.local_addr().unwrap().to_string();
-    (server, addr, job_id)
+    (server, addr, job_id, secret)
 }
 
 /// Polls `server` until `until` holds for its notices or `limit` passes; returns all notices.
@@ -490,8 +588,8 @@ fn poll_until(
 
 #[test]
 fn abort_reaches_the_watchdog_with_status_and_reason() {
-    let (mut server, addr, job_id) = heartbeat_server(2, LONG, LONG);
-    let verdicts: Vec<_> = (0..2).map(|pe| watch(&addr, job_id, pe)).collect();
+    let (mut server, addr, job_id, secret) = heartbeat_server(2, LONG, LONG);
+    let verdicts: Vec<_> = (0..2).map(|pe| watch(&addr, job_id, &secret, pe)).collect();
     // Let both control hellos arrive and heartbeats flow for a while.
     let notices = poll_until(&mut server, Duration::from_millis(400), |_| false);
     assert!(notices.is_empty(), "{notices:?}");
@@ -513,8 +611,8 @@ fn abort_reaches_the_watchdog_with_status_and_reason() {
 
 #[test]
 fn watchdog_ends_the_pe_when_the_launcher_goes() {
-    let (mut server, addr, job_id) = heartbeat_server(1, LONG, LONG);
-    let rx = watch(&addr, job_id, 0);
+    let (mut server, addr, job_id, secret) = heartbeat_server(1, LONG, LONG);
+    let rx = watch(&addr, job_id, &secret, 0);
     poll_until(&mut server, Duration::from_millis(200), |_| false);
     drop(server);
     let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
@@ -530,8 +628,8 @@ fn watchdog_ends_the_pe_when_the_launcher_goes() {
 #[test]
 fn watchdog_ends_the_pe_when_the_launcher_falls_silent() {
     let pe_timeout = Duration::from_millis(400);
-    let (mut server, addr, job_id) = heartbeat_server(1, LONG, pe_timeout);
-    let rx = watch(&addr, job_id, 0);
+    let (mut server, addr, job_id, secret) = heartbeat_server(1, LONG, pe_timeout);
+    let rx = watch(&addr, job_id, &secret, 0);
     poll_until(&mut server, Duration::from_millis(200), |_| false);
     // The server stays alive but is no longer polled: no heartbeats, no answers.
     let silent_since = Instant::now();
@@ -549,18 +647,18 @@ fn watchdog_ends_the_pe_when_the_launcher_falls_silent() {
 #[test]
 fn launcher_reports_a_silent_pe_and_a_lost_control_connection() {
     let timeout = Duration::from_millis(300);
-    let (mut server, addr, job_id) = heartbeat_server(2, timeout, LONG);
+    let (mut server, addr, job_id, secret) = heartbeat_server(2, timeout, LONG);
     // PE 0: a control connection that says hello and then nothing (a stopped or cut-off PE).
-    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
-    let hello = wire::Msg::ControlHello {
-        version: wire::PROTOCOL_VERSION,
-        job_id,
-        pe: 0,
-        pid: 4242,
+    let silent = {
+        let (addr, secret) = (addr.clone(), secret.clone());
+        thread::spawn(move || raw_control_hello(&addr, &secret, job_id, 0, 4242))
     };
-    std::io::Write::write_all(&mut silent, &hello.encode()).unwrap();
+    while !silent.is_finished() {
+        server.poll(None, Duration::from_millis(10)).unwrap();
+    }
+    let silent = silent.join().unwrap();
     // PE 1: a live watchdog.
-    let _rx = watch(&addr, job_id, 1);
+    let _rx = watch(&addr, job_id, &secret, 1);
     let start = Instant::now();
     let notices = poll_until(&mut server, Duration::from_secs(5), |n| {
         n.iter().any(|n| matches!(n, Notice::Silent { .. }))
@@ -584,8 +682,8 @@ fn launcher_reports_a_silent_pe_and_a_lost_control_connection() {
 
 #[test]
 fn control_hello_for_another_job_is_refused() {
-    let (mut server, addr, job_id) = heartbeat_server(1, LONG, LONG);
-    let rx = watch(&addr, job_id ^ 1, 0);
+    let (mut server, addr, job_id, secret) = heartbeat_server(1, LONG, LONG);
+    let rx = watch(&addr, job_id ^ 1, &secret, 0);
     let notices = poll_until(&mut server, Duration::from_secs(5), |n| !n.is_empty());
     assert!(
         matches!(notices.as_slice(), [Notice::Warning(w)] if w.contains("is not this job's")),
@@ -597,4 +695,329 @@ fn control_hello_for_another_job_is_refused() {
         message.contains("refused the control connection"),
         "{message}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Authentication and bounded resources.
+
+/// Reads frames until the end of the stream or `limit`; returns them and whether the stream
+/// ended.
+fn read_all(s: &mut TcpStream, limit: Duration) -> (Vec<Msg>, bool) {
+    s.set_read_timeout(Some(limit)).unwrap();
+    let mut got = Vec::new();
+    loop {
+        let mut len = [0u8; 4];
+        match s.read_exact(&mut len) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return (got, true),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return (got, true),
+            Err(_) => return (got, false),
+        }
+        let mut body = vec![0u8; u32::from_le_bytes(len) as usize];
+        if s.read_exact(&mut body).is_err() {
+            return (got, true);
+        }
+        got.push(Msg::decode(&body).unwrap());
+    }
+}
+
+#[test]
+fn a_client_without_the_secret_is_refused_and_learns_nothing() {
+    let server = TestServer::start(2, LONG);
+    // Knows the job id, PE number and size, not the secret.
+    let mut foreign = server.config(0, 2, LONG);
+    foreign.secret = test_secret();
+    let mut b = foreign.connect().unwrap();
+    match b.allgather(b"injected record", &mut || {}) {
+        Err(ClientError::Failed(m)) => {
+            assert!(m.contains("connection refused"), "{m}");
+            assert!(!m.contains(&format!("{:016x}", server.job_id)), "{m}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // By hand: a hello with the right fields and a wrong MAC gets the challenge, one refusal and
+    // the end of the stream: no table, no record.
+    let mut s = TcpStream::connect(&server.addr).unwrap();
+    let Some(Msg::Challenge { .. }) = read_frame(&mut s) else {
+        panic!("no challenge");
+    };
+    let hello = Msg::Hello {
+        version: wire::PROTOCOL_VERSION,
+        job_id: server.job_id,
+        pe: 1,
+        npes: 2,
+        nonce: [0; 32],
+        mac: [0; 32],
+    };
+    s.write_all(&hello.encode()).unwrap();
+    let (got, ended) = read_all(&mut s, Duration::from_secs(5));
+    assert!(ended, "the connection stays open: {got:?}");
+    assert!(
+        matches!(got.as_slice(), [Msg::Error { detail, .. }] if detail == "connection refused"),
+        "{got:?}"
+    );
+    // The real PEs are not disturbed: PE 0 and PE 1 are still free.
+    let results = run_pes(&server, 2, LONG, &[], |mut b| {
+        let t = b.allgather(format!("pe{}", b.pe()).as_bytes(), &mut || {});
+        b.finalize().unwrap();
+        t
+    });
+    for (_, r) in results {
+        assert_eq!(r.unwrap(), [b"pe0".to_vec(), b"pe1".to_vec()]);
+    }
+    let notices = server.finish();
+    let refused = notices
+        .iter()
+        .filter(|n| matches!(n, Notice::Warning(w) if w.contains("authentication failed")))
+        .count();
+    assert_eq!(refused, 2, "{notices:?}");
+}
+
+#[test]
+fn garbage_oversized_and_silent_connections_are_dropped() {
+    let server = TestServer::start(1, LONG);
+    // A frame that claims 1 GiB, then a flood: closed after the length prefix.
+    let mut flood = TcpStream::connect(&server.addr).unwrap();
+    let mut sent = 0usize;
+    let junk = vec![0x41u8; 64 * 1024];
+    flood.write_all(&(1u32 << 30).to_le_bytes()).unwrap();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        match flood.write(&junk) {
+            Ok(n) => sent += n,
+            Err(_) => break,
+        }
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "the launcher kept reading: {sent} bytes"
+    );
+    assert!(sent < 64 << 20, "{sent} bytes taken before the drop");
+    // A message that is not a hello.
+    let mut other = TcpStream::connect(&server.addr).unwrap();
+    other.write_all(&Msg::Finalize.encode()).unwrap();
+    let (_, ended) = read_all(&mut other, Duration::from_secs(5));
+    assert!(ended);
+    server.finish();
+}
+
+#[test]
+fn stalled_and_silent_connections_time_out() {
+    let job_id = 0x57a1_0000_0000_0000 ^ u64::from(std::process::id());
+    let secret = test_secret();
+    let mut server = Server::bind("127.0.0.1:0", job_id, secret.clone(), 1, LONG).unwrap();
+    server.set_timeouts(Duration::from_millis(300), Duration::from_millis(300));
+    let addr = server.local_addr().unwrap().to_string();
+    // Silent after connecting: closed after the handshake timeout.
+    let mut mute = TcpStream::connect(&addr).unwrap();
+    // A PE that sends half a collective and stalls.
+    let pe = {
+        let env = LaunchEnv {
+            rendezvous: addr.clone(),
+            pe: 0,
+            npes: 1,
+            job_id,
+            secret,
+            timeout: LONG,
+            node: 0,
+            nnodes: 1,
+        };
+        thread::spawn(move || env.connect().unwrap())
+    };
+    while !pe.is_finished() {
+        server.poll(None, Duration::from_millis(10)).unwrap();
+    }
+    let client = pe.join().unwrap();
+    drop(client); // keeps nothing open but what follows
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    while start.elapsed() < Duration::from_secs(2) {
+        seen.extend(server.poll(None, Duration::from_millis(10)).unwrap());
+    }
+    let (_, ended) = read_all(&mut mute, Duration::from_secs(1));
+    assert!(ended, "the silent connection is still open: {seen:?}");
+    assert!(
+        seen.iter()
+            .any(|n| matches!(n, Notice::Warning(w) if w.contains("no hello in time"))),
+        "{seen:?}"
+    );
+}
+
+#[test]
+fn a_stalled_pe_is_dropped() {
+    let job_id = 0x57a2_0000_0000_0000 ^ u64::from(std::process::id());
+    let secret = test_secret();
+    let mut server = Server::bind("127.0.0.1:0", job_id, secret.clone(), 2, LONG).unwrap();
+    server.set_timeouts(LONG, Duration::from_millis(300));
+    let addr = server.local_addr().unwrap().to_string();
+    // An authenticated PE 0 that sends the first half of a collective frame, then nothing.
+    let stalling = {
+        let (addr, secret) = (addr.clone(), secret.clone());
+        thread::spawn(move || {
+            let mut s = TcpStream::connect(&addr).unwrap();
+            let Some(Msg::Challenge { nonce: challenge }) = read_frame(&mut s) else {
+                panic!("no challenge");
+            };
+            let fields = wire::hello_fields(wire::PROTOCOL_VERSION, job_id, 0, 2);
+            let hello = Msg::Hello {
+                version: wire::PROTOCOL_VERSION,
+                job_id,
+                pe: 0,
+                npes: 2,
+                nonce: [3; 32],
+                mac: auth::hello_mac(&secret, Channel::Rendezvous, &challenge, &[3; 32], &fields),
+            };
+            s.write_all(&hello.encode()).unwrap();
+            let frame = Msg::Collective {
+                epoch: 0,
+                kind: wire::CollectiveKind::Allgather,
+                blob: vec![1; 1000],
+            }
+            .encode();
+            s.write_all(&frame[..500]).unwrap();
+            let got = read_all(&mut s, Duration::from_secs(5));
+            (got, s)
+        })
+    };
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    while !stalling.is_finished() && start.elapsed() < Duration::from_secs(10) {
+        seen.extend(server.poll(None, Duration::from_millis(10)).unwrap());
+    }
+    let ((got, ended), _s) = stalling.join().unwrap();
+    assert!(ended, "{got:?}");
+    assert!(
+        matches!(got.as_slice(), [Msg::Accepted { .. }, Msg::Error { detail, .. }]
+            if detail.contains("stalled in the middle of a frame for 0.3 s")),
+        "{got:?}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// A launcher that knows the secret but hands out `table` (records as PE 0 would see them),
+/// for checking what PE 0 does with it.
+fn fake_launcher(secret: Secret, job_id: u64, table: Vec<Vec<u8>>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let challenge = [9u8; 32];
+        s.write_all(&Msg::Challenge { nonce: challenge }.encode())
+            .unwrap();
+        let Some(Msg::Hello { nonce, pe, .. }) = read_frame(&mut s) else {
+            panic!("no hello");
+        };
+        let mac = auth::launcher_mac(&secret, Channel::Rendezvous, &challenge, &nonce, pe);
+        s.write_all(&Msg::Accepted { mac }.encode()).unwrap();
+        let _ = read_frame(&mut s); // the collective
+        let _ = job_id;
+        s.write_all(
+            &Msg::Table {
+                epoch: 0,
+                blobs: table,
+            }
+            .encode(),
+        )
+        .unwrap();
+        thread::sleep(Duration::from_secs(2));
+    });
+    addr
+}
+
+#[test]
+fn a_tampered_record_is_detected_and_named() {
+    let secret = test_secret();
+    let job_id = 0x7a3e_0000_0000_0000;
+    let tagged = |pe: u32, blob: &[u8]| {
+        let mut r = blob.to_vec();
+        r.extend_from_slice(&auth::record_key(&secret, pe).tag(job_id, 0, blob));
+        r
+    };
+    let env = |addr: String| LaunchEnv {
+        rendezvous: addr,
+        pe: 0,
+        npes: 3,
+        job_id,
+        secret: secret.clone(),
+        timeout: LONG,
+        node: 0,
+        nnodes: 1,
+    };
+    // Untouched records pass, and come back without their tags.
+    let good = vec![tagged(0, b"zero"), tagged(1, b"one"), tagged(2, b"two")];
+    let addr = fake_launcher(secret.clone(), job_id, good.clone());
+    let mut c = env(addr).connect().unwrap();
+    assert_eq!(
+        c.allgather(b"zero", &mut || {}).unwrap(),
+        [b"zero".to_vec(), b"one".to_vec(), b"two".to_vec()]
+    );
+    // One byte of PE 1's record changed (say, a UCX address): named.
+    let mut bad = good.clone();
+    bad[1][0] ^= 1;
+    // PE 0's own record put in PE 2's place, and a record too short for a tag.
+    let mut moved = good.clone();
+    moved[2] = tagged(0, b"two");
+    let mut short = good;
+    short[2] = vec![1, 2, 3];
+    for (table, culprit) in [(bad, 1), (moved, 2), (short, 2)] {
+        let addr = fake_launcher(secret.clone(), job_id, table);
+        let mut c = env(addr).connect().unwrap();
+        match c.allgather(b"zero", &mut || {}) {
+            Err(ClientError::Failed(m)) => assert!(
+                m.contains(&format!("the start-up record of PE {culprit} "))
+                    && m.contains("failed authentication"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_launcher_without_the_secret_is_not_believed() {
+    let secret = test_secret();
+    // It proves another secret: the PE stops before taking any table from it.
+    let addr = fake_launcher(test_secret(), 1, vec![Vec::new()]);
+    let env = LaunchEnv {
+        rendezvous: addr.clone(),
+        pe: 0,
+        npes: 1,
+        job_id: 1,
+        secret,
+        timeout: LONG,
+        node: 0,
+        nnodes: 1,
+    };
+    let mut c = env.connect().unwrap();
+    match c.allgather(b"", &mut || {}) {
+        Err(ClientError::Failed(m)) => {
+            assert!(
+                m.contains("did not prove that it holds the job secret"),
+                "{m}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_watchdog_without_the_secret_is_refused() {
+    let (mut server, addr, job_id, _) = heartbeat_server(1, LONG, LONG);
+    let rx = watch(&addr, job_id, &test_secret(), 0);
+    let notices = poll_until(&mut server, Duration::from_secs(5), |n| !n.is_empty());
+    assert!(
+        matches!(notices.as_slice(), [Notice::Warning(w)] if w.contains("authentication failed")),
+        "{notices:?}"
+    );
+    let (status, message) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(status, watchdog::LOST_STATUS);
+    assert!(
+        message.contains("refused the control connection: connection refused"),
+        "{message}"
+    );
+    assert_eq!(server.controls_alive(LONG), 0);
 }

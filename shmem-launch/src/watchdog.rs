@@ -19,8 +19,9 @@ use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use crate::client::connect_stream;
-use crate::wire::{FrameBuf, Msg, PROTOCOL_VERSION, secs};
+use crate::auth::{self, Channel, Nonce, Secret};
+use crate::client::{connect_stream, read_challenge};
+use crate::wire::{FrameBuf, MAX_CONTROL_FRAME, Msg, PROTOCOL_VERSION, control_fields, secs};
 
 /// What to do when the job is over for this PE: called once, on the watchdog thread, with the
 /// exit status and the message for stderr. A PE's is [`exit_now`]; tests record it.
@@ -30,12 +31,14 @@ pub type Verdict = Box<dyn FnOnce(i32, String) + Send>;
 pub const LOST_STATUS: i32 = 1;
 
 /// Opens the control connection to the launcher at `addr` (the rendezvous address) for PE `pe`
-/// of job `job_id`, says hello, and starts the watchdog thread, which calls `verdict` once when
-/// the job is over for this PE. Returns an error for the user when the connection cannot be
-/// opened or the thread cannot start.
+/// of job `job_id`, reads the launcher's challenge, says hello with the proof that it holds
+/// `secret`, and starts the watchdog thread, which calls `verdict` once when the job is over for
+/// this PE. Returns an error for the user when the connection cannot be opened, no challenge
+/// comes within `connect_timeout`, or the thread cannot start.
 pub fn start(
     addr: &str,
     job_id: u64,
+    secret: &Secret,
     pe: usize,
     connect_timeout: Duration,
     verdict: Verdict,
@@ -43,12 +46,20 @@ pub fn start(
     let fail = |what: &str, e: io::Error| {
         format!("PE {pe}: cannot {what} the control connection to the launcher at {addr}: {e}")
     };
+    let deadline = Instant::now() + connect_timeout;
     let mut stream = connect_stream(addr, connect_timeout).map_err(|e| fail("open", e))?;
+    let challenge =
+        read_challenge(&mut stream, deadline).map_err(|e| fail("read the challenge on", e))?;
+    let mine = auth::nonce().map_err(|e| fail("make a nonce for", e))?;
+    let pid = std::process::id();
+    let fields = control_fields(PROTOCOL_VERSION, job_id, pe as u32, pid);
     let hello = Msg::ControlHello {
         version: PROTOCOL_VERSION,
         job_id,
         pe: pe as u32,
-        pid: std::process::id(),
+        pid,
+        nonce: mine,
+        mac: auth::hello_mac(secret, Channel::Control, &challenge, &mine, &fields),
     };
     stream
         .write_all(&hello.encode())
@@ -61,7 +72,10 @@ pub fn start(
         stream,
         addr: addr.to_string(),
         pe,
-        frames: FrameBuf::default(),
+        secret: secret.clone(),
+        nonces: (challenge, mine),
+        welcomed: false,
+        frames: FrameBuf::with_limit(MAX_CONTROL_FRAME),
         out: Vec::new(),
         interval: None,
         timeout: None,
@@ -100,6 +114,11 @@ struct Watch {
     stream: TcpStream,
     addr: String,
     pe: usize,
+    secret: Secret,
+    /// The launcher's challenge and this PE's nonce, for the launcher's proof in the welcome.
+    nonces: (Nonce, Nonce),
+    /// The launcher proved the secret in its welcome; nothing else counts before.
+    welcomed: bool,
     frames: FrameBuf,
     /// Bytes not yet taken by the socket.
     out: Vec<u8>,
@@ -175,15 +194,35 @@ impl Watch {
             Msg::Welcome {
                 interval_ms,
                 timeout_ms,
-            } => {
+                mac,
+            } if !self.welcomed => {
+                let (challenge, mine) = &self.nonces;
+                let want = auth::launcher_mac(
+                    &self.secret,
+                    Channel::Control,
+                    challenge,
+                    mine,
+                    self.pe as u32,
+                );
+                if !auth::tags_equal(&mac, &want) {
+                    return Some((
+                        LOST_STATUS,
+                        format!(
+                            "PE {}: the launcher at {} did not prove that it holds the job \
+                             secret on the control connection: is it this job's shmemrun?",
+                            self.pe, self.addr
+                        ),
+                    ));
+                }
+                self.welcomed = true;
                 let ms = |v: u32| (v > 0).then(|| Duration::from_millis(u64::from(v)));
                 self.interval = ms(interval_ms);
                 self.timeout = ms(timeout_ms);
                 self.next_beat = Instant::now();
                 None
             }
-            Msg::Heartbeat => None,
-            Msg::Abort { status, reason } => Some((
+            Msg::Heartbeat if self.welcomed => None,
+            Msg::Abort { status, reason } if self.welcomed => Some((
                 status,
                 format!("PE {}: shmemrun ended the job: {reason}", self.pe),
             )),

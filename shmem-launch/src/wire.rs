@@ -1,24 +1,42 @@
 //! The wire protocol between `shmemrun` and the PEs it starts: the environment variables, the
 //! frames and the messages. The PE's side is [`client`](crate::client) and
-//! [`watchdog`](crate::watchdog), the launcher's [`server`](crate::server).
+//! [`watchdog`](crate::watchdog), the launcher's [`server`](crate::server); the proofs are
+//! [`auth`](crate::auth)'s.
 //!
 //! # Frames
 //!
 //! Every message is one frame: a little-endian `u32` length `L`, then `L` bytes: a one-byte tag
 //! followed by the message's payload. Integers are little-endian; byte strings are a `u32`
-//! length followed by the bytes; text is UTF-8 byte strings.
+//! length followed by the bytes; text is UTF-8 byte strings; nonces and MACs are 32 raw bytes.
+//! Each side caps what it accepts ([`MAX_HANDSHAKE_FRAME`] before a connection is
+//! authenticated, [`MAX_FRAME`] after, [`max_table_frame`] for the launcher's tables) and drops
+//! a connection that sends more.
+//!
+//! # Authentication
+//!
+//! Every job has a secret ([`auth::Secret`](crate::auth::Secret)) that the launcher gives its
+//! PEs through `SHMEM_JOB_SECRET` (on other hosts: on the start command's standard input). On
+//! every connection the launcher speaks first: [`Msg::Challenge`] with a fresh nonce. The PE's
+//! hello carries a nonce of its own and an HMAC over both nonces and its fields; the launcher
+//! checks it before it looks at anything else, closes a connection that fails at once, and
+//! answers a good one with its own HMAC ([`Msg::Accepted`], or in [`Msg::Welcome`] on the
+//! control connection), which the PE checks before it believes anything the launcher says.
+//! Records (allgather blobs) end with a tag made with the sending PE's record key; every PE
+//! checks every record it receives.
 //!
 //! # Conversation
 //!
-//! 1. The PE connects to `SHMEM_RENDEZVOUS` and sends [`Msg::Hello`] with the protocol version,
-//!    the job id, its PE number and the job size. A wrong job id or version, a PE number out of
-//!    range or already taken is answered with [`Msg::Error`] and the connection is closed.
+//! 1. The PE connects to `SHMEM_RENDEZVOUS`, reads [`Msg::Challenge`] and sends [`Msg::Hello`]
+//!    with the protocol version, the job id, its PE number, the job size, its nonce and its MAC.
+//!    The launcher answers [`Msg::Accepted`]. A wrong job id or version, a PE number out of range
+//!    or already taken is then answered with [`Msg::Error`] and the connection is closed.
 //! 2. Collectives: every PE sends [`Msg::Collective`] for epoch 0, 1, 2, ... in order. When all
 //!    PEs have sent the same epoch, the launcher answers each with [`Msg::Table`] carrying every
 //!    PE's blob, indexed by PE (an empty table for a barrier). The first collective is the
 //!    rendezvous.
 //! 3. [`Msg::Finalize`] tells the launcher the PE has finalized cleanly; the connection stays
-//!    open until the process exits.
+//!    open until the process exits. A PE that said hello and exits without it, while the job
+//!    runs, ends the job.
 //!
 //! The launcher sends [`Msg::Error`] when the job cannot go on (rendezvous timeout, a PE that
 //! left before finalizing while others wait, a protocol error); the PE turns it into an error.
@@ -30,9 +48,10 @@
 //! for the program to call into the library and the synchronous connection above stays exactly
 //! as it is.
 //!
-//! 1. The PE sends [`Msg::ControlHello`] (version, job id, PE number, its pid). The launcher
-//!    checks it like a hello and answers [`Msg::Welcome`] with the heartbeat interval and the
-//!    PE's heartbeat timeout, or [`Msg::Error`] and closes the connection.
+//! 1. The launcher sends [`Msg::Challenge`]; the PE sends [`Msg::ControlHello`] (version, job
+//!    id, PE number, its pid, its nonce and MAC). The launcher checks it like a hello and answers
+//!    [`Msg::Welcome`] with the heartbeat interval, the PE's heartbeat timeout and its own MAC,
+//!    or [`Msg::Error`] and closes the connection.
 //! 2. With a non-zero interval both sides send [`Msg::Heartbeat`] that often. The launcher counts
 //!    a PE as unresponsive when it has heard nothing from it for `SHMEM_HEARTBEAT_TIMEOUT`; the
 //!    PE gives up on the launcher after the (longer) timeout in the welcome, so that the
@@ -41,8 +60,11 @@
 //!    with the status. End of stream, or no heartbeat within the timeout, ends it too, with a
 //!    message naming the launcher's address.
 //!
-//! Jobs on one host use the connection without heartbeats (interval 0): the launcher is the
-//! PEs' parent and watches them with `waitpid`; see `shmem-run/src/job.rs`.
+//! Jobs on one host use the connection without heartbeats (interval 0) unless
+//! `shmemrun --heartbeat-timeout` asks for them: the launcher is the PEs' parent and watches
+//! them with `waitpid`; see `shmem-run/src/job.rs`.
+
+use crate::auth::{Nonce, Tag};
 
 /// Environment variable: `host:port` of the launcher's rendezvous server.
 pub const ENV_RENDEZVOUS: &str = "SHMEM_RENDEZVOUS";
@@ -50,8 +72,13 @@ pub const ENV_RENDEZVOUS: &str = "SHMEM_RENDEZVOUS";
 pub const ENV_PE: &str = "SHMEM_PE";
 /// Environment variable: the number of PEs in the job.
 pub const ENV_NPES: &str = "SHMEM_NPES";
-/// Environment variable: the job id (hexadecimal `u64`), which the launcher checks on hello.
+/// Environment variable: the job id (hexadecimal `u64`), which the launcher checks on hello. A
+/// label, not a secret: it may appear on command lines.
 pub const ENV_JOB_ID: &str = "SHMEM_JOB_ID";
+/// Environment variable: the job secret, as [`Secret::to_hex`](crate::auth::Secret::to_hex)
+/// writes it. Never on a command line: local PEs inherit it, PEs on other hosts read it from the
+/// first line of their start command's standard input.
+pub const ENV_JOB_SECRET: &str = "SHMEM_JOB_SECRET";
 /// Environment variable: the rendezvous timeout in seconds (decimal, fractions allowed).
 pub const ENV_INIT_TIMEOUT: &str = "SHMEM_INIT_TIMEOUT";
 /// The rendezvous timeout when `SHMEM_INIT_TIMEOUT` is not set, in seconds.
@@ -69,9 +96,31 @@ pub const DEFAULT_HEARTBEAT_TIMEOUT_SECS: f64 = 3.0;
 pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Version of this protocol, sent in [`Msg::Hello`] and [`Msg::ControlHello`].
-pub const PROTOCOL_VERSION: u32 = 2;
-/// Largest frame either side accepts (guards against garbage on the port).
-pub const MAX_FRAME: usize = 1 << 30;
+pub const PROTOCOL_VERSION: u32 = 3;
+/// Largest blob a PE may contribute to a collective, its tag included. A real record is a few
+/// hundred bytes to a few KiB: shmem-core's start-up record is a 60-byte header, the UCX worker
+/// address (about 0.1-1 KiB over TCP and shared memory, a few KiB with several InfiniBand
+/// devices) and two packed rkeys (tens to hundreds of bytes each), plus the 32-byte tag; 1 MiB
+/// leaves a margin of more than a hundred times.
+pub const MAX_RECORD: usize = 1 << 20;
+/// Largest frame the launcher accepts from an authenticated PE: one collective with the largest
+/// record (header: tag, epoch, kind, length).
+pub const MAX_FRAME: usize = MAX_RECORD + 64;
+/// Largest frame either side accepts before the connection is authenticated (a challenge or a
+/// hello: under 150 bytes).
+pub const MAX_HANDSHAKE_FRAME: usize = 256;
+/// Largest frame a PE accepts on its control connection (heartbeats, a welcome, an abort with
+/// its reason).
+pub const MAX_CONTROL_FRAME: usize = 64 * 1024;
+/// Largest table the launcher sends: the sum of one collective's records. A collective whose
+/// records add up to more fails with an error for every PE.
+pub const MAX_TABLE: usize = 256 << 20;
+
+/// Largest [`Msg::Table`] frame a PE of an `npes`-PE job accepts (also bounds [`Msg::Error`]).
+pub fn max_table_frame(npes: usize) -> usize {
+    let framing = 64usize.saturating_add(npes.saturating_mul(4));
+    framing.saturating_add(npes.saturating_mul(MAX_RECORD).min(MAX_TABLE))
+}
 
 /// [`Msg::Error`] code: not every PE reached the rendezvous in time.
 pub const ERR_TIMEOUT: u8 = 1;
@@ -100,7 +149,13 @@ impl CollectiveKind {
 /// One message of the protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Msg {
-    /// PE -> launcher, first frame on a connection.
+    /// Launcher -> PE, first frame on every connection: the nonce the PE's hello must prove
+    /// the secret over.
+    Challenge {
+        /// Fresh random bytes.
+        nonce: Nonce,
+    },
+    /// PE -> launcher, first frame on a connection (after reading the challenge).
     Hello {
         /// [`PROTOCOL_VERSION`] of the sender.
         version: u32,
@@ -110,6 +165,17 @@ pub enum Msg {
         pe: u32,
         /// The job size the sender believes in.
         npes: u32,
+        /// The PE's own fresh nonce (for the launcher's proof).
+        nonce: Nonce,
+        /// [`auth::hello_mac`](crate::auth::hello_mac) over the challenge, `nonce` and
+        /// [`hello_fields`].
+        mac: Tag,
+    },
+    /// Launcher -> PE: the hello proved the secret; `mac` is
+    /// [`auth::launcher_mac`](crate::auth::launcher_mac), the launcher's proof.
+    Accepted {
+        /// The launcher's proof.
+        mac: Tag,
     },
     /// PE -> launcher: contribution to collective number `epoch`.
     Collective {
@@ -151,6 +217,11 @@ pub enum Msg {
         pe: u32,
         /// The sender's process id on its host (for the launcher's messages).
         pid: u32,
+        /// The PE's own fresh nonce (for the launcher's proof).
+        nonce: Nonce,
+        /// [`auth::hello_mac`](crate::auth::hello_mac) over the challenge, `nonce` and
+        /// [`control_fields`].
+        mac: Tag,
     },
     /// Launcher -> PE on the control connection: accepted; how to keep in touch.
     Welcome {
@@ -158,6 +229,8 @@ pub enum Msg {
         interval_ms: u32,
         /// Milliseconds without a word from the launcher after which the PE gives up; 0: never.
         timeout_ms: u32,
+        /// The launcher's proof, [`auth::launcher_mac`](crate::auth::launcher_mac).
+        mac: Tag,
     },
     /// Either way on the control connection: still here.
     Heartbeat,
@@ -180,6 +253,23 @@ const TAG_CONTROL_HELLO: u8 = 7;
 const TAG_WELCOME: u8 = 8;
 const TAG_HEARTBEAT: u8 = 9;
 const TAG_ABORT: u8 = 10;
+const TAG_CHALLENGE: u8 = 11;
+const TAG_ACCEPTED: u8 = 12;
+
+/// The fields of a [`Msg::Hello`] that its MAC covers, in order.
+pub fn hello_fields(version: u32, job_id: u64, pe: u32, npes: u32) -> Vec<u8> {
+    let mut f = Vec::with_capacity(20);
+    f.extend_from_slice(&version.to_le_bytes());
+    f.extend_from_slice(&job_id.to_le_bytes());
+    f.extend_from_slice(&pe.to_le_bytes());
+    f.extend_from_slice(&npes.to_le_bytes());
+    f
+}
+
+/// The fields of a [`Msg::ControlHello`] that its MAC covers, in order.
+pub fn control_fields(version: u32, job_id: u64, pe: u32, pid: u32) -> Vec<u8> {
+    hello_fields(version, job_id, pe, pid)
+}
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     // Blobs are bounded by MAX_FRAME, far below u32::MAX.
@@ -192,17 +282,26 @@ impl Msg {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = vec![0u8; 4];
         match self {
+            Msg::Challenge { nonce } => {
+                out.push(TAG_CHALLENGE);
+                out.extend_from_slice(nonce);
+            }
             Msg::Hello {
                 version,
                 job_id,
                 pe,
                 npes,
+                nonce,
+                mac,
             } => {
                 out.push(TAG_HELLO);
-                out.extend_from_slice(&version.to_le_bytes());
-                out.extend_from_slice(&job_id.to_le_bytes());
-                out.extend_from_slice(&pe.to_le_bytes());
-                out.extend_from_slice(&npes.to_le_bytes());
+                out.extend_from_slice(&hello_fields(*version, *job_id, *pe, *npes));
+                out.extend_from_slice(nonce);
+                out.extend_from_slice(mac);
+            }
+            Msg::Accepted { mac } => {
+                out.push(TAG_ACCEPTED);
+                out.extend_from_slice(mac);
             }
             Msg::Collective { epoch, kind, blob } => {
                 out.push(TAG_COLLECTIVE);
@@ -236,20 +335,23 @@ impl Msg {
                 job_id,
                 pe,
                 pid,
+                nonce,
+                mac,
             } => {
                 out.push(TAG_CONTROL_HELLO);
-                out.extend_from_slice(&version.to_le_bytes());
-                out.extend_from_slice(&job_id.to_le_bytes());
-                out.extend_from_slice(&pe.to_le_bytes());
-                out.extend_from_slice(&pid.to_le_bytes());
+                out.extend_from_slice(&control_fields(*version, *job_id, *pe, *pid));
+                out.extend_from_slice(nonce);
+                out.extend_from_slice(mac);
             }
             Msg::Welcome {
                 interval_ms,
                 timeout_ms,
+                mac,
             } => {
                 out.push(TAG_WELCOME);
                 out.extend_from_slice(&interval_ms.to_le_bytes());
                 out.extend_from_slice(&timeout_ms.to_le_bytes());
+                out.extend_from_slice(mac);
             }
             Msg::Heartbeat => out.push(TAG_HEARTBEAT),
             Msg::Abort { status, reason } => {
@@ -267,12 +369,16 @@ impl Msg {
     pub fn decode(body: &[u8]) -> Result<Msg, String> {
         let mut r = Reader { buf: body, pos: 0 };
         let msg = match r.u8()? {
+            TAG_CHALLENGE => Msg::Challenge { nonce: r.array()? },
             TAG_HELLO => Msg::Hello {
                 version: r.u32()?,
                 job_id: r.u64()?,
                 pe: r.u32()?,
                 npes: r.u32()?,
+                nonce: r.array()?,
+                mac: r.array()?,
             },
+            TAG_ACCEPTED => Msg::Accepted { mac: r.array()? },
             TAG_COLLECTIVE => {
                 let epoch = r.u64()?;
                 let kind = match r.u8()? {
@@ -310,10 +416,13 @@ impl Msg {
                 job_id: r.u64()?,
                 pe: r.u32()?,
                 pid: r.u32()?,
+                nonce: r.array()?,
+                mac: r.array()?,
             },
             TAG_WELCOME => Msg::Welcome {
                 interval_ms: r.u32()?,
                 timeout_ms: r.u32()?,
+                mac: r.array()?,
             },
             TAG_HEARTBEAT => Msg::Heartbeat,
             TAG_ABORT => {
@@ -333,7 +442,9 @@ impl Msg {
     }
 }
 
-/// Accumulates bytes from a nonblocking stream and cuts them into frames.
+/// Accumulates bytes from a nonblocking stream and cuts them into frames, refusing frames
+/// longer than its limit (a bad length is an error as soon as the length prefix arrives, and
+/// [`fill_from`](Self::fill_from) never buffers more than one frame's worth).
 ///
 /// ```
 /// use shmem_launch::wire::{FrameBuf, Msg};
@@ -344,25 +455,58 @@ impl Msg {
 /// assert_eq!(frames.next_msg()?, Some(Msg::Heartbeat));
 /// assert_eq!(frames.next_msg()?, None);
 /// assert_eq!(frames.buffered(), 6);
+///
+/// let mut small = FrameBuf::with_limit(16);
+/// small.extend(&1000u32.to_le_bytes());
+/// assert!(small.next_msg().is_err());
 /// # Ok::<(), String>(())
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FrameBuf {
     buf: Vec<u8>,
+    limit: usize,
+}
+
+impl Default for FrameBuf {
+    /// A buffer for frames of up to [`MAX_FRAME`] bytes.
+    fn default() -> Self {
+        FrameBuf::with_limit(MAX_FRAME)
+    }
 }
 
 impl FrameBuf {
+    /// A buffer for frames of up to `limit` bytes (length prefix not counted).
+    pub fn with_limit(limit: usize) -> FrameBuf {
+        FrameBuf {
+            buf: Vec::new(),
+            limit,
+        }
+    }
+
+    /// Changes the largest frame accepted from now on (e.g. once a connection is authenticated).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
+    /// The largest frame accepted.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// Appends received bytes.
     pub fn extend(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
 
-    /// Appends everything a nonblocking `stream` holds now; `Ok(false)` at the end of the
-    /// stream, `Ok(true)` when it would block.
+    /// Appends what a nonblocking `stream` holds now, up to one frame's worth beyond what is
+    /// buffered (the rest stays in the socket for the next call); `Ok(false)` at the end of the
+    /// stream, `Ok(true)` otherwise.
     pub fn fill_from(&mut self, stream: &mut impl std::io::Read) -> std::io::Result<bool> {
         let mut chunk = [0u8; 16 * 1024];
-        loop {
-            match stream.read(&mut chunk) {
+        let most = self.limit.saturating_add(4);
+        while self.buf.len() < most {
+            let room = (most - self.buf.len()).min(chunk.len());
+            match stream.read(&mut chunk[..room]) {
                 Ok(0) => return Ok(false),
                 Ok(n) => self.extend(&chunk[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -370,16 +514,21 @@ impl FrameBuf {
                 Err(e) => return Err(e),
             }
         }
+        Ok(true)
     }
 
-    /// Takes the next complete frame out of the buffer, if there is one.
+    /// Takes the next complete frame out of the buffer, if there is one. A frame length of 0 or
+    /// over the limit is an error as soon as its prefix is buffered.
     pub fn next_msg(&mut self) -> Result<Option<Msg>, String> {
         if self.buf.len() < 4 {
             return Ok(None);
         }
         let len = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
-        if len == 0 || len > MAX_FRAME {
-            return Err(format!("bad frame length {len}"));
+        if len == 0 || len > self.limit {
+            return Err(format!(
+                "bad frame length {len} (the limit here is {})",
+                self.limit
+            ));
         }
         if self.buf.len() < 4 + len {
             return Ok(None);
@@ -431,6 +580,11 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         self.take(n)
     }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
 }
 
 /// Parses a timeout in seconds (`"60"`, `"0.5"`), as in `SHMEM_INIT_TIMEOUT` and `--init-timeout`.
@@ -470,12 +624,16 @@ mod tests {
     #[test]
     fn roundtrip_every_message() {
         let msgs = [
+            Msg::Challenge { nonce: [9; 32] },
             Msg::Hello {
                 version: 1,
                 job_id: u64::MAX - 3,
                 pe: 7,
                 npes: 8,
+                nonce: [1; 32],
+                mac: [2; 32],
             },
+            Msg::Accepted { mac: [3; 32] },
             Msg::Collective {
                 epoch: 3,
                 kind: CollectiveKind::Allgather,
@@ -502,10 +660,13 @@ mod tests {
                 job_id: 42,
                 pe: 3,
                 pid: 4567,
+                nonce: [4; 32],
+                mac: [5; 32],
             },
             Msg::Welcome {
                 interval_ms: 500,
                 timeout_ms: 4000,
+                mac: [6; 32],
             },
             Msg::Heartbeat,
             Msg::Abort {
@@ -541,6 +702,32 @@ mod tests {
         let mut fb = FrameBuf::default();
         fb.extend(&u32::MAX.to_le_bytes());
         assert!(fb.next_msg().is_err());
+        // Over the limit: refused from the length prefix alone.
+        let mut fb = FrameBuf::with_limit(MAX_HANDSHAKE_FRAME);
+        fb.extend(&((MAX_HANDSHAKE_FRAME + 1) as u32).to_le_bytes());
+        assert!(fb.next_msg().is_err());
+        // A hello fits the handshake limit.
+        let hello = Msg::Hello {
+            version: PROTOCOL_VERSION,
+            job_id: 1,
+            pe: 0,
+            npes: 1,
+            nonce: [0; 32],
+            mac: [0; 32],
+        };
+        assert!(hello.encode().len() - 4 <= MAX_HANDSHAKE_FRAME);
+    }
+
+    #[test]
+    fn fill_reads_at_most_one_frame_ahead() {
+        // A stream of 10 MB: only the limit's worth is taken.
+        let mut stream = std::io::Cursor::new(vec![7u8; 10 << 20]);
+        let mut fb = FrameBuf::with_limit(1000);
+        assert!(fb.fill_from(&mut stream).unwrap());
+        assert_eq!(fb.buffered(), 1004);
+        assert!(fb.next_msg().is_err());
+        assert!(max_table_frame(1) > MAX_RECORD);
+        assert!(max_table_frame(1_000_000) <= u32::MAX as usize);
     }
 
     #[test]

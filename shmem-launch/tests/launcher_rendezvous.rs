@@ -4,9 +4,10 @@
 //! with `SHMEM_TEST_ROLE` saying what to do. They speak to the launcher with this crate's
 //! client, as shmem-core does. (`shmemrun` is found, or built, by `shmem_testkit::shmemrun`.)
 
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use shmem_launch::client::{Client, ClientError, LaunchEnv};
 use shmem_launch::wire;
@@ -23,6 +24,20 @@ fn connect() -> (Client, usize, usize) {
     let env = LaunchEnv::from_env().unwrap().expect("started by shmemrun");
     let client = env.connect().unwrap();
     (client, env.pe, env.npes)
+}
+
+/// Starts the watchdog on the control connection, as shmem-core's init does.
+fn watchdog() {
+    let env = LaunchEnv::from_env().unwrap().expect("started by shmemrun");
+    shmem_launch::watchdog::start(
+        &env.rendezvous,
+        env.job_id,
+        &env.secret,
+        env.pe,
+        env.timeout,
+        Box::new(shmem_launch::watchdog::exit_now),
+    )
+    .unwrap();
 }
 
 /// Reports a failed collective the way a program would and exits with `code`.
@@ -82,6 +97,31 @@ fn pe_role() {
                 report(e, 9);
             }
         }
+        "stop" => {
+            watchdog();
+            let (mut c, me, _) = connect();
+            c.allgather(b"", &mut progress).unwrap();
+            if me == 1 {
+                // SAFETY: kill(2) on this very process; no memory involved.
+                unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+            }
+            thread::sleep(Duration::from_secs(30));
+        }
+        "exit0" => {
+            watchdog();
+            let (mut c, me, _) = connect();
+            c.allgather(b"", &mut progress).unwrap();
+            if me == 1 {
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "EXIT-AT {}", now.as_nanos());
+                let _ = out.flush();
+                std::process::exit(0); // without finalize
+            }
+            // Waiting where the launcher cannot see it (as in barrier_all).
+            thread::sleep(Duration::from_secs(30));
+        }
+        "quiet" => {}
         "timeout" => {
             if std::env::var(wire::ENV_PE).as_deref() == Ok("2") {
                 thread::sleep(Duration::from_secs(30)); // never reaches the rendezvous
@@ -140,12 +180,96 @@ fn a_panicking_pe_ends_the_job_while_others_wait() {
 fn a_pe_exiting_before_finalize_ends_the_job() {
     let r = launch(3, "leave", &[]);
     assert_eq!(r.status.code(), Some(1), "{r:?}");
+    // "PE 0 waits" or "PEs 0, 1 wait": the job ends as soon as PE 2 is gone.
     assert!(
-        r.stderr
-            .contains("PE 2 exited before finalizing while PEs 0, 1 wait in a barrier"),
+        r.stderr.contains("PE 2 exited before finalizing while PE") && r.stderr.contains("wait"),
         "{r:?}"
     );
+    assert!(r.stderr.contains("in a barrier"), "{r:?}");
     assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
+}
+
+/// Runs `role` where PE 1 exits with 0 without finalizing while the others sleep (as in a
+/// `barrier_all`, which does not go through the launcher); returns the run and the time from
+/// PE 1's exit to the launcher's end.
+fn exit_without_finalize(options: &[&str]) -> (Finished, Duration) {
+    let before = SystemTime::now();
+    let r = launch(3, "exit0", options);
+    let ended = before + r.elapsed;
+    let exit_at: u128 = r
+        .stdout
+        .split("EXIT-AT ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("PE 1 did not report its exit: {r:?}"));
+    let exit_at = UNIX_EPOCH + Duration::from_nanos(exit_at as u64);
+    let lag = ended.duration_since(exit_at).unwrap_or_default();
+    (r, lag)
+}
+
+#[test]
+fn a_pe_exiting_zero_without_finalize_ends_the_job_within_a_second() {
+    let (r, lag) = exit_without_finalize(&[]);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("shmemrun: PE 1 (pid ")
+            && r.stderr.contains("exited with status 0 without finalizing"),
+        "{r:?}"
+    );
+    eprintln!("exit without finalize (one host): job over {lag:?} after the exit");
+    assert!(lag < Duration::from_secs(1), "{lag:?}: {r:?}");
+}
+
+#[test]
+fn a_pe_exiting_zero_without_finalize_ends_the_job_in_hosts_mode() {
+    // Two "hosts" that are this machine, through a start command that passes stdin (the
+    // secret's line) on as ssh does.
+    let (r, lag) = exit_without_finalize(&[
+        "--hosts",
+        "127.0.0.1:2,localhost:1",
+        "--rsh",
+        "sh -c \"exec {cmd}\" {host}",
+    ]);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("shmemrun: PE 1 on host 127.0.0.1 (pid ")
+            && r.stderr.contains("exited with status 0 without finalizing"),
+        "{r:?}"
+    );
+    // The others were told why over their control connections.
+    assert!(
+        r.stderr
+            .contains("PE 0: shmemrun ended the job: PE 1 on host"),
+        "{r:?}"
+    );
+    eprintln!("exit without finalize (--hosts): job over {lag:?} after the exit");
+    assert!(lag < Duration::from_secs(2), "{lag:?}: {r:?}");
+}
+
+#[test]
+fn a_stopped_pe_on_one_host_is_found_with_heartbeats() {
+    // Without --heartbeat-timeout a PE stopped on one host is not detected (README, --help);
+    // with it, the launcher names the PE after the timeout.
+    let r = launch(3, "stop", &["--heartbeat-timeout", "1"]);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("shmemrun: PE 1 (pid ")
+            && r.stderr.contains("stopped answering: no heartbeat for")
+            && r.stderr.contains("(heartbeat timeout 1 s); is it stopped?"),
+        "{r:?}"
+    );
+    eprintln!(
+        "a stopped PE on one host with --heartbeat-timeout 1: job over after {:?}",
+        r.elapsed
+    );
+    assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
+}
+
+#[test]
+fn pes_that_never_say_hello_may_exit_zero() {
+    let r = launch(2, "quiet", &[]);
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! only the main loop reaps and a pid the launcher signals can never have been reused.
 
 use std::ffi::{OsStr, OsString};
-use std::io;
+use std::io::{self, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -12,6 +12,23 @@ use std::sync::Arc;
 use crate::events::{Event, Notifier};
 use crate::output::{self, Forward, Tail};
 use crate::signals;
+
+/// What a PE's (or its start command's) standard input is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// The launcher's own stdin.
+    Launcher,
+    /// Nothing (`/dev/null`).
+    Null,
+    /// A pipe that carries `first` (the job secret's line, for a start command) and then,
+    /// when `then_launcher`, what the launcher reads on its own stdin.
+    Secret {
+        /// The first bytes, a line.
+        first: String,
+        /// Forward the launcher's stdin after it (PE 0's start command).
+        then_launcher: bool,
+    },
+}
 
 /// How to start one PE: the program itself, or for a PE on another host its start command.
 #[derive(Debug)]
@@ -28,6 +45,8 @@ pub struct Spec<'a> {
     pub tail: Option<Arc<Tail>>,
     /// This PE's number.
     pub pe: usize,
+    /// Its standard input.
+    pub input: Input,
 }
 
 /// Starts one PE, its exit watcher and its output forwarders. Returns the pid and the number of
@@ -36,11 +55,10 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
     let mut cmd = Command::new(spec.program);
     cmd.args(spec.args);
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
-    // Only PE 0 reads the launcher's stdin.
-    cmd.stdin(if spec.pe == 0 {
-        Stdio::inherit()
-    } else {
-        Stdio::null()
+    cmd.stdin(match spec.input {
+        Input::Launcher => Stdio::inherit(),
+        Input::Null => Stdio::null(),
+        Input::Secret { .. } => Stdio::piped(),
     });
     if spec.prefix {
         cmd.stdout(Stdio::piped());
@@ -82,6 +100,25 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
     }
     let mut child = cmd.spawn()?;
     let pid = child.id() as libc::pid_t;
+    if let (
+        Some(mut pipe),
+        Input::Secret {
+            first,
+            then_launcher,
+        },
+    ) = (child.stdin.take(), &spec.input)
+    {
+        // A pipe holds 64 KiB: this line never blocks. A start command that is already gone
+        // (EPIPE; SIGPIPE is ignored in Rust programs) is reported through its exit status.
+        let _ = pipe.write_all(first.as_bytes());
+        if *then_launcher {
+            std::thread::Builder::new()
+                .name(format!("stdin-pe{}", spec.pe))
+                .spawn(move || {
+                    let _ = io::copy(&mut io::stdin().lock(), &mut pipe);
+                })?;
+        }
+    }
     let mut forwarders = 0;
     let how = |to_stderr: bool| Forward {
         pe: spec.pe,

@@ -3,8 +3,13 @@
 //!
 //! PEs on this host are children of the launcher: their exit status comes from `waitpid`, they
 //! are stopped with SIGTERM then SIGKILL, and `PR_SET_PDEATHSIG` ends them if the launcher dies.
-//! Their control connections carry no heartbeats and are not used to end them: a PE stopped in a
-//! debugger must not end the job, and the signals already do the work.
+//! Their control connections carry no heartbeats unless `--heartbeat-timeout` asks for them, and
+//! are not used to end them: by default a PE stopped in a debugger (or by SIGSTOP) must not end
+//! the job, so such a PE is not detected; with heartbeats it is, after the timeout.
+//!
+//! A PE that said hello (called `init`) and exits with status 0 without finalizing, while the
+//! job runs, ends the job at once: its peers may be waiting for it where the launcher cannot
+//! see (a `barrier_all` goes PE to PE), and would wait forever.
 //!
 //! A PE on another host is known through two things: its start command (`--rsh`, a local child
 //! whose exit status mirrors the PE's, as ssh does) and its control connection. The job fails
@@ -48,6 +53,12 @@ const TIMEOUT_GRACE: Duration = Duration::from_secs(2);
 const OUTPUT_GRACE: Duration = Duration::from_secs(1);
 /// Time to wait for the stderr of a start command that failed, for the message.
 const TAIL_WAIT: Duration = Duration::from_millis(500);
+/// Time a remote PE whose start command exited with 0 has for its finalize to arrive (it travels
+/// on another connection than the start command's end) before it counts as an exit without
+/// finalizing.
+const FINALIZE_GRACE: Duration = Duration::from_millis(200);
+/// How often the spawning loop looks at the rendezvous server.
+const SPAWN_POLL: Duration = Duration::from_millis(100);
 
 /// A PE on another host, as the launcher sees it.
 #[derive(Debug)]
@@ -91,14 +102,26 @@ pub struct Job {
     timeout_at: Option<Instant>,
     /// Remote PEs whose control connection ended: when to give up on them, and why it ended.
     lost: Vec<(usize, Instant, String)>,
-    /// The heartbeat timeout of a multi-host job, for messages.
+    /// The heartbeat timeout when the server sends heartbeats, for messages.
     heartbeat_timeout: Option<Duration>,
+    /// PEs run on other hosts (through start commands).
+    remote: bool,
+    /// Remote PEs whose start command exited with 0 before their finalize was seen: when to
+    /// decide.
+    unfinalized: Vec<(usize, Instant)>,
+    /// When the spawning loop last polled the server.
+    polled_at: Instant,
 }
 
 impl Job {
     /// A job whose PEs are added with [`Job::add`] as they start. `heartbeat_timeout` is set
-    /// for a multi-host job (whose server sends heartbeats).
-    pub fn new(server: Server, inbox: Inbox, heartbeat_timeout: Option<Duration>) -> Job {
+    /// when the server sends heartbeats (always for a multi-host job, `remote`).
+    pub fn new(
+        server: Server,
+        inbox: Inbox,
+        heartbeat_timeout: Option<Duration>,
+        remote: bool,
+    ) -> Job {
         Job {
             server,
             server_broken: false,
@@ -112,7 +135,30 @@ impl Job {
             timeout_at: None,
             lost: Vec::new(),
             heartbeat_timeout,
+            remote,
+            unfinalized: Vec::new(),
+            polled_at: Instant::now(),
         }
+    }
+
+    /// While the PEs are being started: handles what happened meanwhile (signals, exits, and
+    /// every [`SPAWN_POLL`] the rendezvous server) without waiting; true when the job has
+    /// failed and no more PEs should be started.
+    pub fn interrupted(&mut self) -> bool {
+        if self.polled_at.elapsed() >= SPAWN_POLL {
+            self.polled_at = Instant::now();
+            self.wait(Duration::ZERO);
+        } else {
+            while let Ok(ev) = self.inbox.rx.try_recv() {
+                self.event(ev);
+            }
+        }
+        self.failure.is_some()
+    }
+
+    /// The number of PEs added so far.
+    pub fn started(&self) -> usize {
+        self.pes.len()
     }
 
     /// Records the next PE (PE number = number of PEs added before); `remote` for a PE started
@@ -131,7 +177,7 @@ impl Job {
     }
 
     fn multi_host(&self) -> bool {
-        self.heartbeat_timeout.is_some()
+        self.remote
     }
 
     /// Prints `shmemrun: {what}; terminating N [other] PEs` and ends the job with `code`.
@@ -153,6 +199,7 @@ impl Job {
         self.stranded_at = None;
         self.timeout_at = None;
         self.lost.clear();
+        self.unfinalized.clear();
         if self.multi_host() {
             self.server.abort_all(code, why);
             self.term_at = Some(Instant::now() + ABORT_GRACE);
@@ -216,6 +263,7 @@ impl Job {
             ]
             .into_iter()
             .chain(self.lost.iter().map(|l| Some(l.1)))
+            .chain(self.unfinalized.iter().map(|u| Some(u.1)))
             .flatten()
             .min()
             .map_or(Duration::from_secs(1), |t| {
@@ -286,12 +334,21 @@ impl Job {
     /// PE `pe` sent nothing for `silent_for`: names its host when all of the host's PEs are
     /// silent too (a host or link that went down), else the PE (stopped, hung).
     fn silent(&mut self, pe: usize, silent_for: Duration) {
-        let Some(r) = self.pes.get(pe).and_then(|p| p.remote.as_ref()) else {
-            return;
-        };
-        if self.failure.is_some() || self.pes[pe].reaped {
+        if self.failure.is_some() || self.pes.get(pe).is_none_or(|p| p.reaped) {
             return;
         }
+        let timeout = self.heartbeat_timeout.map_or(String::new(), |t| {
+            format!(" (heartbeat timeout {} s)", t.as_secs_f64())
+        });
+        let Some(r) = self.pes[pe].remote.as_ref() else {
+            // On this host: stopped (SIGSTOP, a debugger) or hung with its watchdog.
+            let what = format!(
+                "{} stopped answering: no heartbeat for {:.1} s{timeout}; is it stopped?",
+                self.who(pe),
+                silent_for.as_secs_f64()
+            );
+            return self.end(1, &what, false);
+        };
         let node = r.node;
         let host = r.host.clone();
         // PEs of one host fall silent within a heartbeat interval or two of each other.
@@ -304,9 +361,6 @@ impl Job {
             .copied()
             .filter(|&p| self.server.silence(p).is_some_and(|s| s >= nearly))
             .collect();
-        let timeout = self.heartbeat_timeout.map_or(String::new(), |t| {
-            format!(" (heartbeat timeout {} s)", t.as_secs_f64())
-        });
         let what = if silent.len() == on_host.len() && on_host.len() > 1 {
             format!(
                 "host {host} (PEs {}) stopped answering: no heartbeat for {:.1} s{timeout}",
@@ -351,11 +405,28 @@ impl Job {
         let pid = p.pid;
         let status = children::reap(pid);
         p.reaped = true;
+        if self.failure.is_some() {
+            // The job is ending: nothing to decide, and with many PEs the server's bookkeeping
+            // per exit would slow the end down.
+            return;
+        }
         self.lost.retain(|l| l.0 != pe);
         let notices = self.server.pe_exited(pe);
         self.notices(notices);
         let (code, how) = match status {
-            Ok(s) if s.success() => return,
+            Ok(s) if s.success() => {
+                if self.failure.is_none()
+                    && self.server.said_hello(pe)
+                    && !self.server.finalized(pe)
+                {
+                    if self.pes[pe].remote.is_some() {
+                        self.unfinalized.push((pe, Instant::now() + FINALIZE_GRACE));
+                    } else {
+                        self.exited_unfinalized(pe);
+                    }
+                }
+                return;
+            }
             Ok(s @ Status::Exited(_)) | Ok(s @ Status::Signaled { .. }) => (s.code(), s.describe()),
             Err(e) => (1, format!("could not be waited for ({e})")),
         };
@@ -391,8 +462,35 @@ impl Job {
         }
     }
 
+    /// PE `pe` said hello and exited with status 0 without finalizing: its peers may wait for it
+    /// forever (in a barrier that does not go through the launcher), so the job ends.
+    fn exited_unfinalized(&mut self, pe: usize) {
+        if self.failure.is_some() || self.server.finalized(pe) {
+            return;
+        }
+        // Taken in what arrived meanwhile (a remote PE's finalize).
+        let notices = self.server.pe_exited(pe);
+        self.notices(notices);
+        if self.failure.is_some() || self.server.finalized(pe) {
+            return;
+        }
+        let detail = self.server.stranded().unwrap_or_else(|| {
+            format!(
+                "{} exited with status 0 without finalizing (it called init but never \
+                 finalized: drop the World, or return from main, before exiting)",
+                self.who(pe)
+            )
+        });
+        self.server.abort(&detail);
+        self.end(1, &detail, true);
+    }
+
     fn check_deadlines(&mut self) {
         let now = Instant::now();
+        while let Some(i) = self.unfinalized.iter().position(|u| now >= u.1) {
+            let (pe, _) = self.unfinalized.remove(i);
+            self.exited_unfinalized(pe);
+        }
         if self.term_at.is_some_and(|t| now >= t) {
             self.term_at = None;
             if self.running() > 0 {

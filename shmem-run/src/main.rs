@@ -3,14 +3,18 @@
 //!
 //! It listens on a TCP port for the PEs' rendezvous (`shmem_launch::server`; the protocol is
 //! `shmem_launch::wire`), starts N copies of the program with `SHMEM_RENDEZVOUS`, `SHMEM_PE`,
-//! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and `SHMEM_NNODES` set,
-//! runs their start-up collectives, and ends the whole job when a PE fails or the launcher is
-//! interrupted.
+//! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_JOB_SECRET`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and
+//! `SHMEM_NNODES` set, runs their start-up collectives, and ends the whole job when a PE fails or
+//! the launcher is interrupted.
+//!
+//! Every job has a random secret (`shmem_launch::auth`) that only its PEs know: local PEs get it
+//! in their environment, PEs on other hosts on the first line of their start command's standard
+//! input. It is never on a command line.
 //!
 //! With `--hosts` or `--hostfile` every PE is started through a start command (`--rsh`, ssh by
-//! default) that runs `env VAR=VALUE... PROGRAM ARGS...` on its host; the launcher listens on
-//! all interfaces and supervises the remote PEs through their control connections
-//! (heartbeats, aborts; see `job.rs`).
+//! default) that runs `env VAR=VALUE... sh -c READ-THE-SECRET PROGRAM ARGS...` on its host; the
+//! launcher listens on the addresses the hosts are told to reach it at and supervises the remote
+//! PEs through their control connections (heartbeats, aborts; see `job.rs`).
 
 mod children;
 mod events;
@@ -21,12 +25,13 @@ mod rsh;
 mod signals;
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Read};
+use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{ArgGroup, Parser};
+use shmem_launch::auth::{self, Secret};
 use shmem_launch::server::Server;
 use shmem_launch::wire;
 
@@ -39,22 +44,36 @@ use job::{Job, Remote};
     version,
     group(ArgGroup::new("hostset").args(["hosts", "hostfile"])),
     after_help = "\
-Every PE gets SHMEM_RENDEZVOUS, SHMEM_PE, SHMEM_NPES, SHMEM_JOB_ID, SHMEM_INIT_TIMEOUT, \
-SHMEM_NODE (the index of its host, from 0) and SHMEM_NNODES (the number of hosts) in its \
-environment. Only PE 0 reads stdin.
+Every PE gets SHMEM_RENDEZVOUS, SHMEM_PE, SHMEM_NPES, SHMEM_JOB_ID, SHMEM_JOB_SECRET, \
+SHMEM_INIT_TIMEOUT, SHMEM_NODE (the index of its host, from 0) and SHMEM_NNODES (the number of \
+hosts) in its environment. Only PE 0 reads stdin.
+
+Security: every job has a random 256-bit secret; every connection to shmemrun and every \
+start-up record proves it (HMAC-SHA256), so other users cannot join or disturb the job. \
+shmemrun listens on 127.0.0.1 (with --hosts: on the addresses the hosts reach it at; --bind to \
+choose). The secret is never on a command line: local PEs inherit it, PEs on other hosts read \
+it from the first line of the start command's stdin.
 
 When a PE exits with a non-zero status or is killed by a signal, shmemrun stops the other PEs \
 (SIGTERM, then SIGKILL) and exits with that PE's status (128 + signal number for a signal). \
-A PE that exits before finalizing while others wait for it also ends the job. SIGINT, SIGTERM, \
-SIGHUP and SIGQUIT to shmemrun stop every PE; shmemrun then exits with 128 + the signal number.
+A PE that called init and exits with status 0 without finalizing ends the job too (status 1), \
+within a second, naming it. SIGINT, SIGTERM, SIGHUP and SIGQUIT to shmemrun, also while it is \
+still starting PEs, stop every PE; shmemrun then exits with 128 + the signal number. More than \
+64 PEs per core (--oversubscribe-limit) are refused.
+
+Not detected on one host: a PE stopped with SIGSTOP (or in a debugger) or hung; the others \
+wait for it. For detection give --heartbeat-timeout SECS: the PEs then send heartbeats and a PE \
+silent for that long ends the job (as with --hosts, where this is always on).
 
 Several hosts (--hosts, --hostfile): PEs are placed in blocks (host 0 runs PEs 0..k): up to \
 each host's slots when slots are given, else as evenly as possible. Every PE is started with \
 the start command (--rsh, $SHMEM_RSH, default \"ssh -o BatchMode=yes {host} {cmd}\"), which \
 runs \"env -C DIR VAR=VALUE... PROGRAM ARGS...\" on the host: DIR is shmemrun's working \
 directory, the variables are the ones above, every UCX_* and SHMEM_* variable of shmemrun's \
-environment, and those given with -x. shmemrun listens on all interfaces; each host is told the \
-address from --rendezvous-addr, else the address of this machine on the route to that host. \
+environment, and those given with -x. Each host is told the address from --rendezvous-addr, \
+else the address of this machine on the route to that host, and shmemrun listens on just those \
+addresses (--bind 0.0.0.0 for every interface, e.g. behind NAT). \
+The start command must pass its standard input on (ssh does): its first line is the job secret. \
 The start command's exit status stands for the PE's. Besides, every PE keeps a control \
 connection to shmemrun with heartbeats every 0.5 s: a PE or host silent for the heartbeat \
 timeout (--heartbeat-timeout, $SHMEM_HEARTBEAT_TIMEOUT, default 3 s) ends the job, naming the \
@@ -108,10 +127,26 @@ struct Cli {
     #[arg(long, value_name = "IP", requires = "hostset")]
     rendezvous_addr: Option<String>,
 
-    /// Seconds without a heartbeat after which a PE on another host counts as gone (fractions
-    /// allowed). Default: $SHMEM_HEARTBEAT_TIMEOUT, else 3.
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout, requires = "hostset")]
+    /// Seconds without a heartbeat after which a PE counts as gone (fractions allowed). Default
+    /// with --hosts: $SHMEM_HEARTBEAT_TIMEOUT, else 3. On one host heartbeats are off unless
+    /// this is given: then a stopped or hung PE ends the job too.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     heartbeat_timeout: Option<String>,
+
+    /// The address shmemrun listens on for its PEs, e.g. 0.0.0.0 for every interface. Default:
+    /// 127.0.0.1; with --hosts, the addresses the hosts are told to reach it at.
+    #[arg(long, value_name = "IP")]
+    bind: Option<String>,
+
+    /// Refuse to start more PEs than this per core: of this machine, and with --hosts of each
+    /// host (taken to have as many cores as this machine).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 64,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    oversubscribe_limit: u32,
 
     /// Pass the variable NAME (with its value here, or VALUE) to every PE; repeatable. UCX_*
     /// and SHMEM_* variables are passed anyway.
@@ -166,6 +201,16 @@ fn init_timeout(cli: &Cli) -> Result<(Duration, String), String> {
     Ok((d, text))
 }
 
+/// The variables shmemrun sets for every PE besides [`JOB_VARS`], which never go on a command
+/// line.
+const SECRET_VARS: [&str; 1] = [wire::ENV_JOB_SECRET];
+
+/// The script that runs a remote PE: reads the job secret from the first line of stdin into the
+/// environment, then runs the PE (`sh -c SCRIPT NAME PROGRAM ARGS...`).
+const SECRET_SCRIPT: &str = "IFS= read -r SHMEM_JOB_SECRET || { echo \"shmemrun: no job secret \
+     on standard input: the start command must pass its standard input to the remote command\" \
+     >&2; exit 126; }; export SHMEM_JOB_SECRET; exec \"$@\"";
+
 /// The variables shmemrun sets for every PE; -x may not set them and they are not forwarded.
 const JOB_VARS: [&str; 7] = [
     wire::ENV_RENDEZVOUS,
@@ -193,7 +238,7 @@ fn exports(cli: &Cli) -> Result<Vec<(OsString, OsString)>, String> {
         if !valid {
             return Err(format!("-x {x}: {name:?} is not a variable name"));
         }
-        if JOB_VARS.contains(&name) {
+        if JOB_VARS.contains(&name) || SECRET_VARS.contains(&name) {
             return Err(format!("-x {x}: shmemrun sets {name} itself"));
         }
         let value = match value {
@@ -206,19 +251,35 @@ fn exports(cli: &Cli) -> Result<Vec<(OsString, OsString)>, String> {
     Ok(out)
 }
 
-/// A job id that is different for every run.
+/// A job id that is different for every run (a label, not a secret).
 fn random_id() -> u64 {
     let mut b = [0u8; 8];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_ok()
-    {
+    if auth::random_bytes(&mut b).is_ok() {
         return u64::from_le_bytes(b);
     }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     nanos ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15
+}
+
+/// The cores this process may run on.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Refuses `npes` PEs on one host of `cores` cores above `limit` per core; `host` names it.
+fn check_oversubscription(npes: usize, cores: usize, limit: u32, host: &str) -> Result<(), String> {
+    let most = cores.saturating_mul(limit as usize);
+    if npes <= most {
+        return Ok(());
+    }
+    Err(format!(
+        "{npes} PEs on {host} with {cores} core{} would be {} PEs per core, above the limit \
+         of {limit} (at most {most} PEs); pass --oversubscribe-limit N to allow more",
+        if cores == 1 { "" } else { "s" },
+        npes.div_ceil(cores)
+    ))
 }
 
 /// The text of an I/O error without Rust's " (os error N)" suffix.
@@ -241,6 +302,20 @@ fn spawn_code(e: &io::Error) -> i32 {
 }
 
 fn run(cli: &Cli) -> i32 {
+    // Signals first: a Ctrl-C from here on ends the job (and stops the spawning) in order.
+    let setup = || -> io::Result<(events::Notifier, events::Inbox)> {
+        let set = signals::block()?;
+        let (notifier, inbox) = events::channel()?;
+        signals::spawn_waiter(set, notifier.clone())?;
+        Ok((notifier, inbox))
+    };
+    let (notifier, inbox) = match setup() {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("shmemrun: cannot set up: {e}");
+            return 1;
+        }
+    };
     let (timeout, timeout_text) = match init_timeout(cli) {
         Ok(t) => t,
         Err(e) => {
@@ -259,6 +334,13 @@ fn run(cli: &Cli) -> i32 {
         eprintln!("shmemrun: no program given");
         return 2;
     };
+    let secret = match Secret::generate() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("shmemrun: cannot make the job secret (getrandom): {e}");
+            return 1;
+        }
+    };
     let job = JobSpec {
         program,
         args,
@@ -266,6 +348,7 @@ fn run(cli: &Cli) -> i32 {
         timeout,
         timeout_text,
         id: random_id(),
+        secret,
         prefix: cli.prefix,
     };
     let multi = match multi_host(cli) {
@@ -275,23 +358,60 @@ fn run(cli: &Cli) -> i32 {
             return 2;
         }
     };
-    let setup = || -> io::Result<(events::Notifier, events::Inbox)> {
-        let set = signals::block()?;
-        let (notifier, inbox) = events::channel()?;
-        signals::spawn_waiter(set, notifier.clone())?;
-        Ok((notifier, inbox))
+    let cores = cores();
+    let limit = cli.oversubscribe_limit;
+    let checked = match &multi {
+        None => check_oversubscription(
+            cli.np.map_or(1, |n| n as usize),
+            cores,
+            limit,
+            "this machine",
+        ),
+        Some(m) => m.nodes.iter().try_for_each(|n| {
+            check_oversubscription(
+                n.pes.len(),
+                cores,
+                limit,
+                &format!(
+                    "host {} (taken to have as many cores as this machine)",
+                    n.name
+                ),
+            )
+        }),
     };
-    let (notifier, inbox) = match setup() {
-        Ok(x) => x,
+    if let Err(e) = checked {
+        eprintln!("shmemrun: {e}");
+        return 2;
+    }
+    let heartbeat = match local_heartbeat(cli) {
+        Ok(h) => h,
         Err(e) => {
-            eprintln!("shmemrun: cannot set up: {e}");
-            return 1;
+            eprintln!("shmemrun: {e}");
+            return 2;
         }
     };
     match multi {
-        None => run_local(&job, cli.np.map_or(1, |n| n as usize), &notifier, inbox),
-        Some(m) => run_hosts(&job, &m, &notifier, inbox),
+        None => {
+            let npes = cli.np.map_or(1, |n| n as usize);
+            run_local(&job, npes, cli.bind.as_deref(), heartbeat, &notifier, inbox)
+        }
+        Some(m) => run_hosts(&job, &m, cli.bind.as_deref(), &notifier, inbox),
     }
+}
+
+/// The heartbeat timeout asked for a job on one host, if any.
+fn local_heartbeat(cli: &Cli) -> Result<Option<Duration>, String> {
+    let Some(text) = &cli.heartbeat_timeout else {
+        return Ok(None);
+    };
+    let t = wire::parse_timeout_secs(text).map_err(|e| format!("--heartbeat-timeout: {e}"))?;
+    if t < 2 * wire::HEARTBEAT_INTERVAL {
+        return Err(format!(
+            "--heartbeat-timeout: {text} s is too short: heartbeats come every {} s",
+            wire::HEARTBEAT_INTERVAL.as_secs_f64()
+        ));
+    }
+    Ok(Some(t))
 }
 
 /// What every PE of the job runs, and with which settings.
@@ -302,11 +422,12 @@ struct JobSpec<'a> {
     timeout: Duration,
     timeout_text: String,
     id: u64,
+    secret: Secret,
     prefix: bool,
 }
 
 impl JobSpec<'_> {
-    /// The variables shmemrun sets for PE `pe` (in the order of [`JOB_VARS`]).
+    /// The variables shmemrun sets for PE `pe` (in the order of [`JOB_VARS`]); not the secret.
     fn vars(
         &self,
         rendezvous: &str,
@@ -331,32 +452,116 @@ impl JobSpec<'_> {
     }
 }
 
-/// Binds the rendezvous server, or says why not.
-fn bind(addr: &str, job: &JobSpec<'_>, npes: usize) -> Result<(Server, u16), i32> {
-    let fail = |e: io::Error| {
+/// Binds the rendezvous server to `addr`, or says why not.
+fn bind(addr: &str, job: &JobSpec<'_>, npes: usize) -> Result<Server, i32> {
+    Server::bind(addr, job.id, job.secret.clone(), npes, job.timeout).map_err(|e| {
         eprintln!("shmemrun: cannot listen for the PEs' rendezvous on {addr}: {e}");
         1
-    };
-    let server = Server::bind(addr, job.id, npes, job.timeout).map_err(fail)?;
-    let port = server.local_addr().map_err(fail)?.port();
-    Ok((server, port))
+    })
+}
+
+/// `host:port` for `ip`, with brackets for IPv6.
+fn host_port(ip: &str, port: u16) -> String {
+    if ip.contains(':') {
+        format!("[{ip}]:{port}")
+    } else {
+        format!("{ip}:{port}")
+    }
+}
+
+/// Tells the user how the start of many PEs goes, once it takes more than a second.
+struct Progress {
+    npes: usize,
+    started: std::time::Instant,
+    next: std::time::Instant,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(npes: usize) -> Progress {
+        let now = std::time::Instant::now();
+        Progress {
+            npes,
+            started: now,
+            next: now + Duration::from_secs(1),
+            shown: false,
+        }
+    }
+
+    /// `done` PEs have been started.
+    fn tick(&mut self, done: usize) {
+        let now = std::time::Instant::now();
+        if now >= self.next && done < self.npes {
+            self.next = now + Duration::from_secs(1);
+            self.shown = true;
+            eprintln!(
+                "shmemrun: started {done} of {} PEs ({:.0} s)",
+                self.npes,
+                (now - self.started).as_secs_f64()
+            );
+        }
+    }
+
+    /// The start is over: `done` PEs started.
+    fn finish(&self, done: usize) {
+        if !self.shown {
+            return;
+        }
+        let took = self.started.elapsed().as_secs_f64();
+        if done == self.npes {
+            eprintln!("shmemrun: started all {done} PEs in {took:.1} s");
+        } else {
+            eprintln!(
+                "shmemrun: stopped starting PEs after {done} of {} ({took:.1} s)",
+                self.npes
+            );
+        }
+    }
 }
 
 /// All PEs on this host, as children of the launcher.
 fn run_local(
     job: &JobSpec<'_>,
     npes: usize,
+    bind_to: Option<&str>,
+    heartbeat: Option<Duration>,
     notifier: &events::Notifier,
     inbox: events::Inbox,
 ) -> i32 {
-    let (server, port) = match bind("127.0.0.1:0", job, npes) {
+    let ip = bind_to.unwrap_or("127.0.0.1");
+    let mut server = match bind(&host_port(ip, 0), job, npes) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let addr = format!("127.0.0.1:{port}");
-    let mut run = Job::new(server, inbox, None);
+    let port = match server.local_addr() {
+        Ok(a) => a.port(),
+        Err(e) => {
+            eprintln!("shmemrun: cannot listen for the PEs' rendezvous: {e}");
+            return 1;
+        }
+    };
+    // The PEs connect to the address bound, or to loopback when every interface is.
+    let reach = match ip {
+        "0.0.0.0" => "127.0.0.1",
+        "::" => "::1",
+        other => other,
+    };
+    let addr = host_port(reach, port);
+    if let Some(t) = heartbeat {
+        server.set_heartbeat(wire::HEARTBEAT_INTERVAL, t, t + PE_HEARTBEAT_SLACK);
+    }
+    let mut run = Job::new(server, inbox, heartbeat, false);
+    let secret = [(
+        OsString::from(wire::ENV_JOB_SECRET),
+        OsString::from(job.secret.to_hex()),
+    )];
+    let mut progress = Progress::new(npes);
     for pe in 0..npes {
+        if run.interrupted() {
+            break;
+        }
         let mut env = job.vars(&addr, pe, npes, 0, 1);
+        env.extend(secret.iter().cloned());
         env.extend(job.exports.iter().cloned());
         let spec = children::Spec {
             program: job.program,
@@ -365,6 +570,12 @@ fn run_local(
             prefix: job.prefix,
             tail: None,
             pe,
+            // Only PE 0 reads the launcher's stdin.
+            input: if pe == 0 {
+                children::Input::Launcher
+            } else {
+                children::Input::Null
+            },
         };
         match children::spawn(&spec, notifier) {
             Ok((pid, outputs)) => run.add(pid, outputs, None),
@@ -383,7 +594,9 @@ fn run_local(
                 break;
             }
         }
+        progress.tick(pe + 1);
     }
+    progress.finish(run.started());
     run.run()
 }
 
@@ -423,8 +636,8 @@ fn multi_host(cli: &Cli) -> Result<Option<MultiHost>, String> {
             let a = a.trim().to_string();
             if a.is_empty() || a.contains(':') || a.contains(char::is_whitespace) {
                 return Err(format!(
-                    "--rendezvous-addr {a:?}: expected an IPv4 address or a host name (the \
-                     launcher listens on 0.0.0.0)"
+                    "--rendezvous-addr {a:?}: expected an IPv4 address or a host name of this \
+                     machine"
                 ));
             }
             vec![a; nodes.len()]
@@ -463,7 +676,9 @@ fn forwarded_env() -> Vec<(OsString, OsString)> {
     let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(k, _)| {
             let k = k.to_string_lossy();
-            (k.starts_with("UCX_") || k.starts_with("SHMEM_")) && !JOB_VARS.contains(&&*k)
+            (k.starts_with("UCX_") || k.starts_with("SHMEM_"))
+                && !JOB_VARS.contains(&&*k)
+                && !SECRET_VARS.contains(&&*k)
         })
         .collect();
     vars.sort();
@@ -474,13 +689,53 @@ fn forwarded_env() -> Vec<(OsString, OsString)> {
 fn run_hosts(
     job: &JobSpec<'_>,
     m: &MultiHost,
+    bind_to: Option<&str>,
     notifier: &events::Notifier,
     inbox: events::Inbox,
 ) -> i32 {
     let npes = m.nodes.last().map_or(0, |n| n.pes.end);
-    let (mut server, port) = match bind("0.0.0.0:0", job, npes) {
+    // Listen where the hosts will connect: on each distinct address they are told (or on the
+    // one --bind names), never on every interface unless asked.
+    let mut ips: Vec<&str> = match bind_to {
+        Some(ip) => vec![ip],
+        None => m.reach.iter().map(String::as_str).collect(),
+    };
+    ips.sort_unstable();
+    ips.dedup();
+    let Some((first, rest)) = ips.split_first() else {
+        eprintln!("shmemrun: no address to listen on");
+        return 1;
+    };
+    let mut server = match bind(&host_port(first, 0), job, npes) {
         Ok(x) => x,
         Err(code) => return code,
+    };
+    let mut ports = Vec::new();
+    match server.local_addr() {
+        Ok(a) => ports.push((first.to_string(), a.port())),
+        Err(e) => {
+            eprintln!("shmemrun: cannot listen for the PEs' rendezvous on {first}: {e}");
+            return 1;
+        }
+    }
+    for ip in rest {
+        match server.listen_also(&host_port(ip, 0)) {
+            Ok(a) => ports.push((ip.to_string(), a.port())),
+            Err(e) => {
+                eprintln!(
+                    "shmemrun: cannot listen for the PEs' rendezvous on {ip}: {e}; pass --bind \
+                     with an address of this machine (0.0.0.0 for every interface)"
+                );
+                return 1;
+            }
+        }
+    }
+    // With --bind, every host reaches the one listener at its own address; else each its own.
+    let port_for = |reach: &str| {
+        ports
+            .iter()
+            .find(|(ip, _)| bind_to.is_some() || ip == reach)
+            .map_or(0, |p| p.1)
     };
     server.set_heartbeat(
         wire::HEARTBEAT_INTERVAL,
@@ -491,10 +746,15 @@ fn run_hosts(
     // The same directory on every host (shared file systems), as mpirun does; `env -C` fails
     // with a clear message where it does not exist.
     let cwd = std::env::current_dir().ok();
-    let mut run = Job::new(server, inbox, Some(m.heartbeat_timeout));
+    let secret_line = format!("{}\n", job.secret.to_hex());
+    let mut run = Job::new(server, inbox, Some(m.heartbeat_timeout), true);
+    let mut progress = Progress::new(npes);
     'nodes: for (node, n) in m.nodes.iter().enumerate() {
-        let addr = format!("{}:{port}", m.reach[node]);
+        let addr = host_port(&m.reach[node], port_for(&m.reach[node]));
         for pe in n.pes.clone() {
+            if run.interrupted() {
+                break 'nodes;
+            }
             let mut remote: Vec<OsString> = vec!["env".into()];
             if let Some(dir) = &cwd {
                 remote.push("-C".into());
@@ -507,6 +767,8 @@ fn run_hosts(
                 kv.push(v);
                 remote.push(kv);
             }
+            // The secret comes on stdin, never as an argument.
+            remote.extend(["sh", "-c", SECRET_SCRIPT, "shmem-pe"].map(OsString::from));
             remote.push(job.program.clone());
             remote.extend(job.args.iter().cloned());
             let argv = m.template.command(&n.name, &remote);
@@ -519,6 +781,11 @@ fn run_hosts(
                 prefix: job.prefix,
                 tail: Some(tail.clone()),
                 pe,
+                // Only PE 0 reads the launcher's stdin, after the secret's line.
+                input: children::Input::Secret {
+                    first: secret_line.clone(),
+                    then_launcher: pe == 0,
+                },
             };
             match children::spawn(&spec, notifier) {
                 Ok((pid, outputs)) => run.add(
@@ -543,7 +810,9 @@ fn run_hosts(
                     break 'nodes;
                 }
             }
+            progress.tick(pe + 1);
         }
     }
+    progress.finish(run.started());
     run.run()
 }

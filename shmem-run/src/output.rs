@@ -1,14 +1,20 @@
 //! Forwarding a PE's stdout or stderr line by line: with `--prefix` as `[PE i] line`, and for a
 //! PE on another host with the last lines kept, for the message when it cannot be started.
+//!
+//! The buffer is bounded: a line longer than [`MAX_PIECE`] bytes is forwarded in pieces of that
+//! size as it comes (the prefix only before the first), so a PE that writes a huge line without a
+//! newline costs the launcher no more than that.
 
 use std::collections::VecDeque;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::events::{Event, Notifier};
 
+/// Largest piece of a line held and written at once.
+pub const MAX_PIECE: usize = 64 * 1024;
 /// Lines kept by a [`Tail`].
 const TAIL_LINES: usize = 6;
 /// Bytes kept of one line in a [`Tail`].
@@ -75,31 +81,56 @@ pub fn forward(
         } else {
             String::new()
         };
-        let mut reader = BufReader::new(pipe);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            line.extend_from_slice(prefix.as_bytes());
-            match reader.read_until(b'\n', &mut line) {
-                Ok(0) => break,
-                Ok(_) => {
-                    if !line.ends_with(b"\n") {
-                        line.push(b'\n');
-                    }
-                    if let Some(tail) = &how.tail {
-                        tail.push(&line[prefix.len()..]);
-                    }
-                    // One write per line under the lock, so lines of different PEs do not mix.
-                    // A closed stdout is not a reason to stop draining the PE's pipe.
-                    let _ = if how.to_stderr {
-                        write_line(&mut io::stderr().lock(), &line)
-                    } else {
-                        write_line(&mut io::stdout().lock(), &line)
-                    };
+        let mut pipe = pipe;
+        let mut buf = vec![0u8; MAX_PIECE];
+        let mut len = 0;
+        // Whether the next byte starts a line (else it continues one forwarded in part).
+        let mut line_start = true;
+        let mut piece = Vec::with_capacity(MAX_PIECE + prefix.len() + 1);
+        let mut emit = |bytes: &[u8], line_start: bool, end_line: bool| {
+            piece.clear();
+            if line_start {
+                piece.extend_from_slice(prefix.as_bytes());
+                if let Some(tail) = &how.tail {
+                    tail.push(bytes);
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            }
+            piece.extend_from_slice(bytes);
+            if end_line && !piece.ends_with(b"\n") {
+                piece.push(b'\n');
+            }
+            // One write per piece under the lock, so lines of different PEs do not mix. A
+            // closed stdout is not a reason to stop draining the PE's pipe.
+            let _ = if how.to_stderr {
+                write_line(&mut io::stderr().lock(), &piece)
+            } else {
+                write_line(&mut io::stdout().lock(), &piece)
+            };
+        };
+        loop {
+            match pipe.read(&mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
             }
+            let mut start = 0;
+            while let Some(at) = buf[start..len].iter().position(|&b| b == b'\n') {
+                let end = start + at + 1;
+                emit(&buf[start..end], line_start, true);
+                line_start = true;
+                start = end;
+            }
+            buf.copy_within(start..len, 0);
+            len -= start;
+            if len == MAX_PIECE {
+                emit(&buf[..len], line_start, false);
+                line_start = false;
+                len = 0;
+            }
+        }
+        if len > 0 || !line_start {
+            emit(&buf[..len], line_start, true);
         }
         if let Some(tail) = &how.tail {
             tail.done.store(true, Ordering::Release);

@@ -85,6 +85,19 @@ fn pe_role() {
                 thread::sleep(Duration::from_secs(1));
             }
         }
+        "leave" => {
+            // The last PE exits with 0 without finalizing while the others wait for it in
+            // barrier_all, which goes PE to PE, not through the launcher.
+            if me == world.n_pes() - 1 {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap();
+                say(format!("EXIT-AT {}", now.as_nanos()));
+                std::process::exit(0);
+            }
+            world.barrier_all();
+            say(format!("PAST-BARRIER {me}"));
+        }
         other => panic!("unknown role {other}"),
     }
     drop(world);
@@ -406,6 +419,60 @@ fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
     assert_eq!(left, [pids[3]], "{:?}", hosts.processes());
     signal(pids[3], libc::SIGCONT);
     hosts.assert_no_processes_left(Duration::from_secs(2));
+}
+
+/// Runs the "leave" role with `cmd`; checks that the job ends naming PE `last` as exited
+/// without finalizing, and returns the time from its exit to the launcher's end.
+fn leave(cmd: Command, last: usize, who: &str) -> Duration {
+    let wall = std::time::SystemTime::now();
+    let job = Job::start_with(cmd, "leave");
+    let r = job.finish();
+    let ended = wall + r.elapsed;
+    let exit_at: u64 = r
+        .stdout
+        .iter()
+        .find_map(|l| l.split("EXIT-AT ").nth(1))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("PE {last} did not report its exit: {r:?}"));
+    let exit_at = std::time::UNIX_EPOCH + Duration::from_nanos(exit_at);
+    let lag = ended.duration_since(exit_at).unwrap_or_default();
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    let want = format!("shmemrun: {who}");
+    assert!(r.stderr.contains(&want), "{want}\n{r:?}");
+    assert!(
+        r.stderr.contains("exited with status 0 without finalizing"),
+        "{r:?}"
+    );
+    assert!(
+        !r.stdout.iter().any(|l| l.contains("PAST-BARRIER")),
+        "{r:?}"
+    );
+    lag
+}
+
+#[test]
+fn a_pe_exiting_without_finalize_ends_the_job_on_one_host() {
+    for path in [&[][..], &["-x", "UCX_TLS=tcp,self"]] {
+        let mut cmd = Command::new(common::shmemrun());
+        cmd.args(["-n", "3"]).args(path);
+        let lag = leave(cmd, 2, "PE 2 (pid ");
+        eprintln!("exit without finalize, one host {path:?}: job over {lag:?} after the exit");
+        assert!(lag < Duration::from_secs(1), "{lag:?}");
+    }
+}
+
+#[test]
+fn a_pe_exiting_without_finalize_on_the_far_host_ends_the_job() {
+    let Some(hosts) =
+        TwoHosts::up_or_skip("a_pe_exiting_without_finalize_on_the_far_host_ends_the_job")
+    else {
+        return;
+    };
+    let cmd = hosts.shmemrun(&["--hosts", &hosts.list(2)]);
+    let lag = leave(cmd, 3, &format!("PE 3 on host {} (pid ", hosts.hosts[1]));
+    eprintln!("exit without finalize on host 2: job over {lag:?} after the exit");
+    assert!(lag < Duration::from_secs(1), "{lag:?}");
+    hosts.assert_no_processes_left(CLEANUP);
 }
 
 #[test]

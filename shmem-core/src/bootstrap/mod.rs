@@ -68,6 +68,7 @@ impl Bootstrap {
         watchdog::start(
             &config.rendezvous,
             config.job_id,
+            &config.secret,
             config.pe,
             config.timeout,
             Box::new(watchdog::exit_now),

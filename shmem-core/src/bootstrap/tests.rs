@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use shmem_launch::auth::Secret;
 use shmem_launch::server::Server;
 use shmem_launch::wire::{ENV_JOB_ID, ENV_NPES, ENV_PE, ENV_RENDEZVOUS};
 
@@ -68,9 +69,10 @@ fn environment_errors_become_bad_env_and_bootstrap_errors() {
 }
 
 /// A server with `npes` PEs served by a thread for `serve_for`.
-fn serve(npes: usize, timeout: Duration, serve_for: Duration) -> (String, u64) {
+fn serve(npes: usize, timeout: Duration, serve_for: Duration) -> (String, u64, Secret) {
     let job_id = 0xb007_0000_0000_0000 ^ u64::from(std::process::id());
-    let mut server = Server::bind("127.0.0.1:0", job_id, npes, timeout).unwrap();
+    let secret = Secret::generate().unwrap();
+    let mut server = Server::bind("127.0.0.1:0", job_id, secret.clone(), npes, timeout).unwrap();
     let addr = server.local_addr().unwrap().to_string();
     thread::spawn(move || {
         let start = Instant::now();
@@ -78,15 +80,21 @@ fn serve(npes: usize, timeout: Duration, serve_for: Duration) -> (String, u64) {
             server.poll(None, Duration::from_millis(5)).unwrap();
         }
     });
-    (addr, job_id)
+    (addr, job_id, secret)
 }
 
-fn launch_env(addr: &str, job_id: u64, pe: usize, npes: usize, timeout: Duration) -> LaunchEnv {
+fn launch_env(
+    (addr, job_id, secret): &(String, u64, Secret),
+    pe: usize,
+    npes: usize,
+    timeout: Duration,
+) -> LaunchEnv {
     LaunchEnv {
         rendezvous: addr.to_string(),
         pe,
         npes,
-        job_id,
+        job_id: *job_id,
+        secret: secret.clone(),
         timeout,
         node: 0,
         nnodes: 1,
@@ -95,10 +103,10 @@ fn launch_env(addr: &str, job_id: u64, pe: usize, npes: usize, timeout: Duration
 
 #[test]
 fn launcher_collectives_and_finalize_through_bootstrap() {
-    let (addr, job_id) = serve(2, Duration::from_secs(30), Duration::from_secs(30));
+    let job = serve(2, Duration::from_secs(30), Duration::from_secs(30));
     let pes: Vec<_> = (0..2)
         .map(|pe| {
-            let env = launch_env(&addr, job_id, pe, 2, Duration::from_secs(30));
+            let env = launch_env(&job, pe, 2, Duration::from_secs(30));
             thread::spawn(move || {
                 let mut b = Bootstrap::connect(&env).unwrap();
                 assert_eq!((b.my_pe(), b.n_pes()), (pe, 2));
@@ -119,9 +127,9 @@ fn launcher_collectives_and_finalize_through_bootstrap() {
 #[test]
 fn rendezvous_timeout_carries_the_configured_timeout() {
     let timeout = Duration::from_millis(300);
-    let (addr, job_id) = serve(2, timeout, Duration::from_secs(5));
+    let job = serve(2, timeout, Duration::from_secs(5));
     // PE 1 never comes.
-    let mut b = Bootstrap::connect(&launch_env(&addr, job_id, 0, 2, timeout)).unwrap();
+    let mut b = Bootstrap::connect(&launch_env(&job, 0, 2, timeout)).unwrap();
     match b.allgather(b"", &mut || {}) {
         Err(Error::RendezvousTimeout { timeout: t, detail }) => {
             assert_eq!(t, timeout);
