@@ -8,7 +8,8 @@
 #      strided, atomics, ping-pong, put_nbi rate, collectives) at 2 PEs: ours on the
 #      direct shared-memory path, ours with every transfer through UCX over tcp
 #      (UCX_TLS=tcp,self; smaller loops, ~10-30 us per op there), oshmem, and oshmem over the
-#      same transport as ours UCX (oshmem-tcp: oshrun -x UCX_TLS=tcp,self, the same loops);
+#      same transport as ours UCX (oshmem-tcp: oshrun -x UCX_TLS=tcp,self, the same loops),
+#      and the C twin on this runtime (c-ours: latency.c built with shmemcc, under shmemrun);
 #   2. the collectives alone at every PE count of NPES_LIST other than 2 (2 comes from part 1):
 #      ours direct and oshmem;
 #   3. bandwidth: a 256 KiB put + quiet against a local 256 KiB memcpy, on PE 0 (ours, oshmem);
@@ -123,6 +124,9 @@ out_dir=target/c-bench
 mkdir -p "$out_dir"
 oshcc -O2 -falign-loops=64 -Wall -o "$out_dir/latency" benches/c/latency.c
 oshcc -O2 -falign-loops=64 -Wall -o "$out_dir/copy_sweep" benches/c/copy_sweep.c
+# The same C program on this runtime, through its C API (libshmem.so, shmemcc).
+cargo build --release -p shmem-capi >&2
+target/release/shmemcc -O2 -falign-loops=64 -Wall -o "$out_dir/latency-ours" benches/c/latency.c
 
 # Raw results of this run: NAME.NPES.ROUND.csv and .log per job.
 results=target/bench-results
@@ -190,6 +194,12 @@ run_job() {
         "${t[@]}" "${osh[@]}" "$out_dir/latency" csv iters "$ITERS" reps "$REPS" \
             >"$csv" 2>"$log" || rc=$?
         ;;
+    c-ours)
+        # benches/c/latency.c built with shmemcc: a C program on this runtime's C API.
+        want=$LAT_ROWS_OSHMEM
+        "${t[@]}" "$shmemrun" -n "$n" "$out_dir/latency-ours" csv iters "$ITERS" reps "$REPS" \
+            >"$csv" 2>"$log" || rc=$?
+        ;;
     oshmem-tcp)
         # oshmem over the same transport as `ucx` (its log, with UCX_LOG_LEVEL=info, shows
         # "ep_cfg[1]: rma_am(tcp/lo) amo_am(tcp/lo)"), with the same loops.
@@ -245,7 +255,7 @@ rounds() {
 }
 
 t_start=$SECONDS
-rounds 2 direct ucx oshmem oshmem-tcp
+rounds 2 direct ucx oshmem oshmem-tcp c-ours
 for n in "${NPES[@]}"; do
     [[ $n == 2 ]] || rounds "$n" coll-direct coll-oshmem
 done
@@ -364,6 +374,29 @@ tables=$results/tables.md
             d = median("direct" SUBSEP order[r]); u = median("ucx" SUBSEP order[r]); o = median("oshmem" SUBSEP order[r])
             ot = median("oshmem-tcp" SUBSEP order[r])
             printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio(d, o), fmt(ot), ratio(u, ot)
+        }
+    }'
+    echo
+    echo "### The C twin on this runtime, 2 PEs on one node, ns per operation"
+    echo
+    echo "benches/c/latency.c, unchanged, built with this project's shmemcc (libshmem.so, the"
+    echo "OpenSHMEM C API over shmem-core) and run under shmemrun (C on ours), next to the Rust"
+    echo "benchmark on the same runtime (ours Rust, the direct column above) and to the same C"
+    echo "program on Open MPI (oshmem). Same loops and rounds as the latency table."
+    echo
+    all_rows | awk -F, "$awk_lib"'
+    $2 == 2 && ($1 == "direct" || $1 == "c-ours" || $1 == "oshmem") {
+        key = $1 SUBSEP $3 SUBSEP $4 SUBSEP $5
+        val[key, ++cnt[key]] = $6 + 0
+        row = $3 SUBSEP $4 SUBSEP $5
+        if ($1 == "c-ours" && !(row in seen)) { seen[row] = 1; order[++nrows] = row; rc[nrows] = $3; rs[nrows] = $4; rv[nrows] = $5 }
+    }
+    END {
+        printf "| %-28s | %7s | %-7s | %10s | %10s | %10s | %13s | %14s |\n", "case", "size", "variant", "ours Rust", "C on ours", "oshmem", "C ours/Rust", "C ours/oshmem"
+        printf "|------------------------------|--------:|---------|-----------:|-----------:|-----------:|--------------:|---------------:|\n"
+        for (r = 1; r <= nrows; r++) {
+            d = median("direct" SUBSEP order[r]); c = median("c-ours" SUBSEP order[r]); o = median("oshmem" SUBSEP order[r])
+            printf "| %-28s | %7s | %-7s | %10s | %10s | %10s | %13s | %14s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(c), fmt(o), ratio(c, d), ratio(c, o)
         }
     }'
     echo

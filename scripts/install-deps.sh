@@ -3,7 +3,8 @@
 # with its headers for bindgen), the PMIx client library (start-up under PMIx launchers, with its
 # headers for bindgen), pkg-config (to find both), libclang (for bindgen), and for the tests Open
 # MPI's launcher (openmpi-bin: mpirun) and iproute2 (ip netns), and for the benchmarks UCX's
-# ucx_perftest (ucx-utils). Skips the install when everything is already there.
+# ucx_perftest (ucx-utils), and C and C++ compilers for the C API (gcc, g++). Skips the install
+# when everything is already there.
 set -euo pipefail
 
 need=()
@@ -13,6 +14,9 @@ pkg-config --exists 'pmix >= 4.2' 2>/dev/null || need+=(libpmix-dev pkg-config)
 # namespaces (ip netns).
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+# The C API's tests compile C and C++ programs with shmemcc/shmemc++, which call cc and c++.
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v c++ >/dev/null 2>&1 || need+=(g++)
 # benches/hosts.sh (part of benches/run.sh) measures UCX's own ucx_perftest as its reference.
 command -v ucx_perftest >/dev/null 2>&1 || need+=(ucx-utils)
 # libclang itself (libclang.so, libclang-14.so.1, ...), not libclang-cpp, which bindgen cannot use.

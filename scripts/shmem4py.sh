@@ -27,7 +27,8 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 py=$venv/bin/python
-"$py" -m pip install -q --disable-pip-version-check setuptools wheel cffi numpy
+# shmem4py 1.0.0 predates NumPy 2 (copy=False and integer-overflow semantics changed there).
+"$py" -m pip install -q --disable-pip-version-check setuptools wheel cffi "numpy<2"
 # The source distribution: the package is built from it, and its tests live in it.
 src=$work/shmem4py-1.0.0
 if [ ! -d "$src/test" ]; then
@@ -35,9 +36,20 @@ if [ ! -d "$src/test" ]; then
         shmem4py==1.0.0 -d "$work"
     tar -xzf "$work/shmem4py-1.0.0.tar.gz" -C "$work"
 fi
+# shmem4py recognizes the implementations it knows by their headers' own macros and otherwise
+# defines fallbacks for OpenSHMEM 1.5 calls it assumes missing, which clash with this library's
+# real ones. Its PySHMEM_HAVE_* switches say what the library has: every OpenSHMEM 1.5 feature
+# it probes (the list it uses for Sandia OpenSHMEM).
+have=""
+for f in shmem_malloc_with_hints shmem_team_t SHMEM_CTX_INVALID shmem_amo_nbi shmem_put_signal \
+    shmem_signal_fetch shmem_signal_wait_until shmem_broadcast shmem_collect shmem_fcollect \
+    shmem_alltoall shmem_alltoalls shmem_broadcastmem shmem_collectmem shmem_fcollectmem \
+    shmem_alltoallmem shmem_alltoallsmem shmem_reduce shmem_wait_test_many shmem_pcontrol; do
+    have="$have -DPySHMEM_HAVE_$f=1"
+done
 # Rebuild against the current library every time (the wrapper is all it needs).
-OSHCC=$rel/shmemcc CC=$rel/shmemcc "$py" -m pip install -q --disable-pip-version-check \
-    --no-build-isolation --force-reinstall --no-deps "$src"
+OSHCC=$rel/shmemcc CC=$rel/shmemcc CFLAGS="${CFLAGS:-} $have" "$py" -m pip install -q \
+    --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps "$src"
 status=0
 for np in "${nps[@]}"; do
     log=$work/test.np$np.log
