@@ -297,6 +297,27 @@ fn start() -> Result<Runtime> {
         None
     };
     let mut bootstrap = Bootstrap::from_env()?;
+    match start_on(&mut bootstrap, data) {
+        Ok(rt) => {
+            *rt.bootstrap.lock().unwrap_or_else(|p| p.into_inner()) = Some(bootstrap);
+            Ok(rt)
+        }
+        Err(e) => {
+            // This PE leaves the job with an error that its program sees: say goodbye, so that
+            // the launcher does not take its exit for one without finalizing (and tells PEs
+            // that wait for it at the rendezvous that it left).
+            let _ = bootstrap.finalize();
+            Err(e)
+        }
+    }
+}
+
+/// [`start`] once the launcher connection is up: the runtime, without the connection (the
+/// caller puts it in).
+fn start_on(
+    bootstrap: &mut Bootstrap,
+    data: Option<crate::dataseg::DataSegment>,
+) -> Result<Runtime> {
     let my_pe = bootstrap.my_pe();
     let n_pes = bootstrap.n_pes();
 
@@ -505,7 +526,7 @@ fn start() -> Result<Runtime> {
         sync: SyncState::default(),
         team_slots: crate::team::Slots::default(),
         allocator: Mutex::new(Allocator::new(layout.user_len)),
-        bootstrap: Mutex::new(Some(bootstrap)),
+        bootstrap: Mutex::new(None),
     })
 }
 
