@@ -846,6 +846,11 @@ fn check(r: shmem_ucx::Result<()>, what: &str) {
 #[inline(never)]
 #[track_caller]
 fn ucx_failed(what: &str, e: shmem_ucx::Error) -> ! {
+    // A transfer fails in UCX mostly because its target is gone (exited, killed, its host
+    // lost). The launcher names that cause, and ends the job (this PE included) within a second
+    // of it: give it that second, so that the job's end names the PE that left rather than this
+    // PE's consequence of it.
+    std::thread::sleep(std::time::Duration::from_secs(1));
     panic!("shmem: {what} failed in UCX: {e}")
 }
 
