@@ -1,8 +1,9 @@
 //! Collectives called differently on different PEs end the job with a message instead of
 //! hanging it (issue 16): PE 0 returns from `main` (its `World` is dropped, which finalizes)
 //! while the other PEs go on to a collective it will never join. Before, the job hung silently
-//! in finalize; now the waiting PEs name PE 0 within about a second and the launcher ends the
-//! job. A member of a team that does not include the finalized PE is not disturbed.
+//! in finalize; now the waiting PEs name PE 0 after a 0.5 s grace and the launcher ends the
+//! job (on one host and on two hosts). A member of a team that does not include the finalized
+//! PE is not disturbed.
 
 use shmem_core::prelude::*;
 use shmem_testkit as common;
@@ -37,15 +38,25 @@ fn a_pe_that_finalizes_during_a_collective_is_named() {
     if common::is_pe() {
         return pe_0_returns_early();
     }
+    let name = "a_pe_that_finalizes_during_a_collective_is_named";
+    // Local jobs of 2, 3 and 4 PEs, and 4 PEs on two hosts (0 stands for those; skipped
+    // without root), on both paths.
     for path in common::Path::ALL {
-        for n in [2, 3, 4] {
+        for n in [2, 3, 4, 0] {
             let start = Instant::now();
-            let (out, _) = common::launch(
-                "a_pe_that_finalizes_during_a_collective_is_named",
-                n,
-                path,
-                &[],
-            );
+            let out = if n == 0 {
+                match common::launch_two_hosts(name, path) {
+                    Some((out, _)) => out,
+                    None => continue,
+                }
+            } else {
+                common::launch(name, n, path, &[]).0
+            };
+            let n = if n == 0 {
+                "2 hosts x 2".to_string()
+            } else {
+                n.to_string()
+            };
             let took = start.elapsed();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(!out.status.success(), "the job must fail: {stderr}");
