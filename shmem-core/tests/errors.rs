@@ -1,6 +1,7 @@
 //! Bad input: each case gets a clear error or panic message naming the values, before any byte
 //! moves, on real multi-PE jobs.
 
+use common::unix_nanos;
 use shmem_testkit as common;
 
 use common::multi_pe_at;
@@ -219,13 +220,6 @@ fn bad_heap_size_is_a_clear_error() {
     let want = std::env::var("EXPECT").expect("EXPECT");
     let err = shmem_core::init().expect_err("bad SHMEM_SYMMETRIC_SIZE");
     assert!(err.to_string().contains(&want), "{err}");
-}
-
-fn unix_nanos() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
 }
 
 /// The PE body of the failing-PE tests: PE 1 prints the time and panics after 200 ms while the

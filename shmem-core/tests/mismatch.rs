@@ -5,19 +5,13 @@
 //! job (on one host and on two hosts). A member of a team that does not include the finalized
 //! PE is not disturbed.
 
+use common::unix_nanos;
 use shmem_core::prelude::*;
 use shmem_testkit as common;
 use std::time::Instant;
 
 #[symmetric]
 static DEST: [u64; 1] = [0];
-
-fn unix_nanos() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
-}
 
 /// PE 0 leaves at once; the others meet it in finalize's barrier (as their `barrier_all`) and
 /// then start a broadcast that PE 0 never joins.

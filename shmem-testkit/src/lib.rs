@@ -46,3 +46,12 @@ pub use multi_pe::{multi_pe, multi_pe_at, multi_pe_hosts};
 pub use programs::{line_with, per_pe_ok_lines, run_job, run_job_status};
 pub use root::{REQUIRE_ROOT_VAR, root_or_skip};
 pub use shmemrun::{SHMEMRUN_VAR, shmemrun};
+
+/// Nanoseconds since the Unix epoch (0 if the clock is before it): a time stamp that a PE prints
+/// and the test compares with the moment its job ended, across processes.
+pub fn unix_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
