@@ -27,14 +27,19 @@ unsafe fn copy_of<E: Element>(op: &str, p: *const E, n: usize) -> Vec<E> {
 /// member contributes nothing) is an empty object, which the runtime rejects if anything
 /// arrives.
 fn sym_to_end<E: Element>(op: &str, addr: *const E) -> SymSlice<'static, E> {
-    if shmem_core::raw::sym(addr, 0).is_none() {
+    let symmetric = |n: usize| {
+        n.checked_mul(size_of::<E>())
+            .and_then(|bytes| shmem_core::raw::offset_of(addr.cast(), bytes))
+            .is_some()
+    };
+    if !symmetric(0) {
         let scratch = shmem_core::raw::local_addr(&crate::state::g(op).scratch);
         return sym(op, "dest", scratch.cast::<E>().cast_const(), 0);
     }
     let (mut lo, mut hi) = (0usize, 1usize << 40);
     while lo < hi {
         let mid = lo + (hi - lo).div_ceil(2);
-        if shmem_core::raw::sym(addr, mid).is_some() {
+        if symmetric(mid) {
             lo = mid;
         } else {
             hi = mid - 1;

@@ -257,7 +257,9 @@ pub extern "C" fn shmem_signal_wait_until(sig_addr: *mut u64, cmp_op: c_int, val
 /// The lock whose word is at `lock`.
 fn lock_ref(op: &str, lock: *mut c_long) -> LockRef<'static> {
     state::g(op);
-    match shmem_core::raw::lock_at(lock.cast_const()) {
+    // SAFETY: OpenSHMEM asks the C program to keep a lock a symmetric long, used only by the
+    // lock calls, while it is used; C has no references.
+    match unsafe { shmem_core::raw::lock_at(lock.cast_const()) } {
         Some(l) => l,
         None => fatal!(
             "{op}: lock {lock:p} is not a symmetric, 8-byte aligned long (a global or static \

@@ -95,7 +95,7 @@ pub extern "C" fn shmem_pe_accessible(pe: c_int) -> c_int {
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: c_int) -> c_int {
     g("shmem_addr_accessible");
-    let symmetric = shmem_core::raw::sym::<u8>(addr.cast(), 1).is_some();
+    let symmetric = shmem_core::raw::offset_of(addr.cast(), 1).is_some();
     c_int::from(symmetric && shmem_pe_accessible(pe) == 1)
 }
 
@@ -111,7 +111,8 @@ pub extern "C" fn shmem_ptr(dest: *const c_void, pe: c_int) -> *mut c_void {
 
 /// World PE `pe`'s copy of the byte at `dest`, when mapped here.
 pub(crate) fn peer_ptr(dest: *const c_void, pe: usize) -> *mut c_void {
-    match shmem_core::raw::sym::<u8>(dest.cast(), 1) {
+    // SAFETY: only the address of the peer's copy is computed; C keeps `dest` symmetric.
+    match unsafe { shmem_core::raw::sym::<u8>(dest.cast(), 1) } {
         Some(s) => s
             .peer_slice(pe)
             .map_or(std::ptr::null_mut(), |v| v.as_ptr().cast()),

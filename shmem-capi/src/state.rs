@@ -316,7 +316,9 @@ pub(crate) fn sym<E: shmem_core::Element>(
     addr: *const E,
     n: usize,
 ) -> SymSlice<'static, E> {
-    match shmem_core::raw::sym(addr, n) {
+    // SAFETY: C names symmetric objects by address, and OpenSHMEM asks the C program to keep
+    // the objects it passes allocated (and symmetric) while it uses them; C has no references.
+    match unsafe { shmem_core::raw::sym(addr, n) } {
         Some(s) => s,
         None => not_symmetric(op, what, addr.cast(), n.saturating_mul(size_of::<E>())),
     }

@@ -18,11 +18,12 @@
 //! let a = world.alloc::<u64>(4);
 //! let addr = a.peer_slice(world.my_pe()).map(|v| v.as_ptr()).unwrap_or(std::ptr::null_mut());
 //! // The address of element 1, as a C program would pass it:
-//! let one = shmem_core::raw::sym::<u64>(addr.wrapping_add(1), 2).expect("symmetric");
+//! // SAFETY: elements 1 and 2 of `a`, which lives until the end of this example.
+//! let one = unsafe { shmem_core::raw::sym::<u64>(addr.wrapping_add(1), 2) }.expect("symmetric");
 //! one.put(world.my_pe(), .., &[7, 8]);
 //! world.quiet();
 //! assert_eq!((a.local_get(1), a.local_get(2)), (7, 8));
-//! assert!(shmem_core::raw::sym::<u64>(&0u64, 1).is_none());   // a local variable is not
+//! assert!(shmem_core::raw::offset_of((&0u64 as *const u64).cast(), 8).is_none()); // a local is not
 //! # Ok::<(), shmem_core::Error>(())
 //! ```
 
@@ -74,8 +75,15 @@ pub fn offset_of(addr: *const u8, bytes: usize) -> Option<usize> {
 /// data segment. Every PE that passes the address of the same object gets the same object.
 /// The address need not be aligned for `E` (typed operations copy bytes; atomics and waits check
 /// alignment themselves).
+///
+/// # Safety
+/// The returned object has no lifetime to tie it to what lives at `addr`, and other PEs write
+/// through it. The caller makes sure that, while it or anything made from it is used, the bytes
+/// are an object meant to be symmetric on every PE (a heap block that is not freed, a global
+/// that the program treats as symmetric), and that no Rust reference (`&T` without interior
+/// mutability, `&mut T`) covers them: as C's rules for symmetric objects ask of C programs.
 #[track_caller]
-pub fn sym<E: Element>(addr: *const E, len: usize) -> Option<SymSlice<'static, E>> {
+pub unsafe fn sym<E: Element>(addr: *const E, len: usize) -> Option<SymSlice<'static, E>> {
     let bytes = len.checked_mul(size_of::<E>())?;
     let offset = offset_of(addr.cast(), bytes)?;
     Some(SymSlice::from_offset(runtime(), offset, len))
@@ -89,8 +97,12 @@ pub fn local_addr<E: Element, A: SymmetricArray<E> + ?Sized>(obj: &A) -> *mut E 
 
 /// The lock whose word is the 8 bytes at `addr` (a C `long` in symmetric memory, zero when
 /// unlocked), or `None` when they are not symmetric or not 8-byte aligned.
+///
+/// # Safety
+/// As [`sym`]: the word stays a symmetric lock word, covered by no Rust reference, while the
+/// lock is used.
 #[track_caller]
-pub fn lock_at(addr: *const i64) -> Option<LockRef<'static>> {
+pub unsafe fn lock_at(addr: *const i64) -> Option<LockRef<'static>> {
     if !(addr as usize).is_multiple_of(8) {
         return None;
     }
