@@ -9,6 +9,14 @@ use shmem_core::prelude::*;
 use std::ffi::{c_int, c_void};
 
 /// The team, or `None` for `SHMEM_TEAM_INVALID` (the call then does nothing and returns -1).
+/// `n` elements for each member of the team `t`, or the end of the job when that overflows.
+fn per_team(op: &str, n: usize, t: &TeamEntry) -> usize {
+    let members = t.team.n_pes();
+    n.checked_mul(members).unwrap_or_else(|| {
+        fatal!("{op}: {n} elements for each of {members} PEs overflow the address space")
+    })
+}
+
 fn team(op: &str, h: ShmemTeam) -> Option<&'static TeamEntry> {
     team_or_invalid(op, h)
 }
@@ -104,7 +112,7 @@ pub(crate) unsafe fn fcollect<E: Element>(
     if n == 0 {
         return 0;
     }
-    let d = sym(op, "dest", dest, n * t.team.n_pes());
+    let d = sym(op, "dest", dest, per_team(op, n, t));
     // SAFETY: per this function's contract.
     let s = unsafe { copy_of(op, source, n) };
     t.team.fcollect(&d, &s);
@@ -124,7 +132,7 @@ pub(crate) unsafe fn alltoall<E: Element>(
     if n == 0 {
         return 0;
     }
-    let all = n * t.team.n_pes();
+    let all = per_team(op, n, t);
     let d = sym(op, "dest", dest, all);
     // SAFETY: per this function's contract.
     let s = unsafe { copy_of(op, source, all) };
@@ -149,10 +157,16 @@ pub(crate) unsafe fn alltoalls<E: Element>(
         return 0;
     }
     let (dst, sst) = (stride(op, "dest", dst), stride(op, "source", sst));
-    let count = n * t.team.n_pes();
-    let d = sym(op, "dest", dest, (count - 1) * dst + 1);
+    let count = per_team(op, n, t);
+    let span = |stride: usize| {
+        (count - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(1))
+            .unwrap_or_else(|| fatal!("{op}: {count} elements at stride {stride} overflow"))
+    };
+    let d = sym(op, "dest", dest, span(dst));
     // SAFETY: per this function's contract.
-    let s = unsafe { copy_of(op, source, (count - 1) * sst + 1) };
+    let s = unsafe { copy_of(op, source, span(sst)) };
     t.team.alltoalls(&d, dst, &s, sst, n);
     0
 }
