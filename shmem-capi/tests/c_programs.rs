@@ -3,6 +3,7 @@
 //! wrong value; the job must exit 0.
 
 use shmem_testkit::{Path, run_job_status};
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -43,6 +44,28 @@ fn ensure_library() {
     });
 }
 
+/// Runs the compiler wrapper `wrapper` (`shmemcc` or `shmemc++` of this profile) with `args`;
+/// panics with its output, naming `what`, unless it succeeds.
+fn run_wrapper<A: AsRef<OsStr>>(wrapper: &str, args: &[A], what: &str) {
+    let cc = profile_dir().join(wrapper);
+    assert!(
+        cc.is_file(),
+        "{} is missing: the shmem-capi build writes it",
+        cc.display()
+    );
+    let out = Command::new(&cc)
+        .args(args)
+        .output()
+        .expect("run the compiler wrapper");
+    assert!(
+        out.status.success(),
+        "{} ({what}) failed:\n{}{}",
+        cc.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Builds `tests/c/{name}` with `wrapper` into a temporary directory; returns the binary.
 fn build(wrapper: &str, name: &str, extra: &[&str]) -> PathBuf {
     ensure_library();
@@ -52,28 +75,10 @@ fn build(wrapper: &str, name: &str, extra: &[&str]) -> PathBuf {
     let out_dir = profile_dir().join("capi-tests");
     std::fs::create_dir_all(&out_dir).expect("output directory");
     let bin = out_dir.join(name.replace('.', "_"));
-    let cc = profile_dir().join(wrapper);
-    assert!(
-        cc.is_file(),
-        "{} is missing: the shmem-capi build writes it",
-        cc.display()
-    );
-    let out = Command::new(&cc)
-        .args(extra)
-        .arg("-O1")
-        .arg("-Wall")
-        .arg("-o")
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .expect("run the compiler wrapper");
-    assert!(
-        out.status.success(),
-        "{} {name} failed:\n{}{}",
-        cc.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut args: Vec<&OsStr> = extra.iter().map(OsStr::new).collect();
+    args.extend([OsStr::new("-O1"), OsStr::new("-Wall"), OsStr::new("-o")]);
+    args.extend([bin.as_os_str(), src.as_os_str()]);
+    run_wrapper(wrapper, &args, name);
     bin
 }
 
@@ -150,17 +155,13 @@ fn header_compiles_as_cxx11_and_runs() {
 #[test]
 fn header_compiles_as_c99_and_c11() {
     ensure_library();
+    let header = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include/shmem.h");
     for std in ["-std=c99", "-std=c11"] {
-        let out = Command::new(profile_dir().join("shmemcc"))
-            .args([std, "-Wall", "-Werror", "-fsyntax-only", "-c", "-x", "c"])
-            .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include/shmem.h"))
-            .output()
-            .expect("run shmemcc");
-        assert!(
-            out.status.success(),
-            "shmem.h with {std}:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut args: Vec<&OsStr> = [std, "-Wall", "-Werror", "-fsyntax-only", "-c", "-x", "c"]
+            .map(OsStr::new)
+            .to_vec();
+        args.push(header.as_os_str());
+        run_wrapper("shmemcc", &args, &format!("shmem.h with {std}"));
     }
 }
 
@@ -171,29 +172,17 @@ fn wrapper_adds_no_link_flags_when_compiling_only() {
     std::fs::create_dir_all(&dir).expect("dir");
     let obj = dir.join("hello.o");
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/hello.c");
-    let out = Command::new(profile_dir().join("shmemcc"))
-        .arg("-c")
-        .arg("-o")
-        .arg(&obj)
-        .arg(&src)
-        .output()
-        .expect("run shmemcc");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let c = OsStr::new;
+    run_wrapper(
+        "shmemcc",
+        &[c("-c"), c("-o"), obj.as_os_str(), src.as_os_str()],
+        "compile only",
     );
     // Linking the object needs the wrapper's link flags.
     let exe = dir.join("hello_linked");
-    let out = Command::new(profile_dir().join("shmemcc"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(&obj)
-        .output()
-        .expect("run shmemcc");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_wrapper(
+        "shmemcc",
+        &[c("-o"), exe.as_os_str(), obj.as_os_str()],
+        "link",
     );
 }
