@@ -141,9 +141,10 @@ ours=target/aligned/release/latency
 # 40 / 39 rows, plus 28 user-shaped put/get rows (vec, vec odd).
 LAT_ROWS_OURS=69
 LAT_ROWS_OSHMEM=67
-# Rows of a copy sweep job (ours: copy_sweep.rs, oshmem: copy_sweep.c): 3 ops x 5 sizes x
-# 21 distances x 2 source alignments; a line op,size,d,src_align,median_ns,min_ns.
-SWEEP_ROWS=630
+# Rows of a copy sweep job (ours: copy_sweep.rs, oshmem: copy_sweep.c): 3 ops x 7 sizes x
+# 21 distances x 3 source alignments (3 ops x 7 sizes x 63); a line
+# op,size,d,src_align,median_ns,min_ns.
+SWEEP_ROWS=1323
 sweep_re='^(put|get|memcpy),[0-9]+,[0-9]+,[0-9]+,[0-9.]+,[0-9.]+$'
 
 # A result line: case,size,variant,median_ns,min_ns.
@@ -460,9 +461,10 @@ tables=$results/tables.md
     echo "put + quiet and get between a private buffer of PE 0 and PE 1's heap (ours: direct path;"
     echo "oshmem: shmem_putmem/shmem_getmem, also a copy into the peer's mapping), and memcpy between"
     echo "two private buffers (glibc; ours = from the Rust run, oshmem = from the C run), at 21"
-    echo "distances d from 0 to 4095 and source addresses 0 and 7 mod 4096; ns per copy, the median"
+    echo "distances d from 0 to 4095 and source addresses 0, 7 and 4093 mod 4096 (4093: the source"
+    echo "crosses a page boundary, and for many d the destination too); ns per copy, the median"
     echo "over $ROUNDS rounds of each run's median over $SWEEP_REPS loops of $SWEEP_BYTES bytes (at least one copy)."
-    echo "best / worst: over all d and both alignments, the worst's (d, source alignment) in"
+    echo "best / worst: over all d and the three alignments, the worst's (d, source alignment) in"
     echo "brackets; the last two columns: ours / oshmem at oshmem's and at ours' worst point."
     echo "Heat map: $sweep_png."
     echo

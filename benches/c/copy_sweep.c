@@ -9,8 +9,9 @@
  * its heap with ucp_mem_map, so a put or get to a PE on the same node is a memcpy into or out of
  * the peer's mapping: this sweep shows whether it inherits the stall.
  *
- * For every size (256 B, 4 KiB, 64 KiB, 256 KiB, 4 MiB), source alignment (source address mod
- * 4096: 0 and 7) and distance d in the list below, PE 0 times: "put" (shmem_putmem from the
+ * For every size (8 B, 64 B, 256 B, 4 KiB, 64 KiB, 256 KiB, 4 MiB), source alignment (source
+ * address mod 4096: 0, 7, and 4093, where every copy's source crosses a page boundary) and
+ * distance d in the list below, PE 0 times: "put" (shmem_putmem from the
  * private buffer into PE 1's array, then shmem_quiet; destination: PE 1's copy as mapped into
  * PE 0, found with shmem_ptr), "get" (shmem_getmem the other way: source and destination swap)
  * and "memcpy" (between two private buffers). Buffers have a page of slack; each copy starts at
@@ -38,10 +39,10 @@
 #define TARGET 1
 #define NOPS 3
 
-static const long sizes[] = {256, 4096, 64 << 10, 256 << 10, 4 << 20};
+static const long sizes[] = {8, 64, 256, 4096, 64 << 10, 256 << 10, 4 << 20};
 static const long distances[] = {0,    1,    2,    4,    8,    16,   24,   32,   48,   64,  128,
                                  256,  512,  1024, 2048, 3072, 4032, 4064, 4080, 4088, 4095};
-static const long src_aligns[] = {0, 7};
+static const long src_aligns[] = {0, 7, 4093};
 static const char *const op_names[NOPS] = {"put", "get", "memcpy"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

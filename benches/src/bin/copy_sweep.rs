@@ -7,9 +7,10 @@
 //! 30994): a 4 KiB copy takes ~2 us instead of ~60 ns. Where a user's buffer lies decides d, so
 //! page-aligned benchmarks never see it. This sweep sets d on purpose.
 //!
-//! What: for every size in [`SIZES`] (256 B, 4 KiB, 64 KiB, 256 KiB, 4 MiB), every source
-//! alignment in [`SRC_ALIGNS`] (source address mod 4096: 0 and an odd one) and every distance
-//! in [`DISTANCES`], PE 0 times three copies of `size` bytes:
+//! What: for every size in [`SIZES`] (8 B, 64 B, 256 B, 4 KiB, 64 KiB, 256 KiB, 4 MiB), every
+//! source alignment in [`SRC_ALIGNS`] (source address mod 4096: 0, an odd one, and one 3 bytes
+//! before a page boundary, so that every source crosses it) and every distance in
+//! [`DISTANCES`], PE 0 times three copies of `size` bytes:
 //!
 //! - `put`: `put` from the private buffer into PE 1's heap array, then `quiet` (source: the
 //!   private buffer, destination: PE 1's copy as mapped into PE 0);
@@ -49,10 +50,28 @@ struct Args {
     /// Timed loops per point; the median and minimum are taken over these.
     #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..))]
     reps: u64,
+    /// Only these sizes (comma-separated bytes, each at most 4 MiB); default: the whole list.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=MAX as u64))]
+    sizes: Vec<u64>,
+    /// Only these source alignments (comma-separated, each below 4096); default: 0, 7, 4093.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..PAGE as u64))]
+    aligns: Vec<u64>,
+    /// Only these distances (comma-separated, each below 4096); default: the whole list.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..PAGE as u64))]
+    distances: Vec<u64>,
+}
+
+/// `list` as sizes, or `default` when it is empty.
+fn or_default(list: &[u64], default: &[usize]) -> Vec<usize> {
+    if list.is_empty() {
+        default.to_vec()
+    } else {
+        list.iter().map(|&v| v as usize).collect()
+    }
 }
 
 /// Copy sizes, in bytes.
-const SIZES: [usize; 5] = [256, 4096, 64 << 10, 256 << 10, 4 << 20];
+const SIZES: [usize; 7] = [8, 64, 256, 4096, 64 << 10, 256 << 10, 4 << 20];
 /// The largest of [`SIZES`].
 const MAX: usize = 4 << 20;
 /// Distances (destination - source) mod 4096.
@@ -60,8 +79,9 @@ const DISTANCES: [usize; 21] = [
     0, 1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 256, 512, 1024, 2048, 3072, 4032, 4064, 4080, 4088,
     4095,
 ];
-/// Source alignments: the source address mod 4096.
-const SRC_ALIGNS: [usize; 2] = [0, 7];
+/// Source alignments: the source address mod 4096 (4093: the source crosses a page boundary,
+/// and so does the destination wherever d puts it within `size` of one).
+const SRC_ALIGNS: [usize; 3] = [0, 7, 4093];
 const PAGE: usize = 4096;
 /// The PE whose heap is the remote side.
 const TARGET: usize = 1;
@@ -148,10 +168,15 @@ fn sweep(world: &World, remote: &SymArray<'_, u8>, args: &Args) -> Result<(), St
     let (sbase, dbase) = (src_buf.as_ptr() as usize, dst_buf.as_ptr() as usize);
 
     println!("op,size,d,src_align,median_ns,min_ns");
-    for &size in &SIZES {
+    let (sizes, aligns, distances) = (
+        or_default(&args.sizes, &SIZES),
+        or_default(&args.aligns, &SRC_ALIGNS),
+        or_default(&args.distances, &DISTANCES),
+    );
+    for &size in &sizes {
         let iters = (args.bytes / size as u64).max(1);
-        for &a in &SRC_ALIGNS {
-            for &d in &DISTANCES {
+        for &a in &aligns {
+            for &d in &distances {
                 // put: local (source) at a, remote (destination) at a + d.
                 let put_l = offset_for(lbase, a);
                 let put_r = offset_for(rbase, a + d);

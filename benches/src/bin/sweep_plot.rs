@@ -5,7 +5,7 @@
 //! Five panels: ours put (+ quiet), ours get, oshmem put (+ quiet), oshmem get, and glibc's
 //! `memcpy` between two private buffers (from the Rust run). A cell's colour is time / best on a
 //! log scale from 1 (white) to 32 and more (dark red), where best is the fastest point of that
-//! panel and size (over all d and both alignments); cells at 1.5x or more carry the ratio.
+//! panel and size (over all d and every source alignment); cells at 1.5x or more carry the ratio.
 //!
 //! Reads lines `impl,op,size,d,src_align,ns` (impl `ours` or `oshmem`; op `put`, `get` or
 //! `memcpy`; other lines are skipped) from stdin and writes a PNG to the path given.
