@@ -7,9 +7,11 @@ use crate::amo::Remote;
 use crate::element::Element;
 use crate::runtime::Runtime;
 use crate::signal::{Signal, SignalOp};
+use crate::strided::SignalKind;
 use crate::transport::{Completion, Dir, Peer, Transport};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
+use zerocopy::IntoBytes;
 
 pub(crate) mod sealed {
     use crate::runtime::Runtime;
@@ -526,13 +528,17 @@ pub(crate) fn put_signal_via<E: Element, A: SymmetricArray<E> + ?Sized, R: Range
     op: SignalOp,
 ) {
     let at = checked_offset(target, &range, src.len(), "put_signal", "source");
-    // SAFETY: the range was checked against the object, which lies in the heap.
-    unsafe { rt.put_bytes(peer, at, src.as_ptr().cast(), size_of_val(src)) }
-    let (add, value) = match op {
-        SignalOp::Set(v) => (false, v),
-        SignalOp::Add(v) => (true, v),
+    let (kind, value) = match op {
+        SignalOp::Set(v) => (SignalKind::Set, v),
+        SignalOp::Add(v) => (SignalKind::Add, v),
     };
-    rt.signal_update(peer, signal.heap_offset(), add, value);
+    // The range was checked against the object, which lies in the heap; a signal word is an
+    // aligned word of the heap.
+    rt.put_with_signal(
+        peer,
+        (at, &[src.as_bytes()]),
+        (signal.heap_offset(), kind, value),
+    );
 }
 
 /// `iput` into `target` through `peer` (the runtime's own, or a context's).

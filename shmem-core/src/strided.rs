@@ -22,6 +22,17 @@
 //!   and the packed elements; the requester's handler checks the response against the slot and
 //!   scatters it. The blocking get returns when every element has arrived.
 //!
+//! - **Put with signal.** `SIGNAL [from, offset, len, signal, kind, value]` and `len` data
+//!   bytes: the target checks both ranges against its heap, copies the data to `offset`, then
+//!   updates the 8-byte word at `signal` (set, add, or raise to at least `value`) with release
+//!   ordering, and acknowledges as for a put. One message instead of a put, a flush (a round
+//!   trip) and an atomic: `put_signal` to PEs reached through UCX travels this way.
+//! - **Flag.** The same message as `FLAG`, which the target does not acknowledge: the
+//!   collectives' flags and mailbox messages, whose own protocol says when a slot may be
+//!   written again, and which must not cost their receiver a reply on its critical path.
+//!   They raise their word (`max`), which keeps it monotonic even if two messages to it were
+//!   delivered out of order.
+//!
 //! Every header field is a little-endian `u64`. A message that fails a check (wrong length,
 //! outside the heap, unknown token, an ack nobody waits for) ends this PE with a message naming
 //! the PE the message says it came from: a broken or hostile peer cannot make this PE write
@@ -54,12 +65,26 @@ const AM_PUT: u16 = 0x51;
 const AM_ACK: u16 = 0x52;
 const AM_GET_REQ: u16 = 0x53;
 const AM_GET_RESP: u16 = 0x54;
+const AM_SIGNAL: u16 = 0x55;
+const AM_FLAG: u16 = 0x56;
 
 /// Header lengths, in words.
 const PUT_WORDS: usize = 5;
 const ACK_WORDS: usize = 2;
 const REQ_WORDS: usize = 7;
 const RESP_WORDS: usize = 5;
+const SIGNAL_WORDS: usize = 6;
+
+/// How a put with signal updates its signal word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SignalKind {
+    /// Store the value (`SHMEM_SIGNAL_SET`).
+    Set = 0,
+    /// Add the value (`SHMEM_SIGNAL_ADD`).
+    Add = 1,
+    /// Raise the word to at least the value (an epoch flag).
+    Max = 2,
+}
 
 /// The process's strided-transfer state, set once at start-up before any handler can run.
 static STATE: OnceLock<State> = OnceLock::new();
@@ -161,6 +186,10 @@ pub(crate) fn register(
     static ACK: AckHandler = AckHandler;
     static REQ: GetReqHandler = GetReqHandler;
     static RESP: GetRespHandler = GetRespHandler;
+    static SIGNAL: SignalHandler<true> = SignalHandler;
+    static FLAG: SignalHandler<false> = SignalHandler;
+    worker.set_am_handler(AM_SIGNAL, &SIGNAL)?;
+    worker.set_am_handler(AM_FLAG, &FLAG)?;
     worker.set_am_handler(AM_PUT, &PUT)?;
     worker.set_am_handler(AM_ACK, &ACK)?;
     worker.set_am_handler(AM_GET_REQ, &REQ)?;
@@ -319,12 +348,7 @@ pub(crate) unsafe fn put(
 ) -> shmem_ucx::Result<()> {
     debug_assert!(fits(size), "strided::put with {size}-byte elements");
     let st = state();
-    // Plain puts before a fence must land before this: flush once per fence and PE.
-    let epoch = st.fence_epoch.load(Ordering::Acquire);
-    if st.fenced[pe].load(Ordering::Relaxed) < epoch {
-        ep.flush()?;
-        st.fenced[pe].fetch_max(epoch, Ordering::Relaxed);
-    }
+    after_fence(st, ep, pe)?;
     let per_msg = (MAX_MSG / size).max(1);
     let mut run: Option<(Run, Vec<u8>)> = None;
     for (off, src) in elems {
@@ -357,6 +381,53 @@ pub(crate) unsafe fn put(
     Ok(())
 }
 
+/// Plain puts to `pe` before a fence must land before a message sent after it: flushes `ep`
+/// once per fence and PE.
+fn after_fence(st: &State, ep: &Endpoint, pe: usize) -> shmem_ucx::Result<()> {
+    let epoch = st.fence_epoch.load(Ordering::Acquire);
+    if st.fenced[pe].load(Ordering::Relaxed) < epoch {
+        ep.flush()?;
+        st.fenced[pe].fetch_max(epoch, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Puts `parts` (back to back, at most [`MAX_MSG`] bytes in all, possibly none) at heap offset
+/// `offset` of `pe` (reached through `ep`) and then updates the 8-byte word at heap offset
+/// `signal` there as `kind` says, in one message (see the module docs); returns once the bytes
+/// are copied into it. Both are in place at the target after the next quiet, except for a
+/// `Max` (a collective's flag), which the target does not acknowledge.
+pub(crate) fn put_signal(
+    rt: &Transport,
+    ep: &Endpoint,
+    pe: usize,
+    (offset, parts): (usize, &[&[u8]]),
+    (signal, kind, value): (usize, SignalKind, u64),
+) -> shmem_ucx::Result<()> {
+    let st = state();
+    after_fence(st, ep, pe)?;
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    debug_assert!(len <= MAX_MSG, "strided::put_signal of {len} bytes");
+    let mut msg = message(
+        &[
+            st.my_pe as u64,
+            offset as u64,
+            len as u64,
+            signal as u64,
+            kind as u64,
+            value,
+        ],
+        len,
+    );
+    for p in parts {
+        msg.extend_from_slice(p);
+    }
+    if kind == SignalKind::Max {
+        return ep.am_send(AM_FLAG, msg, SIGNAL_WORDS * 8, AmFlags::EAGER, send_failed);
+    }
+    send_counted(rt, st, ep, pe, AM_SIGNAL, msg, SIGNAL_WORDS * 8)
+}
+
 /// Sends one packed run of a strided put, counting it as unacknowledged.
 fn send_put(
     rt: &Transport,
@@ -376,6 +447,20 @@ fn send_put(
     for (i, w) in head.iter().enumerate() {
         msg[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
     }
+    send_counted(rt, st, ep, pe, AM_PUT, msg, PUT_WORDS * 8)
+}
+
+/// Sends message `id` to `pe`, counted as unacknowledged until the target's `ACK` (at most
+/// [`MAX_UNACKED`] in flight to one PE: waits for acks beyond that).
+fn send_counted(
+    rt: &Transport,
+    st: &State,
+    ep: &Endpoint,
+    pe: usize,
+    id: u16,
+    msg: Vec<u8>,
+    header_len: usize,
+) -> shmem_ucx::Result<()> {
     let unacked = &st.unacked[pe];
     if unacked.load(Ordering::Acquire) >= MAX_UNACKED {
         rt.wait_local(|| unacked.load(Ordering::Acquire) < MAX_UNACKED);
@@ -384,9 +469,9 @@ fn send_put(
     unacked.fetch_add(1, Ordering::AcqRel);
     st.outstanding.fetch_add(1, Ordering::AcqRel);
     let r = ep.am_send(
-        AM_PUT,
+        id,
         msg,
-        PUT_WORDS * 8,
+        header_len,
         AmFlags::REPLY | AmFlags::EAGER,
         send_failed,
     );
@@ -489,6 +574,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 struct PutHandler;
+/// Handles `SIGNAL` (`ACK` true: acknowledged) and `FLAG` messages.
+struct SignalHandler<const ACK: bool>;
 struct AckHandler;
 struct GetReqHandler;
 struct GetRespHandler;
@@ -533,6 +620,84 @@ impl AmHandler for PutHandler {
         let ack = message(&[st.my_pe as u64, 1], 0);
         if let Err(e) = msg.reply(AM_ACK, ack, ACK_WORDS * 8, AmFlags::NONE, send_failed) {
             send_failed(e);
+        }
+    }
+}
+
+impl<const ACK: bool> AmHandler for SignalHandler<ACK> {
+    fn receive(&self, msg: &AmMessage<'_>) {
+        let st = state();
+        let Some([from, offset, len, signal, kind, value]) = words::<SIGNAL_WORDS>(msg.header())
+        else {
+            bad_message(
+                st,
+                u64::MAX,
+                format_args!("put-with-signal header of {} bytes", msg.header().len()),
+            );
+        };
+        let Some(data) = msg.data() else {
+            bad_message(
+                st,
+                from,
+                format_args!("put-with-signal data not sent eagerly"),
+            );
+        };
+        if len != data.len() as u64 {
+            bad_message(
+                st,
+                from,
+                format_args!("put with signal of {len} bytes carries {}", data.len()),
+            );
+        }
+        let at = if data.is_empty() {
+            None
+        } else {
+            let Some((at, _)) = in_heap(st, len, 1, offset, 0) else {
+                bad_message(
+                    st,
+                    from,
+                    format_args!(
+                        "put with signal of {len} bytes at heap offset {offset}, outside this \
+                         PE's heap of {} bytes",
+                        st.total
+                    ),
+                );
+            };
+            Some(at)
+        };
+        let word = in_heap(st, 8, 1, signal, 0)
+            .map(|(p, _)| p)
+            .filter(|p| (*p as usize).is_multiple_of(8));
+        let Some(word) = word else {
+            bad_message(
+                st,
+                from,
+                format_args!("signal word at heap offset {signal} is not a word of this PE's heap"),
+            );
+        };
+        if let Some(at) = at {
+            // SAFETY: `len` bytes at `at` lie in this PE's heap or data segment (checked by
+            // `in_heap`); the source is the message.
+            unsafe { ptr::copy_nonoverlapping(data.as_ptr(), at, data.len()) };
+        }
+        // SAFETY: an aligned word of the heap or data segment (checked above), which PEs
+        // update only atomically (signal words and flags).
+        let word = unsafe { AtomicU64::from_ptr(word.cast()) };
+        match kind {
+            0 => word.store(value, Ordering::Release),
+            1 => {
+                word.fetch_add(value, Ordering::Release);
+            }
+            2 => {
+                word.fetch_max(value, Ordering::Release);
+            }
+            _ => bad_message(st, from, format_args!("unknown signal operation {kind}")),
+        }
+        if ACK {
+            let ack = message(&[st.my_pe as u64, 1], 0);
+            if let Err(e) = msg.reply(AM_ACK, ack, ACK_WORDS * 8, AmFlags::NONE, send_failed) {
+                send_failed(e);
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::amo::Remote;
 use crate::runtime::Runtime;
+use crate::strided::SignalKind;
 use crate::team::Team;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -98,12 +99,13 @@ pub(crate) fn allreduce_minmax(rt: &Runtime, value: u64) -> MinMax {
         let flag = COLL_FLAGS + slot * 8;
         let payload = COLL_PAYLOAD + slot * PAYLOAD_WORDS * 8;
         let words = [acc.min, acc.min_pe, acc.max, acc.max_pe];
-        let peer = rt.peer(to);
-        // SAFETY: the payload slot lies in the sync area; `words` outlives the blocking put.
-        unsafe { rt.put_bytes(peer, payload, words.as_ptr().cast(), PAYLOAD_WORDS * 8) };
-        // The payload must land before the flag that announces it.
-        rt.flush_peer(peer);
-        rt.store_flag(to, flag, epoch);
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        // The payload, then the flag that announces it (the sync area lies in the heap).
+        rt.put_with_signal(
+            rt.peer(to),
+            (payload, &[&bytes]),
+            (flag, SignalKind::Max, epoch),
+        );
         let word = rt.local_word(flag);
         wait_in_collective(rt, None, || word.load(Ordering::Acquire) >= epoch);
         let mut got = [0u64; PAYLOAD_WORDS];

@@ -22,7 +22,7 @@ use crate::dataseg::DATA_OFFSET;
 use crate::error::Result;
 use crate::layout::HeapLayout;
 use crate::progress::{self, Progress};
-use crate::strided;
+use crate::strided::{self, SignalKind};
 use shmem_ucx::{
     AtomicOp, AtomicSize, Context, Endpoint, MemHandle, RemoteKey, ThreadMode, Worker,
 };
@@ -597,9 +597,74 @@ impl Transport {
             let flag = unsafe { AtomicU64::from_ptr(peer.direct.add(offset).cast()) };
             flag.store(value, Ordering::Release);
         } else {
-            let bytes = value.to_ne_bytes();
-            // SAFETY: the sync area lies inside the heap; `bytes` lives across the blocking put.
-            unsafe { self.put_bytes(peer, offset, bytes.as_ptr(), 8) };
+            self.put_with_signal(peer, (offset, &[]), (offset, SignalKind::Max, value));
+        }
+    }
+
+    /// Copies `parts` (back to back, possibly none) to heap offset `offset` of `peer` and then
+    /// updates the 8-byte word at heap offset `signal` there as `kind` says (release ordering:
+    /// whoever sees the word's new value sees the bytes). On a mapped peer, copies and an
+    /// atomic; to a PE of the main worker, one active message (`strided::put_signal`); through
+    /// a context's endpoint, or over [`strided::MAX_MSG`] bytes, blocking puts, a flush and a
+    /// UCX atomic (`Max` there is a plain swap, which only one writer per word makes safe).
+    /// The caller keeps the ranges inside the heap and the word aligned.
+    #[track_caller]
+    pub(crate) fn put_with_signal(
+        &self,
+        peer: &Peer,
+        (offset, parts): (usize, &[&[u8]]),
+        (signal, kind, value): (usize, SignalKind, u64),
+    ) {
+        self.check_live();
+        if !peer.direct.is_null() {
+            let mut at = offset;
+            for p in parts {
+                // SAFETY: the caller keeps the range inside the peer's mapped heap; `p` is a
+                // local slice, disjoint from it.
+                unsafe { copy_bytes(peer.at(at), p.as_ptr(), p.len()) };
+                at += p.len();
+            }
+            // SAFETY: the signal word lies in the peer's mapped heap, 8-byte aligned (the
+            // caller's contract); Release orders the copies before it.
+            let word = unsafe { AtomicU64::from_ptr(peer.at(signal).cast()) };
+            match kind {
+                SignalKind::Set => word.store(value, Ordering::Release),
+                SignalKind::Add => {
+                    word.fetch_add(value, Ordering::Release);
+                }
+                SignalKind::Max => {
+                    word.fetch_max(value, Ordering::Release);
+                }
+            }
+            return;
+        }
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if let Some(pe) = self.pe_of(peer)
+            && len <= strided::MAX_MSG
+        {
+            let u = peer.ucx();
+            check(
+                strided::put_signal(self, &u.ep, pe, (offset, parts), (signal, kind, value)),
+                "put_signal",
+            );
+            return;
+        }
+        let mut at = offset;
+        for p in parts {
+            // SAFETY: as above, in the peer's registered heap; blocking puts.
+            unsafe { self.put_bytes(peer, at, p.as_ptr(), p.len()) };
+            at += p.len();
+        }
+        self.signal_update(peer, signal, kind == SignalKind::Add, value);
+    }
+
+    /// Waits until every active message this process sent has left it (UCX finishes a send
+    /// that it could not complete at once inside this PE's progress): a PE about to compute
+    /// for a while calls it after sending flags that others wait for.
+    #[track_caller]
+    pub(crate) fn wait_sent(&self) {
+        if self.progress.any_ucx() && shmem_ucx::am_sends_in_flight() != 0 {
+            self.wait_local(|| shmem_ucx::am_sends_in_flight() == 0);
         }
     }
 
@@ -693,7 +758,15 @@ impl Transport {
         if self.progress.any_ucx() {
             // Strided puts are complete when their targets have acknowledged them.
             self.wait_local(strided::all_acked);
-            check(self.progress.worker().flush(), "quiet");
+            if std::env::var_os("XQ").is_some() {
+                for p in self.peers.iter() {
+                    if p.direct.is_null() && p.ucx.read().map(|u| u.is_some()).unwrap_or(false) {
+                        check(p.ucx().ep.flush(), "quiet");
+                    }
+                }
+            } else {
+                check(self.progress.worker().flush(), "quiet");
+            }
         }
         std::sync::atomic::fence(Ordering::SeqCst);
     }

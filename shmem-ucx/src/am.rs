@@ -11,6 +11,7 @@ use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 use std::slice;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result, check};
@@ -46,6 +47,18 @@ struct Pending {
     on_error: fn(Error),
 }
 
+/// Sends of this process that UCX has accepted but not finished (they complete inside some
+/// worker's progress).
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// How many active messages of this process UCX has accepted but not yet sent off (each
+/// completes, or fails, inside the progress of its worker). Zero means every message sent so
+/// far has left this process: a sender that must not go on computing while one of its
+/// messages waits for its own progress waits for this to reach zero.
+pub fn am_sends_in_flight() -> usize {
+    IN_FLIGHT.load(Ordering::Acquire)
+}
+
 /// Completion callback of a send that did not complete at once: frees the message and the
 /// request, and reports a failure to the message's `on_error`.
 unsafe extern "C" fn send_done(request: *mut c_void, status: sys::ucs_status_t, user: *mut c_void) {
@@ -56,6 +69,7 @@ unsafe extern "C" fn send_done(request: *mut c_void, status: sys::ucs_status_t, 
     // (`send_raw` hands it to no one), and freeing inside the callback is allowed: UCX then
     // returns it to its pool once the callback has returned.
     unsafe { sys::ucp_request_free(request) };
+    IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
     if status != sys::UCS_OK {
         (pending.on_error)(Error::from_status("ucp_am_send_nbx", status));
     }
@@ -103,6 +117,8 @@ unsafe fn send_raw(
         user_data: pending.cast(),
         ..Default::default()
     };
+    // Counted before UCX may complete it (on another thread that progresses the worker).
+    IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
     // SAFETY: `ep` is live (caller's contract); header and data point into the buffer owned by
     // `pending`, which stays allocated until the send is complete: freed below if it completed
     // (or failed) at once, else by `send_done`, which UCX calls exactly once for a returned
@@ -120,6 +136,7 @@ unsafe fn send_raw(
     };
     if status_ptr.is_null() || ptr_is_err(status_ptr) {
         // Completed or failed at once: the callback will not run, the message is ours again.
+        IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
         // SAFETY: made by Box::into_raw above and not given to anyone (no request exists).
         drop(unsafe { Box::from_raw(pending) });
         if status_ptr.is_null() {

@@ -49,7 +49,7 @@ mod rkey;
 pub mod sys;
 mod worker;
 
-pub use am::{AmFlags, AmHandler, AmMessage};
+pub use am::{AmFlags, AmHandler, AmMessage, am_sends_in_flight};
 pub use context::{Context, ContextParams, ThreadMode};
 pub use endpoint::{AtomicOp, AtomicSize, Endpoint};
 pub use error::{Error, Result};

@@ -28,6 +28,7 @@
 //!   check costs one remote load per few turns of the ring.
 
 use crate::element::Element;
+use crate::strided::SignalKind;
 use crate::team::next_epoch;
 use crate::team::{A2A, A2A_BYTES, BCAST, BCAST_DONE, CHUNK, MAIL, MAIL_ROUNDS, RING, SLOT, Team};
 use std::marker::PhantomData;
@@ -176,16 +177,16 @@ fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[
         w[1].store(meta, Ordering::Relaxed);
         w[0].store(epoch, Ordering::Release);
     } else {
-        let mut off = at + HEADER;
-        for p in parts {
-            // SAFETY: as above, in the peer's registered heap; blocking put.
-            unsafe { rt.put_bytes(peer, off, p.ptr, p.len) };
-            off += p.len;
-        }
+        // The header word, then the payload: one message (or puts, a flush and an atomic)
+        // that raises the epoch last.
         let m = meta.to_ne_bytes();
-        // SAFETY: the header word of the slot; `m` lives across the blocking put.
-        unsafe { rt.put_bytes(peer, at + 8, m.as_ptr(), 8) };
-        rt.signal_update(peer, at, false, epoch);
+        let mut bytes: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
+        bytes.push(&m);
+        for p in parts {
+            // SAFETY: the parts are valid local bytes (`Part`).
+            bytes.push(unsafe { std::slice::from_raw_parts(p.ptr, p.len) });
+        }
+        rt.put_with_signal(peer, (at + 8, &bytes), (at, SignalKind::Max, epoch));
     }
 }
 

@@ -17,6 +17,7 @@ use mailbox::RawBytes;
 use crate::element::Element;
 use crate::rma::SymmetricArray;
 use crate::runtime::Runtime;
+use crate::strided::SignalKind;
 use crate::team::{self, CHUNK, DATA_FLAGS, DOWN_FLAG, ROUNDS, SCRATCH, Team, next_epoch};
 use std::sync::atomic::Ordering;
 use zerocopy::IntoBytes;
@@ -40,7 +41,7 @@ pub(crate) fn team_sync(team: &Team<'_>) {
         round += 1;
     }
     // Flags sent through UCX must have left before this PE computes again.
-    rt.quiet();
+    rt.wait_sent();
 }
 
 /// Position in a binomial tree rooted at team PE `root`.
@@ -97,9 +98,14 @@ fn put_then_flag(
 ) {
     let rt = team.rt;
     let peer = rt.peer(team.world_pe(pe));
-    // SAFETY: callers pass a checked destination range in the heap and a live source.
-    unsafe { rt.put_bytes(peer, offset, src, bytes) };
-    rt.signal_update(peer, team.block(flag), false, epoch);
+    // SAFETY: callers pass a live source of `bytes` bytes (and a checked destination range in
+    // the heap).
+    let data = unsafe { std::slice::from_raw_parts(src, bytes) };
+    rt.put_with_signal(
+        peer,
+        (offset, &[data]),
+        (team.block(flag), SignalKind::Max, epoch),
+    );
 }
 
 fn wait_flag(team: &Team<'_>, rt: &Runtime, flag: usize, epoch: u64) {
