@@ -9,6 +9,8 @@
 #      direct shared-memory path, ours with every transfer through UCX over tcp
 #      (UCX_TLS=tcp,self; smaller loops, ~10-30 us per op there), oshmem, and oshmem over the
 #      same transport as ours UCX (oshmem-tcp: oshrun -x UCX_TLS=tcp,self, the same loops),
+#      its collectives once more with its own OpenSHMEM collectives over that transport instead
+#      of Open MPI's shared-memory ones (oshmem-tcp-basic: --mca scoll basic, collectives only),
 #      and the C twin on this runtime (c-ours: latency.c built with shmemcc, under shmemrun);
 #   2. the collectives alone at every PE count of NPES_LIST other than 2 (2 comes from part 1):
 #      ours direct and oshmem;
@@ -208,6 +210,13 @@ run_job() {
         "${t[@]}" "${osh[@]}" -x UCX_TLS=tcp,self "$out_dir/latency" csv iters "$UCX_ITERS" \
             reps "$UCX_REPS" >"$csv" 2>"$log" || rc=$?
         ;;
+    oshmem-tcp-basic)
+        # oshmem's collectives through its SPML (UCX, here tcp) rather than Open MPI's MPI
+        # collectives, which use shared memory whatever UCX_TLS says.
+        want=5
+        "${t[@]}" "${osh[@]}" --mca scoll basic -x UCX_TLS=tcp,self "$out_dir/latency" csv \
+            collectives iters "$UCX_ITERS" reps "$UCX_REPS" >"$csv" 2>"$log" || rc=$?
+        ;;
     coll-direct)
         want=5
         "${t[@]}" "$shmemrun" -n "$n" "$ours" --csv --collectives --iters "$COLL_ITERS" \
@@ -256,7 +265,7 @@ rounds() {
 }
 
 t_start=$SECONDS
-rounds 2 direct ucx oshmem oshmem-tcp c-ours
+rounds 2 direct ucx oshmem oshmem-tcp oshmem-tcp-basic c-ours
 for n in "${NPES[@]}"; do
     [[ $n == 2 ]] || rounds "$n" coll-direct coll-oshmem
 done
@@ -351,7 +360,10 @@ tables=$results/tables.md
     echo "root 0). oshmem tcp = oshmem over the same transport as ours UCX (oshrun -x"
     echo "UCX_TLS=tcp,self; rma_am/amo_am over tcp/lo), with ours UCX's loops; UCX/oshmem tcp = ours"
     echo "UCX / oshmem tcp, the like-for-like comparison over the network path. oshmem's collectives"
-    echo "run over Open MPI's own (shared-memory) collectives whatever UCX_TLS says."
+    echo "run over Open MPI's own (shared-memory) collectives whatever UCX_TLS says; oshmem tcp basic"
+    echo "= its own OpenSHMEM collectives instead (--mca scoll basic), which go through UCX, so over"
+    echo "tcp (all but barrier_all, which even then exchanges no TCP message: strace), and UCX/basic"
+    echo "= ours UCX / oshmem tcp basic."
     echo
     echo "put + quiet / get variants: aligned = page-aligned private buffer and heap array (as the"
     echo "OSU benchmarks); vec = a Vec<u8> / malloc'd private buffer where the allocator puts it"
@@ -360,21 +372,21 @@ tables=$results/tables.md
     echo "3 of the heap array (a get's distance 14). Each run's log lists the distances."
     echo
     all_rows | awk -F, "$awk_lib"'
-    $2 == 2 && ($1 == "direct" || $1 == "ucx" || $1 == "oshmem" || $1 == "oshmem-tcp") {
+    $2 == 2 && ($1 == "direct" || $1 == "ucx" || $1 == "oshmem" || $1 == "oshmem-tcp" || $1 == "oshmem-tcp-basic") {
         key = $1 SUBSEP $3 SUBSEP $4 SUBSEP $5
         val[key, ++cnt[key]] = $6 + 0
         row = $3 SUBSEP $4 SUBSEP $5
         if (!(row in seen)) { seen[row] = 1; order[++nrows] = row; rc[nrows] = $3; rs[nrows] = $4; rv[nrows] = $5 }
     }
     END {
-        printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s |\n", "case", "size", "variant", "ours direct", "ours UCX", "oshmem", "direct/oshmem", "oshmem tcp", "UCX/oshmem tcp"
-        printf "|------------------------------|--------:|---------|-------------:|-------------:|-------------:|--------------:|-------------:|----------------:|\n"
+        printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s | %16s | %9s |\n", "case", "size", "variant", "ours direct", "ours UCX", "oshmem", "direct/oshmem", "oshmem tcp", "UCX/oshmem tcp", "oshmem tcp basic", "UCX/basic"
+        printf "|------------------------------|--------:|---------|-------------:|-------------:|-------------:|--------------:|-------------:|----------------:|-----------------:|----------:|\n"
         # Rows in the order the runs print them (the direct run is read first: file names sort
         # "direct" < "oshmem" < "ucx"), heap, static, then the rest.
         for (r = 1; r <= nrows; r++) {
             d = median("direct" SUBSEP order[r]); u = median("ucx" SUBSEP order[r]); o = median("oshmem" SUBSEP order[r])
-            ot = median("oshmem-tcp" SUBSEP order[r])
-            printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio(d, o), fmt(ot), ratio(u, ot)
+            ot = median("oshmem-tcp" SUBSEP order[r]); ob = median("oshmem-tcp-basic" SUBSEP order[r])
+            printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s | %16s | %9s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio(d, o), fmt(ot), ratio(u, ot), fmt(ob), ratio(u, ob)
         }
     }'
     echo
@@ -463,7 +475,7 @@ tables=$results/tables.md
     echo "two private buffers (glibc; ours = from the Rust run, oshmem = from the C run), at 21"
     echo "distances d from 0 to 4095 and source addresses 0, 7 and 4093 mod 4096 (4093: the source"
     echo "crosses a page boundary, and for many d the destination too); ns per copy, the median"
-    echo "over $ROUNDS rounds of each run's median over $SWEEP_REPS loops of $SWEEP_BYTES bytes (at least one copy)."
+    echo "over $ROUNDS rounds of each run's median over $SWEEP_REPS loops of $SWEEP_BYTES bytes (at least four copies)."
     echo "best / worst: over all d and the three alignments, the worst's (d, source alignment) in"
     echo "brackets; the last two columns: ours / oshmem at oshmem's and at ours' worst point."
     echo "Heat map: $sweep_png."

@@ -16,7 +16,7 @@
  * PE 0, found with shmem_ptr), "get" (shmem_getmem the other way: source and destination swap)
  * and "memcpy" (between two private buffers). Buffers have a page of slack; each copy starts at
  * the offset that gives the wanted alignment and distance, from the real addresses. Each point
- * runs one untimed loop per copy, then REPS timed loops of max(1, BYTES / size) copies, the
+ * runs one untimed loop per copy, then REPS timed loops of max(4, BYTES / size) copies, the
  * three copies' loops alternating (order rotated per repetition).
  *
  * Output (stdout, CSV): a header op,size,d,src_align,median_ns,min_ns, then one line per
@@ -154,7 +154,7 @@ static void sweep(unsigned char *remote_sym, long bytes, long reps)
 
     printf("op,size,d,src_align,median_ns,min_ns\n");
     for (int k = 0; k < COUNT(sizes); k++) {
-        long size = sizes[k], iters = bytes / size < 1 ? 1 : bytes / size;
+        long size = sizes[k], iters = bytes / size < 4 ? 4 : bytes / size;
         cur_size = (size_t)size;
         for (int j = 0; j < COUNT(src_aligns); j++) {
             long a = src_aligns[j];

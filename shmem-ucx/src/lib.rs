@@ -54,7 +54,7 @@ pub use context::{Context, ContextParams, ThreadMode};
 pub use endpoint::{AtomicOp, AtomicSize, Endpoint};
 pub use error::{Error, Result};
 pub use mem::MemHandle;
-pub use request::{Request, set_wait_hook};
+pub use request::{Request, set_wait_hook, set_yield_every};
 pub use rkey::RemoteKey;
 pub use worker::Worker;
 

@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Error, Result};
@@ -97,7 +97,7 @@ unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_
             // a node with more processes than cores it may be waiting for this very core
             // (seen: milliseconds per operation, one scheduler time slice each).
             idle += 1;
-            if idle > IDLE_SPINS {
+            if idle > IDLE_SPINS && (idle - IDLE_SPINS).is_multiple_of(yield_every()) {
                 std::thread::yield_now();
             }
         } else {
@@ -109,6 +109,24 @@ unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_
 
 /// Rounds of progress without any event before a blocking wait starts yielding its CPU.
 const IDLE_SPINS: u32 = 64;
+
+/// After [`IDLE_SPINS`], a blocking wait yields once every this many idle rounds (see
+/// [`set_yield_every`]).
+static YIELD_EVERY: AtomicU32 = AtomicU32::new(1);
+
+fn yield_every() -> u32 {
+    YIELD_EVERY.load(Ordering::Relaxed).max(1)
+}
+
+/// Sets how often a blocking wait that has seen nothing for a while gives up its CPU: once
+/// every `rounds` idle rounds of progress (1, the default: every round). A process that has a
+/// core of its own loses latency to every `sched_yield` (a system call between two looks at
+/// the network) and gains nothing from it unless something else on the machine wants the
+/// core: it yields now and then. A process on a node with more processes than cores yields
+/// every round, because the peer its operation waits for may need this very core.
+pub fn set_yield_every(rounds: u32) {
+    YIELD_EVERY.store(rounds.max(1), Ordering::Relaxed);
+}
 
 /// The installed wait hook: null for none, else a holder from [`hook_holder`] (leaked, so
 /// valid for the rest of the process, and never written after it was made).

@@ -21,7 +21,7 @@
 //! The buffers are allocated once with a page of slack and each copy starts at the offset that
 //! gives the wanted source alignment and distance, computed from the real addresses (PE 1's
 //! heap where it is mapped in PE 0, found with `peer_slice`). Each point runs one untimed loop
-//! per copy, then `--reps` timed loops of `max(1, --bytes / size)` copies, the three copies'
+//! per copy, then `--reps` timed loops of `max(4, --bytes / size)` copies, the three copies'
 //! loops alternating (order rotated per repetition) so that machine noise hits them alike. The
 //! other PEs wait in `barrier_all`.
 //!
@@ -44,7 +44,8 @@ use std::time::Instant;
     about = "put/get/memcpy time against (destination - source) mod 4096, direct path, PE 0 to PE 1"
 )]
 struct Args {
-    /// Bytes copied per timed loop (a loop has max(1, bytes / size) copies).
+    /// Bytes copied per timed loop (a loop has max(4, bytes / size) copies: a single copy of
+    /// the largest size is too short a loop to time against the machine's noise).
     #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1..))]
     bytes: u64,
     /// Timed loops per point; the median and minimum are taken over these.
@@ -83,6 +84,8 @@ const DISTANCES: [usize; 21] = [
 /// and so does the destination wherever d puts it within `size` of one).
 const SRC_ALIGNS: [usize; 3] = [0, 7, 4093];
 const PAGE: usize = 4096;
+/// Copies per timed loop at least.
+const MIN_COPIES: u64 = 4;
 /// The PE whose heap is the remote side.
 const TARGET: usize = 1;
 
@@ -174,7 +177,7 @@ fn sweep(world: &World, remote: &SymArray<'_, u8>, args: &Args) -> Result<(), St
         or_default(&args.distances, &DISTANCES),
     );
     for &size in &sizes {
-        let iters = (args.bytes / size as u64).max(1);
+        let iters = (args.bytes / size as u64).max(MIN_COPIES);
         for &a in &aligns {
             for &d in &distances {
                 // put: local (source) at a, remote (destination) at a + d.
