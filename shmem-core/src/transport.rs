@@ -564,6 +564,17 @@ impl Transport {
     ) -> u64 {
         self.check_live();
         let u = peer.ucx();
+        if op == AtomicOp::Add && !fetch && self.pe_of(peer).is_some() {
+            // A non-fetching add to a PE of the main worker: started as a fetching one whose
+            // reply completes it (the next quiet waits for it), so that its remote completion
+            // needs no flush exchange of its own (`Endpoint::atomic_add_nbi`).
+            let (addr, rkey) = u.target(peer, offset);
+            // SAFETY: the caller checked that the word lies in the peer's heap, aligned.
+            if let Err(e) = unsafe { u.ep.atomic_add_nbi(value, size, addr, rkey) } {
+                ucx_failed("atomic", e);
+            }
+            return 0;
+        }
         amo_on(
             &u,
             u.target(peer, offset),
@@ -577,9 +588,10 @@ impl Transport {
     #[track_caller]
     pub(crate) fn flush_peer(&self, peer: &Peer) {
         if peer.direct.is_null() {
-            // Strided puts are complete when their target has acknowledged them.
+            // Strided puts are complete when their target has acknowledged them (and adds
+            // when their replies are in: those are counted for the process only).
             if let Some(pe) = self.pe_of(peer) {
-                self.wait_local(|| strided::acked(pe));
+                self.wait_local(|| strided::acked(pe) && shmem_ucx::atomics_in_flight() == 0);
             }
             check(peer.ucx().ep.flush(), "flush");
         }
@@ -756,17 +768,10 @@ impl Transport {
     pub(crate) fn quiet(&self) {
         self.check_live();
         if self.progress.any_ucx() {
-            // Strided puts are complete when their targets have acknowledged them.
-            self.wait_local(strided::all_acked);
-            if std::env::var_os("XQ").is_some() {
-                for p in self.peers.iter() {
-                    if p.direct.is_null() && p.ucx.read().map(|u| u.is_some()).unwrap_or(false) {
-                        check(p.ucx().ep.flush(), "quiet");
-                    }
-                }
-            } else {
-                check(self.progress.worker().flush(), "quiet");
-            }
+            // Strided puts are complete when their targets have acknowledged them, adds when
+            // their replies are in.
+            self.wait_local(|| strided::all_acked() && shmem_ucx::atomics_in_flight() == 0);
+            check(self.progress.worker().flush(), "quiet");
         }
         std::sync::atomic::fence(Ordering::SeqCst);
     }

@@ -111,3 +111,29 @@ fn bitwise_swap_set_and_sub() {
         world.barrier_all();
     });
 }
+
+/// A non-fetching add is complete at the next quiet: the PE that sees a flag put after the
+/// quiet sees the adds (through UCX an add completes when its reply is in, and quiet waits for
+/// that), 64- and 32-bit.
+#[test]
+fn adds_are_complete_at_quiet() {
+    multi_pe_hosts("adds_are_complete_at_quiet", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let right = (me + 1) % n;
+        let words = world.alloc::<u64>(1);
+        let small = world.alloc::<u32>(1);
+        let flag = world.alloc::<u64>(1);
+        world.barrier_all();
+        for r in 1..=40u64 {
+            words.at(right, 0).add(r);
+            small.at(right, 0).add(1);
+            world.quiet();
+            flag.p(right, 0, r);
+            flag.wait_until(0, Cmp::Ge, r);
+            assert_eq!(words.local_get(0), r * (r + 1) / 2, "round {r}, 64-bit");
+            assert_eq!(small.local_get(0), r as u32, "round {r}, 32-bit");
+            // Nobody adds for the next round before everybody has checked this one.
+            world.barrier_all();
+        }
+    });
+}

@@ -4,6 +4,7 @@ use std::ffi::c_void;
 use std::mem;
 use std::ptr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 use crate::request::{Request, complete, ptr_is_ptr, ptr_status};
@@ -565,11 +566,112 @@ impl Endpoint {
         Ok(reply)
     }
 
+    /// Starts an atomic add of `value` to the word at `remote_addr` and returns at once. UCX
+    /// carries it out as a fetching add whose reply (discarded) completes it: until then it
+    /// counts in [`atomics_in_flight`], and the process's waits complete it. Over transports
+    /// where a non-fetching atomic is complete at the target only after a flush (tcp: the flush
+    /// sends a zero-length put and waits for its acknowledgement, a second exchange after the
+    /// atomic's own), the reply alone says the add is done; where atomics are native (RDMA),
+    /// the fetching form costs the same.
+    ///
+    /// # Safety
+    /// See "RMA safety" on [`Endpoint`]: `remote_addr` is a naturally aligned word of `size`
+    /// inside the region of `rkey`.
+    pub unsafe fn atomic_add_nbi(
+        &self,
+        value: u64,
+        size: AtomicSize,
+        remote_addr: u64,
+        rkey: &RemoteKey,
+    ) -> Result<()> {
+        self.check_rkey(rkey, "ucp_atomic_op_nbx")?;
+        // Operand and reply buffer, owned by the operation until it completes.
+        let words = Box::into_raw(Box::new([value, 0u64]));
+        let bytes = match size {
+            AtomicSize::U32 => 4,
+            AtomicSize::U64 => 8,
+        };
+        let param = sys::ucp_request_param_t {
+            op_attr_mask: sys::UCP_OP_ATTR_FIELD_DATATYPE
+                | sys::UCP_OP_ATTR_FIELD_REPLY_BUFFER
+                | sys::UCP_OP_ATTR_FIELD_CALLBACK
+                | sys::UCP_OP_ATTR_FIELD_USER_DATA,
+            datatype: dt_make_contig(bytes),
+            // The box's second word.
+            reply_buffer: words.cast::<u64>().wrapping_add(1).cast::<c_void>(),
+            cb: sys::ucp_request_param_t__bindgen_ty_1 {
+                send: Some(atomic_done),
+            },
+            user_data: words.cast(),
+            ..Default::default()
+        };
+        // Counted before UCX may complete it (on another thread that progresses the worker).
+        ATOMICS_IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
+        // SAFETY: endpoint, worker and key are alive; the remote word is valid (caller's
+        // contract). The operand (the box's first word, little-endian, so its low half for
+        // `U32`) and the reply buffer stay allocated until the operation is done: freed below
+        // if it completed (or failed) at once, else by `atomic_done`, which UCX calls exactly
+        // once for a returned request.
+        let ptr = unsafe {
+            sys::ucp_atomic_op_nbx(
+                self.ep,
+                sys::UCP_ATOMIC_OP_ADD,
+                words.cast::<c_void>(),
+                1,
+                remote_addr,
+                rkey.raw(),
+                &param,
+            )
+        };
+        if ptr_is_ptr(ptr) {
+            return Ok(());
+        }
+        ATOMICS_IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+        // SAFETY: no request exists, so the callback will not run: the box is ours again.
+        drop(unsafe { Box::from_raw(words) });
+        if ptr.is_null() {
+            Ok(())
+        } else {
+            Err(Error::from_status("ucp_atomic_op_nbx", ptr_status(ptr)))
+        }
+    }
+
     /// The raw `ucp_ep_h`, valid while this `Endpoint` lives.
     #[inline]
     pub fn raw(&self) -> sys::ucp_ep_h {
         self.ep
     }
+}
+
+/// Atomics started by [`Endpoint::atomic_add_nbi`] that have not completed yet.
+static ATOMICS_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// How many atomics started by [`Endpoint::atomic_add_nbi`] in this process have not
+/// completed yet; a quiet waits (progressing) until this is zero.
+pub fn atomics_in_flight() -> usize {
+    ATOMICS_IN_FLIGHT.load(Ordering::Acquire)
+}
+
+/// Completion callback of [`Endpoint::atomic_add_nbi`]: frees the operand and reply buffer
+/// and the request. A failure is a failed transfer: the process cannot go on.
+unsafe extern "C" fn atomic_done(
+    request: *mut c_void,
+    status: sys::ucs_status_t,
+    user: *mut c_void,
+) {
+    // SAFETY: `user` is the box leaked by `atomic_add_nbi` for exactly this request; UCX calls
+    // this callback once per request.
+    drop(unsafe { Box::from_raw(user.cast::<[u64; 2]>()) });
+    // SAFETY: the completed request this callback is for, owned by nobody else.
+    unsafe { sys::ucp_request_free(request) };
+    if status != sys::UCS_OK {
+        eprintln!(
+            "shmem-ucx: an atomic add failed in UCX: {}",
+            Error::from_status("ucp_atomic_op_nbx", status)
+        );
+        std::process::abort();
+    }
+    ATOMICS_IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// For the `*_nbi` calls: maps an error to `Err` and gives a returned request back to UCX

@@ -51,7 +51,7 @@ mod worker;
 
 pub use am::{AmFlags, AmHandler, AmMessage, am_sends_in_flight};
 pub use context::{Context, ContextParams, ThreadMode};
-pub use endpoint::{AtomicOp, AtomicSize, Endpoint};
+pub use endpoint::{AtomicOp, AtomicSize, Endpoint, atomics_in_flight};
 pub use error::{Error, Result};
 pub use mem::MemHandle;
 pub use request::{Request, set_wait_hook, set_yield_every};
