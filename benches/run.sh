@@ -8,7 +8,8 @@
 #      strided, atomics, ping-pong, put_nbi rate, collectives) at 2 PEs: ours on the
 #      direct shared-memory path, ours with every transfer through UCX over tcp
 #      (UCX_TLS=tcp,self; smaller loops, ~10-30 us per op there), oshmem, and oshmem over the
-#      same transport as ours UCX (oshmem-tcp: oshrun -x UCX_TLS=tcp,self, the same loops),
+#      same transport as ours UCX (oshmem-tcp: oshrun -x UCX_TLS=tcp,self and the UCX settings
+#      ours gets, the same loops),
 #      its collectives once more with its own OpenSHMEM collectives over that transport instead
 #      of Open MPI's shared-memory ones (oshmem-tcp-basic: --mca scoll basic, collectives only),
 #      and the C twin on this runtime (c-ours: latency.c built with shmemcc, under shmemrun);
@@ -149,6 +150,13 @@ LAT_ROWS_OSHMEM=67
 SWEEP_ROWS=1323
 sweep_re='^(put|get|memcpy),[0-9]+,[0-9]+,[0-9]+,[0-9.]+,[0-9.]+$'
 
+# The UCX settings of the oshmem-tcp jobs: the transport of the `ucx` job, and the settings our
+# PEs get on top of UCX's defaults (shmemrun: 256 KiB TCP segments, UCX's 8 KiB made a 1 MiB put
+# 2.5x slower; the runtime: one rendezvous lane), so that the tcp columns compare the two
+# implementations and not their launchers' defaults.
+OSH_TCP_UCX=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_SIZE=256k
+    -x UCX_MAX_RNDV_LANES=1)
+
 # A result line: case,size,variant,median_ns,min_ns.
 row_re='^[^,]*,[0-9]*,[^,]*,[0-9.]*,[0-9.]*$'
 problems=()
@@ -205,16 +213,17 @@ run_job() {
         ;;
     oshmem-tcp)
         # oshmem over the same transport as `ucx` (its log, with UCX_LOG_LEVEL=info, shows
-        # "ep_cfg[1]: rma_am(tcp/lo) amo_am(tcp/lo)"), with the same loops.
+        # "ep_cfg[1]: rma_am(tcp/lo) amo_am(tcp/lo)"), with the same loops and the same UCX
+        # settings as ours gets ($OSH_TCP_UCX).
         want=$LAT_ROWS_OSHMEM
-        "${t[@]}" "${osh[@]}" -x UCX_TLS=tcp,self "$out_dir/latency" csv iters "$UCX_ITERS" \
+        "${t[@]}" "${osh[@]}" "${OSH_TCP_UCX[@]}" "$out_dir/latency" csv iters "$UCX_ITERS" \
             reps "$UCX_REPS" >"$csv" 2>"$log" || rc=$?
         ;;
     oshmem-tcp-basic)
         # oshmem's collectives through its SPML (UCX, here tcp) rather than Open MPI's MPI
         # collectives, which use shared memory whatever UCX_TLS says.
         want=5
-        "${t[@]}" "${osh[@]}" --mca scoll basic -x UCX_TLS=tcp,self "$out_dir/latency" csv \
+        "${t[@]}" "${osh[@]}" --mca scoll basic "${OSH_TCP_UCX[@]}" "$out_dir/latency" csv \
             collectives iters "$UCX_ITERS" reps "$UCX_REPS" >"$csv" 2>"$log" || rc=$?
         ;;
     coll-direct)
@@ -265,7 +274,10 @@ rounds() {
 }
 
 t_start=$SECONDS
-rounds 2 direct ucx oshmem oshmem-tcp oshmem-tcp-basic c-ours
+# ucx and oshmem-tcp next to each other in every rotation: the network path's latency here
+# drifts by up to a third over minutes (the same job alone: 17.8 or 24.6 us for put + quiet), so
+# the like-for-like pair runs back to back.
+rounds 2 direct oshmem c-ours ucx oshmem-tcp oshmem-tcp-basic
 for n in "${NPES[@]}"; do
     [[ $n == 2 ]] || rounds "$n" coll-direct coll-oshmem
 done
@@ -358,7 +370,8 @@ tables=$results/tables.md
     echo "untimed barrier_all before each call, only the call timed on every PE, the loop's figure"
     echo "the average of the PEs' means; oshmem: the OpenSHMEM 1.4 active-set calls, broadcast"
     echo "root 0). oshmem tcp = oshmem over the same transport as ours UCX (oshrun -x"
-    echo "UCX_TLS=tcp,self; rma_am/amo_am over tcp/lo), with ours UCX's loops; UCX/oshmem tcp = ours"
+    echo "UCX_TLS=tcp,self; rma_am/amo_am over tcp/lo) and with the UCX settings ours gets (256 KiB"
+    echo "TCP segments, one rendezvous lane), with ours UCX's loops; UCX/oshmem tcp = ours"
     echo "UCX / oshmem tcp, the like-for-like comparison over the network path. oshmem's collectives"
     echo "run over Open MPI's own (shared-memory) collectives whatever UCX_TLS says; oshmem tcp basic"
     echo "= its own OpenSHMEM collectives instead (--mca scoll basic), which go through UCX, so over"
