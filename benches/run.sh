@@ -41,6 +41,9 @@
 #                                        target/bench-results/{latency,copy_sweep}.png)
 # Knobs (environment; TINY=1 changes the defaults, explicit values still win):
 #   ROUNDS=3                   rounds of each part, order of the implementations rotated per round
+#   TCP_ROUNDS=7               rounds of the like-for-like tcp pair (ours UCX, oshmem tcp), which
+#                              alternate order round by round; their ratio is the median of the
+#                              rounds' ratios
 #   ITERS=20000 REPS=15        loop size and loop count for ours direct and oshmem (part 1 and 3)
 #   UCX_ITERS=2000 UCX_REPS=9  the same for ours over UCX_TLS=tcp,self
 #   COLL_ITERS=8000 COLL_REPS=REPS   the same for part 2 (collective loops are a quarter)
@@ -56,6 +59,7 @@ set -euo pipefail
 TINY=${TINY:-0}
 if [[ $TINY == 1 ]]; then
     ROUNDS=${ROUNDS:-1}
+    TCP_ROUNDS=${TCP_ROUNDS:-1}
     ITERS=${ITERS:-40}
     REPS=${REPS:-2}
     UCX_ITERS=${UCX_ITERS:-20}
@@ -70,6 +74,7 @@ if [[ $TINY == 1 ]]; then
     JOB_TIMEOUT=${JOB_TIMEOUT:-60}
 else
     ROUNDS=${ROUNDS:-3}
+    TCP_ROUNDS=${TCP_ROUNDS:-7}
     ITERS=${ITERS:-20000}
     REPS=${REPS:-15}
     UCX_ITERS=${UCX_ITERS:-2000}
@@ -274,10 +279,13 @@ rounds() {
 }
 
 t_start=$SECONDS
-# ucx and oshmem-tcp next to each other in every rotation: the network path's latency here
-# drifts by up to a third over minutes (the same job alone: 17.8 or 24.6 us for put + quiet), so
-# the like-for-like pair runs back to back.
-rounds 2 direct oshmem c-ours ucx oshmem-tcp oshmem-tcp-basic
+rounds 2 direct oshmem c-ours
+# The like-for-like pair over tcp on its own, in more rounds of alternating order: the network
+# path's latency here drifts by up to a third from one minute to the next (the same job alone:
+# 17.8 or 24.6 us for put + quiet), so its ratio is taken round by round, between runs that
+# follow each other.
+ROUNDS=$TCP_ROUNDS rounds 2 ucx oshmem-tcp
+rounds 2 oshmem-tcp-basic
 for n in "${NPES[@]}"; do
     [[ $n == 2 ]] || rounds "$n" coll-direct coll-oshmem
 done
@@ -306,13 +314,13 @@ if [[ $hosts_rc -ne 0 ]]; then
 fi
 elapsed=$((SECONDS - t_start))
 
-# All rows as "impl,npes,case,size,variant,median_ns,min_ns".
+# All rows as "impl,npes,case,size,variant,median_ns,min_ns,round".
 all_rows() {
-    local f name n
+    local f name n round
     for f in "$results"/*.csv; do
         [[ -e $f ]] || continue
-        IFS=. read -r name n _ <<<"$(basename "$f")"
-        grep "$row_re" "$f" | awk -v pre="$name,$n," '{ print pre $0 }' || true
+        IFS=. read -r name n round _ <<<"$(basename "$f")"
+        grep "$row_re" "$f" | awk -v pre="$name,$n," -v post=",$round" '{ print pre $0 post }' || true
     done
 }
 
@@ -358,7 +366,7 @@ tables=$results/tables.md
 {
     echo "### Latency, 2 PEs on one node, ns per operation"
     echo
-    echo "Median over $ROUNDS rounds of each run's median. ours direct and oshmem: $REPS loops x"
+    echo "Median over $ROUNDS rounds ($TCP_ROUNDS for ours UCX and oshmem tcp) of each run's median. ours direct and oshmem: $REPS loops x"
     echo "$ITERS ops, fewer above 4 KiB, ITERS/2 for ping-pong, ITERS/4 for collectives; ours UCX:"
     echo "the same cases, $UCX_REPS loops x $UCX_ITERS ops. ours direct = shmem-core, on-node"
     echo "load/store; ours UCX = shmem-core with UCX_TLS=tcp,self (tcp has no RDMA: PE 1's progress"
@@ -371,8 +379,9 @@ tables=$results/tables.md
     echo "the average of the PEs' means; oshmem: the OpenSHMEM 1.4 active-set calls, broadcast"
     echo "root 0). oshmem tcp = oshmem over the same transport as ours UCX (oshrun -x"
     echo "UCX_TLS=tcp,self; rma_am/amo_am over tcp/lo) and with the UCX settings ours gets (256 KiB"
-    echo "TCP segments, one rendezvous lane), with ours UCX's loops; UCX/oshmem tcp = ours"
-    echo "UCX / oshmem tcp, the like-for-like comparison over the network path. oshmem's collectives"
+    echo "TCP segments, one rendezvous lane), with ours UCX's loops; UCX/oshmem tcp = the median over"
+    echo "rounds of ours UCX / oshmem tcp within a round (the two run back to back, in alternating"
+    echo "order), the like-for-like comparison over the network path. oshmem's collectives"
     echo "run over Open MPI's own (shared-memory) collectives whatever UCX_TLS says; oshmem tcp basic"
     echo "= its own OpenSHMEM collectives instead (--mca scoll basic), which go through UCX, so over"
     echo "tcp (all but barrier_all, which even then exchanges no TCP message: strace), and UCX/basic"
@@ -390,6 +399,15 @@ tables=$results/tables.md
         val[key, ++cnt[key]] = $6 + 0
         row = $3 SUBSEP $4 SUBSEP $5
         if (!(row in seen)) { seen[row] = 1; order[++nrows] = row; rc[nrows] = $3; rs[nrows] = $4; rv[nrows] = $5 }
+        if ($1 == "ucx" || $1 == "oshmem-tcp") at[$1, row, $8] = $6 + 0
+    }
+    # The median over rounds of ours UCX / oshmem tcp in the same round (runs back to back).
+    function paired(row,    r, k) {
+        k = "pair" SUBSEP row
+        for (r = 1; ("ucx", row, r) in at || ("oshmem-tcp", row, r) in at; r++)
+            if (("ucx", row, r) in at && ("oshmem-tcp", row, r) in at && at["oshmem-tcp", row, r] > 0)
+                val[k, ++cnt[k]] = at["ucx", row, r] / at["oshmem-tcp", row, r]
+        return cnt[k] ? sprintf("%.3f", median(k)) : "n/a"
     }
     END {
         printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s | %16s | %9s |\n", "case", "size", "variant", "ours direct", "ours UCX", "oshmem", "direct/oshmem", "oshmem tcp", "UCX/oshmem tcp", "oshmem tcp basic", "UCX/basic"
@@ -399,7 +417,7 @@ tables=$results/tables.md
         for (r = 1; r <= nrows; r++) {
             d = median("direct" SUBSEP order[r]); u = median("ucx" SUBSEP order[r]); o = median("oshmem" SUBSEP order[r])
             ot = median("oshmem-tcp" SUBSEP order[r]); ob = median("oshmem-tcp-basic" SUBSEP order[r])
-            printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s | %16s | %9s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio(d, o), fmt(ot), ratio(u, ot), fmt(ob), ratio(u, ob)
+            printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s | %16s | %9s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio(d, o), fmt(ot), paired(order[r]), fmt(ob), ratio(u, ob)
         }
     }'
     echo
@@ -583,7 +601,7 @@ fi
 if [[ $TINY != 1 ]]; then
     {
         echo "<!-- Written by benches/run.sh on $(date -u +%Y-%m-%d) ($(nproc) cores, $(uname -m));"
-        echo "     ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS"
+        echo "     ROUNDS=$ROUNDS TCP_ROUNDS=$TCP_ROUNDS ITERS=$ITERS REPS=$REPS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS"
         echo "     COLL_ITERS=$COLL_ITERS COLL_REPS=$COLL_REPS NPES_LIST=\"$NPES_LIST\" DSL_ITERS=$DSL_ITERS DSL_REPS=$DSL_REPS -->"
         echo
         cat "$tables"
