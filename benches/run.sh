@@ -279,11 +279,13 @@ rounds() {
 }
 
 t_start=$SECONDS
-rounds 2 direct oshmem c-ours
-# The like-for-like pair over tcp on its own, in more rounds of alternating order: the network
-# path's latency here drifts by up to a third from one minute to the next (the same job alone:
-# 17.8 or 24.6 us for put + quiet), so its ratio is taken round by round, between runs that
-# follow each other.
+# Pairs whose ratio the tables give run back to back, in alternating order, and their ratio is
+# the median of the rounds' ratios: this machine's on-node latencies switch between two modes
+# from one minute to the next (barrier_all: about 55 or 200 ns), the network path's drift by up
+# to a third (put + quiet over tcp: 17.8 or 24.6 us).
+rounds 2 direct oshmem
+rounds 2 c-ours
+# The like-for-like pair over tcp, in more rounds.
 ROUNDS=$TCP_ROUNDS rounds 2 ucx oshmem-tcp
 rounds 2 oshmem-tcp-basic
 for n in "${NPES[@]}"; do
@@ -336,6 +338,18 @@ function median(key,    n, i, j, t, v) {
 function fmt(x) { return x < 0 ? "n/a" : sprintf("%.1f", x) }
 function ratio(a, b) { return (a < 0 || b <= 0) ? "n/a" : sprintf("%.3f", a / b) }
 function hsize(b) { return b >= 1048576 ? (b / 1048576) " MiB" : b >= 1024 ? (b / 1024) " KiB" : b " B" }
+# The median over rounds of a / b within the same round, from at[impl, key, round] (the two
+# implementations of a pair run back to back in each round, in alternating order).
+function paired(a, b, key,    r, k, n) {
+    k = "paired" SUBSEP a SUBSEP b SUBSEP key
+    if (!(k in done)) {
+        done[k] = 1
+        for (r = 1; r <= 64; r++)
+            if ((a, key, r) in at && (b, key, r) in at && at[b, key, r] > 0)
+                val[k, ++cnt[k]] = at[a, key, r] / at[b, key, r]
+    }
+    return cnt[k] ? sprintf("%.3f", median(k)) : "n/a"
+}
 '
 
 # The copy sweep's medians over rounds as "impl,op,size,d,src_align,median_ns" (impl ours or
@@ -366,7 +380,10 @@ tables=$results/tables.md
 {
     echo "### Latency, 2 PEs on one node, ns per operation"
     echo
-    echo "Median over $ROUNDS rounds ($TCP_ROUNDS for ours UCX and oshmem tcp) of each run's median. ours direct and oshmem: $REPS loops x"
+    echo "Median over $ROUNDS rounds ($TCP_ROUNDS for ours UCX and oshmem tcp) of each run's median; the ratios"
+    echo "direct/oshmem and UCX/oshmem tcp are the medians over rounds of the ratio within a round, where"
+    echo "the two run back to back in alternating order (on-node latencies here switch between two"
+    echo "modes from one minute to the next, tcp's drift by up to a third). ours direct and oshmem: $REPS loops x"
     echo "$ITERS ops, fewer above 4 KiB, ITERS/2 for ping-pong, ITERS/4 for collectives; ours UCX:"
     echo "the same cases, $UCX_REPS loops x $UCX_ITERS ops. ours direct = shmem-core, on-node"
     echo "load/store; ours UCX = shmem-core with UCX_TLS=tcp,self (tcp has no RDMA: PE 1's progress"
@@ -379,9 +396,8 @@ tables=$results/tables.md
     echo "the average of the PEs' means; oshmem: the OpenSHMEM 1.4 active-set calls, broadcast"
     echo "root 0). oshmem tcp = oshmem over the same transport as ours UCX (oshrun -x"
     echo "UCX_TLS=tcp,self; rma_am/amo_am over tcp/lo) and with the UCX settings ours gets (256 KiB"
-    echo "TCP segments, one rendezvous lane), with ours UCX's loops; UCX/oshmem tcp = the median over"
-    echo "rounds of ours UCX / oshmem tcp within a round (the two run back to back, in alternating"
-    echo "order), the like-for-like comparison over the network path. oshmem's collectives"
+    echo "TCP segments, one rendezvous lane), with ours UCX's loops; UCX/oshmem tcp is the"
+    echo "like-for-like comparison over the network path. oshmem's collectives"
     echo "run over Open MPI's own (shared-memory) collectives whatever UCX_TLS says; oshmem tcp basic"
     echo "= its own OpenSHMEM collectives instead (--mca scoll basic), which go through UCX, so over"
     echo "tcp (all but barrier_all, which even then exchanges no TCP message: strace), and UCX/basic"
@@ -399,15 +415,7 @@ tables=$results/tables.md
         val[key, ++cnt[key]] = $6 + 0
         row = $3 SUBSEP $4 SUBSEP $5
         if (!(row in seen)) { seen[row] = 1; order[++nrows] = row; rc[nrows] = $3; rs[nrows] = $4; rv[nrows] = $5 }
-        if ($1 == "ucx" || $1 == "oshmem-tcp") at[$1, row, $8] = $6 + 0
-    }
-    # The median over rounds of ours UCX / oshmem tcp in the same round (runs back to back).
-    function paired(row,    r, k) {
-        k = "pair" SUBSEP row
-        for (r = 1; ("ucx", row, r) in at || ("oshmem-tcp", row, r) in at; r++)
-            if (("ucx", row, r) in at && ("oshmem-tcp", row, r) in at && at["oshmem-tcp", row, r] > 0)
-                val[k, ++cnt[k]] = at["ucx", row, r] / at["oshmem-tcp", row, r]
-        return cnt[k] ? sprintf("%.3f", median(k)) : "n/a"
+        at[$1, row, $8] = $6 + 0
     }
     END {
         printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s | %16s | %9s |\n", "case", "size", "variant", "ours direct", "ours UCX", "oshmem", "direct/oshmem", "oshmem tcp", "UCX/oshmem tcp", "oshmem tcp basic", "UCX/basic"
@@ -417,7 +425,7 @@ tables=$results/tables.md
         for (r = 1; r <= nrows; r++) {
             d = median("direct" SUBSEP order[r]); u = median("ucx" SUBSEP order[r]); o = median("oshmem" SUBSEP order[r])
             ot = median("oshmem-tcp" SUBSEP order[r]); ob = median("oshmem-tcp-basic" SUBSEP order[r])
-            printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s | %16s | %9s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), ratio(d, o), fmt(ot), paired(order[r]), fmt(ob), ratio(u, ob)
+            printf "| %-28s | %7s | %-7s | %12s | %12s | %12s | %13s | %12s | %15s | %16s | %9s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(u), fmt(o), paired("direct", "oshmem", order[r]), fmt(ot), paired("ucx", "oshmem-tcp", order[r]), fmt(ob), ratio(u, ob)
         }
     }'
     echo
@@ -449,7 +457,8 @@ tables=$results/tables.md
     echo "OSU-style, the same in both implementations: barrier_all is a back-to-back loop timed on"
     echo "PE 0; for the others each iteration is an untimed barrier_all, then the call, timed on"
     echo "every PE; a loop's figure is the average over all PEs of their mean per call; the table"
-    echo "gives the median over loops (then over $ROUNDS rounds). 8 bytes per PE; broadcast from"
+    echo "gives the median over loops (then over $ROUNDS rounds; the ratio: the median of the rounds' ratios,"
+    echo "the two implementations running back to back). 8 bytes per PE; broadcast from"
     echo "root 0. ours = shmem-core, direct path (mailbox collectives, one hop up to 8 PEs); oshmem = the"
     echo "OpenSHMEM 1.4 active-set calls. 2 PEs: from the latency run; other counts: $COLL_REPS loops x"
     echo "$COLL_ITERS/4 calls. The machine has $(nproc) cores: above that PEs share cores and wait"
@@ -460,6 +469,7 @@ tables=$results/tables.md
         imp = ($1 ~ /direct/) ? "ours" : "oshmem"
         key = imp SUBSEP $2 SUBSEP $3
         val[key, ++cnt[key]] = $6 + 0
+        at[imp, $2 SUBSEP $3, $8] = $6 + 0
         if (!($3 in seen)) { seen[$3] = 1; order[++nrows] = $3; size[$3] = $4 }
     }
     END {
@@ -475,7 +485,7 @@ tables=$results/tables.md
             line = sprintf("| %-17s | %4s |", c, hsize(size[c]))
             for (i = 1; i <= k; i++) {
                 a = median("ours" SUBSEP ns[i] SUBSEP c); b = median("oshmem" SUBSEP ns[i] SUBSEP c)
-                line = line sprintf(" %9s | %9s | %7s |", fmt(a), fmt(b), ratio(a, b))
+                line = line sprintf(" %9s | %9s | %7s |", fmt(a), fmt(b), paired("ours", "oshmem", ns[i] SUBSEP c))
             }
             print line
         }
