@@ -12,44 +12,78 @@ use std::time::Duration;
 
 /// Busy-wait rounds before a waiting PE starts yielding its CPU, as set at start-up.
 static SPIN_LIMIT: AtomicU32 = AtomicU32::new(SPINS_WITH_OWN_CORE);
-/// Past the spin limit, a waiting PE yields once every this many rounds, as set at start-up.
-static YIELD_EVERY: AtomicU32 = AtomicU32::new(YIELD_EVERY_OWN_CORE);
+/// Whether a PE past the spin limit yields every round (its node has more PEs than CPUs) or
+/// adapts how often ([`YIELD_INTERVAL`]), as set at start-up.
+static YIELD_ALWAYS: AtomicBool = AtomicBool::new(false);
+/// Past the spin limit, a PE with a core of its own yields once every this many rounds. Each
+/// `sched_yield` is a system call between two looks at the network, 0.5 us here, which a PE
+/// that serves its peers' transfers while it waits (over tcp, every put, get and atomic aimed
+/// at it) pays in latency; and with a core of its own nobody wants the core back but the odd
+/// other thread. So the interval adapts: a yield that came back at once doubles it (up to
+/// [`YIELD_INTERVAL_MAX`]), one during which something else ran (it took over
+/// [`YIELD_RAN_OTHERS`]) sets it back to 1. Then PEs that do share cores after all (two
+/// "hosts" of one machine, other jobs) still hand them over every round.
+static YIELD_INTERVAL: AtomicU32 = AtomicU32::new(1);
+const YIELD_INTERVAL_MAX: u32 = 256;
+/// A yield that took longer ran another thread or process.
+const YIELD_RAN_OTHERS: Duration = Duration::from_micros(5);
 /// With a core of its own a PE spins a little before yielding (wake-up latency matters).
 const SPINS_WITH_OWN_CORE: u32 = 64;
-/// ... and then yields only now and then: every `sched_yield` is a system call between two
-/// looks at the network (over tcp, 4-5% of a round trip when the PE polled every round,
-/// measured on this project's machine), and with a core of its own nobody needs it back
-/// except the odd other thread.
-const YIELD_EVERY_OWN_CORE: u32 = 8;
 /// When this node's PEs outnumber its CPUs, the PE being waited for may need this very CPU:
 /// yield almost at once, and every round.
 const SPINS_OVERSUBSCRIBED: u32 = 2;
+/// UCX's blocking waits (whose idle rounds come only after a 64-round spin of their own) yield
+/// one idle round in this many when the PE has a core of its own.
+const UCX_YIELD_EVERY_OWN_CORE: u32 = 8;
 
-/// Sets the spin limit and the yield rate from the number of PEs on this node, for the
-/// runtime's waits and for UCX's blocking waits alike.
+/// Sets the spin limit and the yield policy from the number of PEs on this node, for the
+/// runtime's waits and for UCX's blocking waits.
 pub(crate) fn set_spin_limit(local_pes: usize) {
     let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let (limit, every) = if local_pes > cpus {
-        (SPINS_OVERSUBSCRIBED, 1)
+    let oversubscribed = local_pes > cpus;
+    let limit = if oversubscribed {
+        SPINS_OVERSUBSCRIBED
     } else {
-        (SPINS_WITH_OWN_CORE, YIELD_EVERY_OWN_CORE)
+        SPINS_WITH_OWN_CORE
     };
     SPIN_LIMIT.store(limit, Ordering::Relaxed);
-    YIELD_EVERY.store(every, Ordering::Relaxed);
-    shmem_ucx::set_yield_every(every);
+    YIELD_ALWAYS.store(oversubscribed, Ordering::Relaxed);
+    shmem_ucx::set_yield_every(if oversubscribed {
+        1
+    } else {
+        UCX_YIELD_EVERY_OWN_CORE
+    });
 }
 
-/// One round of backing off in a wait loop: spin a few times, then yield (every round when the
-/// node is oversubscribed, so that 8 or 16 PEs on 2 cores still make progress quickly).
+/// One round of backing off in a wait loop: spin a few times, then yield: every round when
+/// the node is oversubscribed (so that 8 or 16 PEs on 2 cores still make progress quickly),
+/// else as often as yielding turns out to let something else run ([`YIELD_INTERVAL`]).
 #[inline]
 pub(crate) fn backoff(spins: &mut u32) {
     let limit = SPIN_LIMIT.load(Ordering::Relaxed);
     *spins = spins.wrapping_add(1);
     if *spins <= limit {
         std::hint::spin_loop();
-    } else if (*spins - limit).is_multiple_of(YIELD_EVERY.load(Ordering::Relaxed).max(1)) {
+    } else if YIELD_ALWAYS.load(Ordering::Relaxed) {
         std::thread::yield_now();
+    } else {
+        let interval = YIELD_INTERVAL.load(Ordering::Relaxed).max(1);
+        if (*spins - limit).is_multiple_of(interval) {
+            adaptive_yield(interval);
+        }
     }
+}
+
+#[cold]
+fn adaptive_yield(interval: u32) {
+    let start = std::time::Instant::now();
+    std::thread::yield_now();
+    let next = if start.elapsed() > YIELD_RAN_OTHERS {
+        1
+    } else {
+        (interval * 2).min(YIELD_INTERVAL_MAX)
+    };
+    YIELD_INTERVAL.store(next, Ordering::Relaxed);
 }
 
 /// The UCX workers of this process and the thread that serves them while the PE computes.
@@ -118,6 +152,24 @@ impl Progress {
         self.worker.progress();
         if let Ok(workers) = self.ctx_workers.try_read() {
             for w in workers.iter() {
+                w.progress();
+            }
+        }
+    }
+
+    /// [`progress`](Self::progress) of every worker but `waiting_on`.
+    pub(crate) fn progress_except(&self, waiting_on: shmem_ucx::sys::ucp_worker_h) {
+        if !self.any_ucx {
+            return;
+        }
+        if self.count_rounds {
+            self.rounds.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.worker.raw() != waiting_on {
+            self.worker.progress();
+        }
+        if let Ok(workers) = self.ctx_workers.try_read() {
+            for w in workers.iter().filter(|w| w.raw() != waiting_on) {
                 w.progress();
             }
         }

@@ -174,7 +174,7 @@ pub(crate) fn init() -> Result<&'static Runtime> {
             let rt = runtime();
             STATE.store(LIVE, Ordering::Release);
             // Waits on a context's worker must keep the main worker moving too (see the hook).
-            shmem_ucx::set_wait_hook(Some(progress_main_worker));
+            shmem_ucx::set_wait_hook(Some(progress_other_workers));
             Ok(rt)
         }
         Err(e) => {
@@ -184,10 +184,11 @@ pub(crate) fn init() -> Result<&'static Runtime> {
     }
 }
 
-/// The wait hook: one round of progress on the main worker, if any peer goes through UCX.
-fn progress_main_worker() {
+/// The wait hook: one round of progress on this process's workers other than `waiting_on`
+/// (which the wait progresses itself), if any peer goes through UCX.
+fn progress_other_workers(waiting_on: shmem_ucx::sys::ucp_worker_h) {
     if let Some(rt) = RUNTIME.get() {
-        rt.progress();
+        rt.progress_except(waiting_on);
     }
 }
 

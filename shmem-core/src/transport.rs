@@ -749,6 +749,12 @@ impl Transport {
         self.progress.progress();
     }
 
+    /// One round of progress on this process's workers other than `waiting_on`, whose own wait
+    /// progresses it (the UCX wait hook).
+    pub(crate) fn progress_except(&self, waiting_on: shmem_ucx::sys::ucp_worker_h) {
+        self.progress.progress_except(waiting_on);
+    }
+
     /// OpenSHMEM fence: puts to each PE are delivered in order across the fence.
     #[track_caller]
     pub(crate) fn fence(&self) {

@@ -103,7 +103,7 @@ unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_
         } else {
             idle = 0;
         }
-        run_wait_hook();
+        run_wait_hook(worker);
     }
 }
 
@@ -128,16 +128,21 @@ pub fn set_yield_every(rounds: u32) {
     YIELD_EVERY.store(rounds.max(1), Ordering::Relaxed);
 }
 
+/// A wait hook: called with the worker the wait progresses itself (see [`set_wait_hook`]).
+pub type WaitHook = fn(sys::ucp_worker_h);
+
 /// The installed wait hook: null for none, else a holder from [`hook_holder`] (leaked, so
 /// valid for the rest of the process, and never written after it was made).
-static WAIT_HOOK: AtomicPtr<fn()> = AtomicPtr::new(ptr::null_mut());
+static WAIT_HOOK: AtomicPtr<WaitHook> = AtomicPtr::new(ptr::null_mut());
 
 /// Every holder [`hook_holder`] ever made, so that installing the same function again reuses
 /// its holder: one small allocation per distinct function, however often hooks are switched.
-static HOOK_HOLDERS: Mutex<Vec<&'static fn()>> = Mutex::new(Vec::new());
+static HOOK_HOLDERS: Mutex<Vec<&'static WaitHook>> = Mutex::new(Vec::new());
 
 /// Installs (or, with `None`, removes) a function that every blocking wait of this crate calls
-/// between rounds of progress on its own worker.
+/// between rounds of progress on its own worker, with that worker's handle: the hook progresses
+/// the process's *other* workers (progressing the waiting one again would double the cost of a
+/// round: over tcp, one more `epoll_wait` between two looks at the network).
 ///
 /// A process with several workers needs it: over transports without remote memory access (tcp),
 /// a peer's operation is carried out by *this* process's progress on the worker it targets, so
@@ -153,7 +158,7 @@ static HOOK_HOLDERS: Mutex<Vec<&'static fn()>> = Mutex::new(Vec::new());
 /// use std::sync::atomic::{AtomicU64, Ordering};
 ///
 /// static ROUNDS: AtomicU64 = AtomicU64::new(0);
-/// fn count_round() {
+/// fn count_round(_waiting_on: shmem_ucx::sys::ucp_worker_h) {
 ///     ROUNDS.fetch_add(1, Ordering::Relaxed);
 /// }
 ///
@@ -161,7 +166,7 @@ static HOOK_HOLDERS: Mutex<Vec<&'static fn()>> = Mutex::new(Vec::new());
 /// // ... blocking operations now call `count_round` while they wait ...
 /// shmem_ucx::set_wait_hook(None);
 /// ```
-pub fn set_wait_hook(hook: Option<fn()>) {
+pub fn set_wait_hook(hook: Option<WaitHook>) {
     let holder = hook.map_or(ptr::null_mut(), |f| {
         ptr::from_ref(hook_holder(f)).cast_mut()
     });
@@ -169,27 +174,27 @@ pub fn set_wait_hook(hook: Option<fn()>) {
 }
 
 /// A `'static` holder of `f`: the one made for it before, else a new, leaked one.
-fn hook_holder(f: fn()) -> &'static fn() {
+fn hook_holder(f: WaitHook) -> &'static WaitHook {
     // A poisoned list is still a list of valid holders.
     let mut holders = HOOK_HOLDERS.lock().unwrap_or_else(PoisonError::into_inner);
     // Functions whose code the compiler merged compare equal: calling either is the same.
     if let Some(&known) = holders.iter().find(|&&h| ptr::fn_addr_eq(*h, f)) {
         return known;
     }
-    let holder: &'static fn() = Box::leak(Box::new(f));
+    let holder: &'static WaitHook = Box::leak(Box::new(f));
     holders.push(holder);
     holder
 }
 
-/// Calls the installed wait hook, if any.
+/// Calls the installed wait hook, if any, for a wait on `worker`.
 #[inline]
-fn run_wait_hook() {
+fn run_wait_hook(worker: sys::ucp_worker_h) {
     let holder = WAIT_HOOK.load(Ordering::Acquire);
     // SAFETY: `WAIT_HOOK` holds null or a pointer made from a `&'static fn()` by
     // `set_wait_hook`; that holder is leaked (never freed) and never written, and the
     // Acquire load pairs with the Release store that published it, so reading it is sound.
     if let Some(hook) = unsafe { holder.as_ref() } {
-        hook();
+        hook(worker);
     }
 }
 
@@ -311,23 +316,26 @@ mod tests {
 
     static CALLS_A: AtomicUsize = AtomicUsize::new(0);
     static CALLS_B: AtomicUsize = AtomicUsize::new(0);
-    fn hook_a() {
+    fn hook_a(_: sys::ucp_worker_h) {
         CALLS_A.fetch_add(1, Ordering::Relaxed);
     }
-    fn hook_b() {
+    fn hook_b(_: sys::ucp_worker_h) {
         CALLS_B.fetch_add(1, Ordering::Relaxed);
+    }
+    fn run_hook() {
+        run_wait_hook(ptr::null_mut());
     }
 
     /// The only test of this crate's unit tests that touches the process-wide hook.
     #[test]
     fn wait_hook_install_switch_remove() {
-        run_wait_hook();
+        run_hook();
         set_wait_hook(Some(hook_a));
-        run_wait_hook();
-        run_wait_hook();
+        run_hook();
+        run_hook();
         assert_eq!(CALLS_A.load(Ordering::Relaxed), 2);
         set_wait_hook(Some(hook_b));
-        run_wait_hook();
+        run_hook();
         assert_eq!(
             (
                 CALLS_A.load(Ordering::Relaxed),
@@ -336,7 +344,7 @@ mod tests {
             (2, 1)
         );
         set_wait_hook(None);
-        run_wait_hook();
+        run_hook();
         assert_eq!(
             (
                 CALLS_A.load(Ordering::Relaxed),
@@ -358,9 +366,7 @@ mod tests {
         assert!(grown < 150, "600 installs made {grown} holders");
         // Hooks are called from whichever thread waits.
         set_wait_hook(Some(hook_a));
-        std::thread::spawn(run_wait_hook)
-            .join()
-            .expect("hook thread");
+        std::thread::spawn(run_hook).join().expect("hook thread");
         set_wait_hook(None);
         assert_eq!(CALLS_A.load(Ordering::Relaxed), 3);
     }

@@ -15,9 +15,15 @@ static TARGET: OnceLock<Worker> = OnceLock::new();
 /// How often the hook ran.
 static HOOK_ROUNDS: AtomicU64 = AtomicU64::new(0);
 
-fn progress_target() {
+fn progress_target(waiting_on: shmem_ucx::sys::ucp_worker_h) {
     HOOK_ROUNDS.fetch_add(1, Ordering::Relaxed);
     if let Some(target) = TARGET.get() {
+        // The origin's waits pass the origin, never the target.
+        assert_ne!(
+            waiting_on,
+            target.raw(),
+            "the hook got the worker it should progress"
+        );
         target.progress();
     }
 }
