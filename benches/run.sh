@@ -41,9 +41,10 @@
 #                                        target/bench-results/{latency,copy_sweep}.png)
 # Knobs (environment; TINY=1 changes the defaults, explicit values still win):
 #   ROUNDS=3                   rounds of each part, order of the implementations rotated per round
-#   TCP_ROUNDS=7               rounds of the like-for-like tcp pair (ours UCX, oshmem tcp), which
+#   PAIR_ROUNDS=5              rounds of the direct latency pair (ours direct, oshmem), which
 #                              alternate order round by round; their ratio is the median of the
 #                              rounds' ratios
+#   TCP_ROUNDS=7               the same for the like-for-like tcp pair (ours UCX, oshmem tcp)
 #   ITERS=20000 REPS=15        loop size and loop count for ours direct and oshmem (part 1 and 3)
 #   UCX_ITERS=2000 UCX_REPS=9  the same for ours over UCX_TLS=tcp,self
 #   COLL_ITERS=8000 COLL_REPS=REPS   the same for part 2 (collective loops are a quarter)
@@ -60,6 +61,7 @@ TINY=${TINY:-0}
 if [[ $TINY == 1 ]]; then
     ROUNDS=${ROUNDS:-1}
     TCP_ROUNDS=${TCP_ROUNDS:-1}
+    PAIR_ROUNDS=${PAIR_ROUNDS:-1}
     ITERS=${ITERS:-40}
     REPS=${REPS:-2}
     UCX_ITERS=${UCX_ITERS:-20}
@@ -75,6 +77,7 @@ if [[ $TINY == 1 ]]; then
 else
     ROUNDS=${ROUNDS:-3}
     TCP_ROUNDS=${TCP_ROUNDS:-7}
+    PAIR_ROUNDS=${PAIR_ROUNDS:-5}
     ITERS=${ITERS:-20000}
     REPS=${REPS:-15}
     UCX_ITERS=${UCX_ITERS:-2000}
@@ -281,9 +284,11 @@ rounds() {
 t_start=$SECONDS
 # Pairs whose ratio the tables give run back to back, in alternating order, and their ratio is
 # the median of the rounds' ratios: this machine's on-node latencies switch between two modes
-# from one minute to the next (barrier_all: about 55 or 200 ns), the network path's drift by up
-# to a third (put + quiet over tcp: 17.8 or 24.6 us).
-rounds 2 direct oshmem
+# from one minute to the next (a cache line between its two vCPUs: about 55 or 340 ns round
+# trip; barrier_all: about 55 or 200 ns), a job's memory-bound copies vary by up to 15% with
+# where its memory lies, and the network path's latency drifts by up to a third (put + quiet
+# over tcp: 17.8 or 24.6 us).
+ROUNDS=$PAIR_ROUNDS rounds 2 direct oshmem
 rounds 2 c-ours
 # The like-for-like pair over tcp, in more rounds.
 ROUNDS=$TCP_ROUNDS rounds 2 ucx oshmem-tcp
@@ -380,7 +385,7 @@ tables=$results/tables.md
 {
     echo "### Latency, 2 PEs on one node, ns per operation"
     echo
-    echo "Median over $ROUNDS rounds ($TCP_ROUNDS for ours UCX and oshmem tcp) of each run's median; the ratios"
+    echo "Median over $PAIR_ROUNDS rounds ($TCP_ROUNDS for ours UCX and oshmem tcp, $ROUNDS for C on ours) of each run's median; the ratios"
     echo "direct/oshmem and UCX/oshmem tcp are the medians over rounds of the ratio within a round, where"
     echo "the two run back to back in alternating order (on-node latencies here switch between two"
     echo "modes from one minute to the next, tcp's drift by up to a third). ours direct and oshmem: $REPS loops x"
@@ -460,7 +465,7 @@ tables=$results/tables.md
     echo "gives the median over loops (then over $ROUNDS rounds; the ratio: the median of the rounds' ratios,"
     echo "the two implementations running back to back). 8 bytes per PE; broadcast from"
     echo "root 0. ours = shmem-core, direct path (mailbox collectives, one hop up to 8 PEs); oshmem = the"
-    echo "OpenSHMEM 1.4 active-set calls. 2 PEs: from the latency run; other counts: $COLL_REPS loops x"
+    echo "OpenSHMEM 1.4 active-set calls. 2 PEs: from the latency run ($PAIR_ROUNDS rounds); other counts: $COLL_REPS loops x"
     echo "$COLL_ITERS/4 calls. The machine has $(nproc) cores: above that PEs share cores and wait"
     echo "for each other's time slices."
     echo
@@ -611,7 +616,7 @@ fi
 if [[ $TINY != 1 ]]; then
     {
         echo "<!-- Written by benches/run.sh on $(date -u +%Y-%m-%d) ($(nproc) cores, $(uname -m));"
-        echo "     ROUNDS=$ROUNDS TCP_ROUNDS=$TCP_ROUNDS ITERS=$ITERS REPS=$REPS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS"
+        echo "     ROUNDS=$ROUNDS PAIR_ROUNDS=$PAIR_ROUNDS TCP_ROUNDS=$TCP_ROUNDS ITERS=$ITERS REPS=$REPS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS"
         echo "     COLL_ITERS=$COLL_ITERS COLL_REPS=$COLL_REPS NPES_LIST=\"$NPES_LIST\" DSL_ITERS=$DSL_ITERS DSL_REPS=$DSL_REPS -->"
         echo
         cat "$tables"
