@@ -276,49 +276,15 @@ mod x86 {
     const V: usize = 32;
 
     /// Copies `n < 32` bytes with at most two overlapping moves of one width (as glibc's short
-    /// copies do). The callers pass ranges whose destination lies inside one 32-byte-aligned
-    /// block, so no store crosses a page boundary.
+    /// copies do): an [`Edge`]'s moves. The callers pass ranges whose destination lies inside
+    /// one 32-byte-aligned block, so no store crosses a page boundary.
     ///
     /// # Safety
     /// `src` is valid for reads and `dst` for writes of `n < 32` bytes; no overlap.
     #[inline(always)]
     unsafe fn short(dst: *mut u8, src: *const u8, n: usize) {
-        debug_assert!(n < V);
-        // SAFETY: each arm reads and writes `[0, w)` and `[n - w, n)` with `w <= n`, inside
-        // the caller's ranges; unaligned moves.
-        unsafe {
-            if n >= 16 {
-                let (a, b) = (
-                    src.cast::<u128>().read_unaligned(),
-                    src.add(n - 16).cast::<u128>().read_unaligned(),
-                );
-                dst.cast::<u128>().write_unaligned(a);
-                dst.add(n - 16).cast::<u128>().write_unaligned(b);
-            } else if n >= 8 {
-                let (a, b) = (
-                    src.cast::<u64>().read_unaligned(),
-                    src.add(n - 8).cast::<u64>().read_unaligned(),
-                );
-                dst.cast::<u64>().write_unaligned(a);
-                dst.add(n - 8).cast::<u64>().write_unaligned(b);
-            } else if n >= 4 {
-                let (a, b) = (
-                    src.cast::<u32>().read_unaligned(),
-                    src.add(n - 4).cast::<u32>().read_unaligned(),
-                );
-                dst.cast::<u32>().write_unaligned(a);
-                dst.add(n - 4).cast::<u32>().write_unaligned(b);
-            } else if n >= 2 {
-                let (a, b) = (
-                    src.cast::<u16>().read_unaligned(),
-                    src.add(n - 2).cast::<u16>().read_unaligned(),
-                );
-                dst.cast::<u16>().write_unaligned(a);
-                dst.add(n - 2).cast::<u16>().write_unaligned(b);
-            } else if n == 1 {
-                dst.write(src.read());
-            }
-        }
+        // SAFETY: forwarded contract.
+        unsafe { Edge::load(src, n).store(dst, n) }
     }
 
     /// Whether a 32-byte access at `p` would straddle a page boundary.

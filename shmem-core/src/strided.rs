@@ -719,7 +719,9 @@ impl AmHandler for AckHandler {
             bad_message(
                 st,
                 from,
-                format_args!("acknowledges {n} strided puts that were not sent to it"),
+                format_args!(
+                    "acknowledges {n} messages (strided puts, puts with signal) that were not sent to it"
+                ),
             );
         }
         st.outstanding.fetch_sub(n, Ordering::AcqRel);

@@ -22,8 +22,8 @@
 //! buffered across all connections over [`MAX_BUFFERED`] is dropped. When `accept` fails (out of
 //! file descriptors) the server stops accepting for [`ACCEPT_BACKOFF`] and reports it once.
 
-use std::io::{self, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -40,6 +40,12 @@ pub const STALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most bytes of incomplete frames buffered across all connections; the connection whose input
 /// would take the total over it is dropped. Real PEs send one record of a few KiB at a time.
 pub const MAX_BUFFERED: usize = 64 << 20;
+/// How long a PE's connection that the server has answered with an error stays open, its write
+/// side shut, reading and dropping what the PE still sends: closing at once with that input
+/// unread would make the kernel reset the connection, and a reset can destroy the error frame
+/// before the PE reads it (seen: "Connection reset by peer" instead of the reason).
+const LINGER: Duration = Duration::from_secs(1);
+
 /// Pause of the accept loop after `accept` failed (e.g. `EMFILE`: out of file descriptors).
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// A connection holding more than this of an incomplete frame is the one dropped when the total
@@ -284,6 +290,8 @@ pub struct Server {
     timeout_detail: Option<String>,
     /// Accepted connections that have not said hello yet.
     pending: Vec<Conn>,
+    /// Authenticated connections answered with an error, closing (see [`LINGER`]).
+    closing: Vec<(Conn, Instant)>,
     slots: Vec<Slot>,
     /// Number of the collective being gathered.
     epoch: u64,
@@ -322,6 +330,7 @@ impl Server {
             started: Instant::now(),
             timeout_detail: None,
             pending: Vec::new(),
+            closing: Vec::new(),
             slots: (0..npes).map(|_| Slot::default()).collect(),
             epoch: 0,
             stranded_reported: false,
@@ -393,8 +402,8 @@ impl Server {
             }
             _ => true,
         };
-        if !self.pending.is_empty() {
-            // Wake to close connections that do not say hello in time.
+        if !self.pending.is_empty() || !self.closing.is_empty() {
+            // Wake to close connections that do not say hello in time, and lingering ones.
             wait = wait.min(Duration::from_millis(250));
         }
         let mut fds = Vec::with_capacity(
@@ -416,7 +425,11 @@ impl Server {
         if let Some(fd) = wake {
             watch(fd, false);
         }
-        for c in &self.pending {
+        for c in self
+            .pending
+            .iter()
+            .chain(self.closing.iter().map(|(c, _)| c))
+        {
             watch(c.stream.as_raw_fd(), !c.out.is_empty());
         }
         for s in &self.slots {
@@ -594,6 +607,7 @@ impl Server {
                 .sum::<usize>();
         self.accept_all();
         self.read_pending();
+        self.linger();
         for pe in 0..self.npes() {
             self.read_pe(pe);
         }
@@ -763,6 +777,38 @@ impl Server {
             &format!("connection rejected: {why}"),
         ));
         self.warn(format!("rejected a connection from {peer}: {why}"));
+        self.close_after_error(c);
+    }
+
+    /// Closes `c`, which the server has just answered with an error, once the error is out
+    /// and the PE has closed its side, or after [`LINGER`] (see there).
+    fn close_after_error(&mut self, c: Conn) {
+        self.closing.push((c, Instant::now() + LINGER));
+        self.linger();
+    }
+
+    /// Sends what closing connections still owe, shuts their write side once it is out, reads
+    /// and drops what their PEs send, and closes those whose PE closed, that failed, or whose
+    /// time is up.
+    fn linger(&mut self) {
+        let now = Instant::now();
+        let mut scratch = [0u8; 4096];
+        self.closing.retain_mut(|(c, until)| {
+            if now >= *until || c.flush().is_err() {
+                return false;
+            }
+            if c.out.is_empty() {
+                let _ = c.stream.shutdown(Shutdown::Write);
+            }
+            loop {
+                match c.stream.read(&mut scratch) {
+                    Ok(0) => return false,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return e.kind() == io::ErrorKind::WouldBlock,
+                }
+            }
+        });
     }
 
     fn hello(&mut self, mut c: Conn, version: u32, job_id: u64, pe: usize, npes: usize) {
@@ -978,6 +1024,7 @@ impl Server {
     fn fail_pe(&mut self, pe: usize, why: String) {
         if let Some(mut c) = self.slots[pe].conn.take() {
             let _ = c.send(&error_frame(ERR_OTHER, &format!("PE {pe}: {why}")));
+            self.close_after_error(c);
         }
         self.slots[pe].gone = true;
         self.warn(format!("PE {pe}: {why}"));
