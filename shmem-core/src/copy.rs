@@ -40,8 +40,9 @@
 //!   nothing stalls. Intel CPUs have the same 4 KiB aliasing penalty for loads behind stores,
 //!   so this serves them too.
 //! - **AMD (Zen) with AVX2, other distances.** Copies from [`VECTOR_MIN`] up to [`VECTOR_MAX`]
-//!   bytes (less where the last-level cache is under 32 MiB) also take the vector loops, backwards when the destination lies less than half a
-//!   page above the source (in page offset), forwards otherwise, so that no load meets a store
+//!   bytes (less where the last-level cache is under 32 MiB) also take the vector loops,
+//!   backwards when the destination lies less than half a page above the source (in page
+//!   offset), forwards otherwise, so that no load meets a store
 //!   just made to its page offset: measured here they beat `rep movsb` by about 15% at 1-8 KiB
 //!   (4 KiB: 35 ns against 41 ns), and glibc's own loop for 513 B - 1 KiB at the distances
 //!   where its loads meet its stores (1000 B: 11.4 ns at worst against 25), and by 1.5-3% at
@@ -70,7 +71,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 pub(crate) const VECTOR_MIN: usize = 513;
 
 /// On AMD, copies up to this long take the vector loops at every distance, unless the last-level
-/// cache is small ([`vector_max`]).
+/// cache is small ([`VECTOR_UPTO`]).
 pub(crate) const VECTOR_MAX: usize = 8 << 20;
 
 /// Up to where the vector loops (plain cached stores) beat `memcpy` on AMD: [`VECTOR_MAX`], or
