@@ -503,10 +503,18 @@ mod x86 {
             let store = |o: usize, v| _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v);
             let front: [__m256i; K] = std::array::from_fn(|i| load(i * V));
             let back: [__m256i; K] = std::array::from_fn(|i| load(len - (K - i) * V));
-            let below = (c >= V).then(|| load(c - V));
-            let above = (c + V <= len).then(|| load(c));
-            let head = Edge::load(src, c.min(V - 1));
-            let tail = Edge::load(src.add(c), (len - c).min(V - 1));
+            // Below the boundary: a vector ending at it, or the bytes [0, c) (c < 32); above
+            // it: a vector starting at it, or the bytes [c, len) (len - c < 32).
+            let below = if c >= V {
+                Ok(load(c - V))
+            } else {
+                Err(Edge::load(src, c))
+            };
+            let above = if c + V <= len {
+                Ok(load(c))
+            } else {
+                Err(Edge::load(src.add(c), len - c))
+            };
             let straddles = |o: usize| o < c && c < o + V;
             for i in 0..K {
                 if !straddles(i * V) {
@@ -518,12 +526,12 @@ mod x86 {
                 }
             }
             match below {
-                Some(v) => store(c - V, v),
-                None => head.store(dst, c),
+                Ok(v) => store(c - V, v),
+                Err(edge) => edge.store(dst, c),
             }
             match above {
-                Some(v) => store(c, v),
-                None => tail.store(dst.add(c), len - c),
+                Ok(v) => store(c, v),
+                Err(edge) => edge.store(dst.add(c), len - c),
             }
         }
     }
