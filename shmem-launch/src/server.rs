@@ -45,6 +45,8 @@ pub const MAX_BUFFERED: usize = 64 << 20;
 /// unread would make the kernel reset the connection, and a reset can destroy the error frame
 /// before the PE reads it (seen: "Connection reset by peer" instead of the reason).
 const LINGER: Duration = Duration::from_secs(1);
+/// Reads (of 4 KiB) that one round of the server spends on one lingering connection.
+const LINGER_READS: usize = 16;
 
 /// Pause of the accept loop after `accept` failed (e.g. `EMFILE`: out of file descriptors).
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -800,7 +802,8 @@ impl Server {
             if c.out.is_empty() {
                 let _ = c.stream.shutdown(Shutdown::Write);
             }
-            loop {
+            // A bounded amount per round: a PE that keeps sending cannot hold the server here.
+            for _ in 0..LINGER_READS {
                 match c.stream.read(&mut scratch) {
                     Ok(0) => return false,
                     Ok(_) => {}
@@ -808,6 +811,7 @@ impl Server {
                     Err(e) => return e.kind() == io::ErrorKind::WouldBlock,
                 }
             }
+            true
         });
     }
 

@@ -497,6 +497,40 @@ fn bad_hellos_are_rejected() {
 }
 
 #[test]
+fn a_rejected_connection_that_keeps_sending_is_cut_off() {
+    let server = TestServer::start(2, LONG);
+    // An authenticated connection the server rejects (PE 9 of 2), which then sends without
+    // pause, 1 MiB per write.
+    let mut s = raw_control_hello(&server.addr, &server.secret, server.job_id, 9, 4242);
+    let flood = thread::spawn(move || {
+        let chunk = vec![0u8; 1 << 20];
+        let start = Instant::now();
+        while s.write_all(&chunk).is_ok() && start.elapsed() < LONG {}
+        start.elapsed()
+    });
+    thread::sleep(Duration::from_millis(50));
+    // Meanwhile the job runs: the server is not held by the flood.
+    let start = Instant::now();
+    let results = run_pes(&server, 2, LONG, &[], |mut b| {
+        b.allgather(b"x", &mut || {})?;
+        b.barrier(&mut || {})?;
+        b.finalize()
+    });
+    let job = start.elapsed();
+    for (pe, r) in results {
+        assert!(r.is_ok(), "PE {pe}: {r:?}");
+    }
+    assert!(job < Duration::from_secs(5), "the job took {job:?}");
+    // And the flooding connection is closed after its linger time.
+    let cut_after = flood.join().unwrap();
+    assert!(
+        cut_after < Duration::from_secs(5),
+        "cut after {cut_after:?}"
+    );
+    server.finish();
+}
+
+#[test]
 fn collective_mismatch_is_an_error_for_everyone() {
     let server = TestServer::start(2, LONG);
     let results = run_pes(&server, 2, LONG, &[], |mut b| {
