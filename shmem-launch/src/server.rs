@@ -523,6 +523,17 @@ impl Server {
         ))
     }
 
+    /// [`stranded`](Self::stranded), after taking in what every PE has sent on its rendezvous
+    /// connection: for the report of a job that ends because a PE left, which should name the
+    /// PEs already waiting even where the launcher had not yet read their requests. O(PEs): call
+    /// it only when the job ends.
+    pub fn stranded_now(&mut self) -> Option<String> {
+        for pe in 0..self.npes() {
+            self.read_pe(pe);
+        }
+        self.stranded()
+    }
+
     /// Sends `detail` as an error to every connected PE (best effort, without waiting), e.g.
     /// before the launcher ends the job.
     pub fn abort(&mut self, detail: &str) {

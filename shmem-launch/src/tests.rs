@@ -419,6 +419,78 @@ fn pe_leaving_without_finalize_releases_the_waiters() {
 }
 
 #[test]
+fn the_report_of_a_leaving_pe_names_waiters_whose_requests_are_unread() {
+    // The launcher sees PE 1's exit before it has read PE 0's barrier request: `stranded` knows
+    // nothing yet, `stranded_now` reads every PE first and names the waiter.
+    let job_id = 0x1ea7_0000_0000_0000 ^ u64::from(std::process::id());
+    let secret = test_secret();
+    let mut server = Server::bind("127.0.0.1:0", job_id, secret.clone(), 2, LONG).unwrap();
+    let addr = server.local_addr().unwrap().to_string();
+    let (events, seen) = mpsc::channel::<(usize, &str)>();
+    let mut go = Vec::new();
+    let pes: Vec<_> = (0..2)
+        .map(|pe| {
+            let env = LaunchEnv {
+                rendezvous: addr.clone(),
+                pe,
+                npes: 2,
+                job_id,
+                secret: secret.clone(),
+                timeout: LONG,
+                node: 0,
+                nnodes: 1,
+            };
+            let events = events.clone();
+            let (tx, next) = mpsc::channel::<()>();
+            go.push(tx);
+            thread::spawn(move || {
+                let mut b = env.connect().unwrap();
+                b.allgather(b"", &mut || {}).unwrap();
+                events.send((pe, "gathered")).unwrap();
+                next.recv().unwrap();
+                if pe == 1 {
+                    drop(b); // leaves without finalizing
+                    events.send((pe, "left")).unwrap();
+                    return;
+                }
+                // Progress runs once the request is written.
+                let mut told = false;
+                let _ = b.barrier(&mut || {
+                    if !told {
+                        told = true;
+                        let _ = events.send((pe, "waiting"));
+                    }
+                });
+            })
+        })
+        .collect();
+    let mut gathered = 0;
+    while gathered < 2 {
+        server.poll(None, Duration::from_millis(5)).unwrap();
+        while let Ok((_, what)) = seen.try_recv() {
+            assert_eq!(what, "gathered");
+            gathered += 1;
+        }
+    }
+    // From here the server is not polled: PE 0's request waits unread in its socket.
+    go[0].send(()).unwrap();
+    assert_eq!(seen.recv().unwrap(), (0, "waiting"));
+    go[1].send(()).unwrap();
+    assert_eq!(seen.recv().unwrap(), (1, "left"));
+    let notices = server.pe_exited(1);
+    assert!(!notices.contains(&Notice::Stranded), "{notices:?}");
+    assert_eq!(server.stranded(), None);
+    assert_eq!(
+        server.stranded_now().as_deref(),
+        Some("PE 1 exited before finalizing while PE 0 waits in a barrier")
+    );
+    drop(server); // PE 0's barrier ends with a lost connection
+    for t in pes {
+        t.join().unwrap();
+    }
+}
+
+#[test]
 fn pe_exiting_without_connecting_releases_the_rendezvous() {
     let server = TestServer::start(3, LONG);
     let waiter = {

@@ -6,6 +6,7 @@
 
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -15,6 +16,8 @@ use shmem_testkit::{Finished, shmemrun};
 
 const ROLE: &str = "SHMEM_TEST_ROLE";
 const LIMIT: Duration = Duration::from_secs(30);
+/// A folder of its own for each job, where its PEs leave marks for each other.
+const MARKS: &str = "SHMEM_TEST_MARKS";
 
 // ---------------------------------------------------------------------------------------------
 // The PE side.
@@ -88,11 +91,30 @@ fn pe_role() {
             }
         }
         "leave" => {
-            let (mut c, me, _) = connect();
+            let (mut c, me, n) = connect();
             c.allgather(b"", &mut progress).unwrap();
-            if me == 2 {
-                std::process::exit(0); // without finalize, while the others wait
+            let marks = std::path::PathBuf::from(std::env::var(MARKS).expect("marks folder"));
+            let mark = |pe: usize| marks.join(format!("waiting-{pe}"));
+            if me == n - 1 {
+                // Leaves without finalizing once the others have sent their barrier requests.
+                let deadline = std::time::Instant::now() + LIMIT;
+                while !(0..me).all(|p| mark(p).exists()) {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "the others never waited"
+                    );
+                    thread::sleep(Duration::from_millis(2));
+                }
+                std::process::exit(0);
             }
+            // Progress runs once the request is written: the mark says "in the barrier".
+            let mut marked = false;
+            let mut progress = || {
+                if !marked {
+                    std::fs::write(mark(me), b"").unwrap();
+                    marked = true;
+                }
+            };
             if let Err(e) = c.barrier(&mut progress) {
                 report(e, 9);
             }
@@ -141,6 +163,14 @@ fn pe_role() {
 
 /// Runs `n` PEs of [`pe_role`] with `role` under `shmemrun`, with extra launcher options.
 fn launch(n: usize, role: &str, options: &[&str]) -> Finished {
+    static JOBS: AtomicUsize = AtomicUsize::new(0);
+    let marks = std::env::temp_dir().join(format!(
+        "launcher-rendezvous-{}-{}",
+        std::process::id(),
+        JOBS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&marks);
+    std::fs::create_dir(&marks).unwrap();
     let me = std::env::current_exe().unwrap();
     let mut cmd = Command::new(shmemrun());
     cmd.args(["-n", &n.to_string()])
@@ -148,9 +178,12 @@ fn launch(n: usize, role: &str, options: &[&str]) -> Finished {
         .arg(me)
         .args(["--exact", "pe_role", "--nocapture", "--test-threads", "1"])
         .env(ROLE, role)
+        .env(MARKS, &marks)
         .env_remove(wire::ENV_INIT_TIMEOUT)
         .stdin(Stdio::null());
-    shmem_testkit::start(cmd).finish(LIMIT)
+    let r = shmem_testkit::start(cmd).finish(LIMIT);
+    let _ = std::fs::remove_dir_all(&marks);
+    r
 }
 
 #[test]
@@ -178,15 +211,23 @@ fn a_panicking_pe_ends_the_job_while_others_wait() {
 
 #[test]
 fn a_pe_exiting_before_finalize_ends_the_job() {
-    let r = launch(3, "leave", &[]);
-    assert_eq!(r.status.code(), Some(1), "{r:?}");
-    // "PE 0 waits" or "PEs 0, 1 wait": the job ends as soon as PE 2 is gone.
-    assert!(
-        r.stderr.contains("PE 2 exited before finalizing while PE") && r.stderr.contains("wait"),
-        "{r:?}"
-    );
-    assert!(r.stderr.contains("in a barrier"), "{r:?}");
-    assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
+    // The last PE leaves once the others have sent their barrier requests: the report names
+    // them, though the launcher may see the exit before it reads their requests.
+    for (n, want) in [
+        (
+            2,
+            "PE 1 exited before finalizing while PE 0 waits in a barrier",
+        ),
+        (
+            3,
+            "PE 2 exited before finalizing while PEs 0, 1 wait in a barrier",
+        ),
+    ] {
+        let r = launch(n, "leave", &[]);
+        assert_eq!(r.status.code(), Some(1), "{r:?}");
+        assert!(r.stderr.contains(want), "{want}: {r:?}");
+        assert!(r.elapsed < Duration::from_secs(5), "{r:?}");
+    }
 }
 
 /// Runs `role` where PE 1 exits with 0 without finalizing while the others sleep (as in a

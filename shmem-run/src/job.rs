@@ -474,7 +474,7 @@ impl Job {
         if self.failure.is_some() || self.server.finalized(pe) {
             return;
         }
-        let detail = self.server.stranded().unwrap_or_else(|| {
+        let detail = self.server.stranded_now().unwrap_or_else(|| {
             format!(
                 "{} exited with status 0 without finalizing (it called init but never \
                  finalized: drop the World, or return from main, before exiting)",
