@@ -189,21 +189,14 @@ impl<E: AmoWord> Remote<'_, E> {
     #[inline]
     fn amo(self, op: Op, value: E, compare: E) -> E {
         let (v, c) = (value.to_bits(), compare.to_bits());
-        let bits = if self.rt.is_direct(self.peer) {
+        let bits = if let Some(word) = self.rt.mapped(self.peer, self.offset) {
             // A loop polling with atomics (a lock, a counter) drives UCX too.
             self.rt.progress();
-            // SAFETY: checked location inside the peer's mapped heap, aligned for E (objects are
-            // 64-byte aligned and E is 4 or 8 bytes); peers only access it atomically or by
-            // copies that OpenSHMEM leaves unordered anyway.
-            unsafe {
-                cpu_amo(
-                    self.rt.direct_ptr(self.peer, self.offset),
-                    E::SIZE,
-                    op,
-                    v,
-                    c,
-                )
-            }
+            // SAFETY: checked location mapped here (the peer's heap, or the runtime's words in
+            // its team segment), aligned for E (objects are 64-byte aligned and E is 4 or 8
+            // bytes); peers only access it atomically or by copies that OpenSHMEM leaves
+            // unordered anyway.
+            unsafe { cpu_amo(word, E::SIZE, op, v, c) }
         } else {
             self.rt.ucx_amo(
                 self.peer,

@@ -108,35 +108,16 @@ pub(crate) fn move_to_shared_memory() -> Result<Option<DataSegment>> {
         return Ok(None);
     };
     let len = end - start;
-    // SAFETY: a plain syscall with a constant name.
-    let fd = unsafe { libc::memfd_create(c"shmem-data-segment".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(os_error("memfd_create"));
-    }
+    let (fd, tmp) = crate::private_shm::create(c"shmem-data-segment", len).map_err(|e| {
+        Error::Bootstrap(format!("moving the data segment into shared memory: {e}"))
+    })?;
+    let tmp = tmp.cast::<c_void>();
     let fail = |what: &str| {
         let e = os_error(what);
         // SAFETY: our own descriptor, closed once.
         unsafe { libc::close(fd) };
         Err(e)
     };
-    // SAFETY: sizing our own memfd.
-    if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
-        return fail("ftruncate");
-    }
-    // SAFETY: a fresh shared mapping of our memfd, anywhere.
-    let tmp = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd,
-            0,
-        )
-    };
-    if tmp == libc::MAP_FAILED {
-        return fail("mmap");
-    }
     // Between the copy and the remap nothing may write the segment: this runs before the
     // runtime starts threads, and the two calls below neither allocate nor touch statics.
     // SAFETY: [start, end) is mapped readable and writable (a PT_LOAD segment with PF_W, after
@@ -162,40 +143,6 @@ pub(crate) fn move_to_shared_memory() -> Result<Option<DataSegment>> {
         len,
         fd,
     }))
-}
-
-/// Maps a peer's data segment (its `memfd` `fd` in process `pid`, `len` bytes) into this
-/// process, or `None` when the kernel does not let us open it.
-pub(crate) fn map_peer(pid: u32, fd: u32, len: usize) -> Option<*mut u8> {
-    let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).ok()?;
-    // SAFETY: opening a path; the descriptor is closed below.
-    let f = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-    if f < 0 {
-        return None;
-    }
-    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: `st` is a valid out-buffer for fstat on our descriptor.
-    let size_ok = unsafe { libc::fstat(f, st.as_mut_ptr()) } == 0
-        // SAFETY: fstat succeeded, so `st` is initialized.
-        && unsafe { st.assume_init() }.st_size as u64 == len as u64;
-    let p = if size_ok {
-        // SAFETY: a fresh shared mapping of the peer's memfd, anywhere; never unmapped.
-        unsafe {
-            libc::mmap(
-                ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                f,
-                0,
-            )
-        }
-    } else {
-        libc::MAP_FAILED
-    };
-    // SAFETY: our descriptor; the mapping keeps the memory.
-    unsafe { libc::close(f) };
-    (p != libc::MAP_FAILED).then_some(p.cast())
 }
 
 /// Set by [`crate::raw::enable_data_segment`] before `init`.

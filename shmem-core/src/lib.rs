@@ -38,7 +38,9 @@
 //! - `SHMEM_NODE`, `SHMEM_NNODES`: set by `shmemrun`: the index of this PE's host and the number
 //!   of hosts in the job.
 //! - `UCX_TLS` and the other `UCX_*` variables configure UCX; `UCX_TLS=tcp,self` turns the
-//!   direct shared-memory path off, so every transfer goes through UCX.
+//!   direct shared-memory path off, so every put, get and atomic goes through UCX (the
+//!   collectives of the PEs of one node still synchronize through shared memory: the team
+//!   segment, a `memfd` of the runtime's own words that every PE of a node maps).
 
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]

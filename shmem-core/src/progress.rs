@@ -36,6 +36,9 @@ const SPINS_OVERSUBSCRIBED: u32 = 2;
 /// one idle round in this many when the PE has a core of its own.
 const UCX_YIELD_EVERY_OWN_CORE: u32 = 8;
 
+/// How many times a wait looks at its condition between two rounds of UCX progress.
+pub(crate) const POLLS_PER_PROGRESS: u32 = 32;
+
 /// Sets the spin limit and the yield policy from the number of PEs on this node, for the
 /// runtime's waits and for UCX's blocking waits.
 pub(crate) fn set_spin_limit(local_pes: usize) {

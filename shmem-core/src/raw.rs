@@ -44,21 +44,24 @@ pub fn enable_data_segment() {
     crate::dataseg::want();
 }
 
-/// The runtime's offset of `bytes` bytes at `addr` in this PE's symmetric memory (heap or data
-/// segment), or `None` when they are not all inside one of them. Panics before `init`.
+/// The runtime's offset of `bytes` bytes at `addr` in this PE's symmetric memory (the statics
+/// and the heap, or the data segment), or `None` when they are not all inside one of them (the
+/// start of the heap mapping, before the statics, is not symmetric memory: the runtime keeps
+/// its own words elsewhere). Panics before `init`.
 #[track_caller]
 pub fn offset_of(addr: *const u8, bytes: usize) -> Option<usize> {
     let rt = runtime();
     let a = addr as usize;
     let heap = rt.base() as usize;
     let (data, data_len) = rt.data_segment();
-    let (offset, limit) = if a >= heap && a - heap < rt.layout.total {
-        (a - heap, rt.layout.total)
-    } else if !data.is_null() && a >= data as usize && a - (data as usize) < data_len {
-        (a - data as usize, data_len)
-    } else {
-        return None;
-    };
+    let (offset, limit) =
+        if a >= heap && a - heap >= rt.layout.statics && a - heap < rt.layout.total {
+            (a - heap, rt.layout.total)
+        } else if !data.is_null() && a >= data as usize && a - (data as usize) < data_len {
+            (a - data as usize, data_len)
+        } else {
+            return None;
+        };
     let end = offset.checked_add(bytes)?;
     if end > limit {
         return None;

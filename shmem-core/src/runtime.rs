@@ -13,7 +13,7 @@ use crate::heap::Allocator;
 use crate::layout::HeapLayout;
 use crate::statics;
 use crate::sync::{self, SyncState};
-use crate::transport::{Peer, Transport, TransportParts, UcxPeer};
+use crate::transport::{Peer, Transport, TransportParts, UcxPeer, Wire};
 use shmem_ucx::{Context, ContextParams, MemHandle, ThreadMode};
 use std::ptr;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -86,9 +86,14 @@ struct PeerInfo {
     rkey: Vec<u8>,
     /// The packed key of the data segment (empty: none).
     data_rkey: Vec<u8>,
+    /// The team segment's memfd descriptor and base.
+    team_fd: u32,
+    team_base: u64,
+    /// The packed key of the team segment.
+    team_rkey: Vec<u8>,
 }
 
-const BLOB_MAGIC: u32 = 0x5348_4d33; // "SHM3"
+const BLOB_MAGIC: u32 = 0x5348_4d34; // "SHM4"
 
 impl PeerInfo {
     fn encode(&self) -> Vec<u8> {
@@ -102,7 +107,14 @@ impl PeerInfo {
         v.extend_from_slice(&self.data_fd.to_le_bytes());
         v.extend_from_slice(&self.data_base.to_le_bytes());
         v.extend_from_slice(&self.data_len.to_le_bytes());
-        for part in [&self.worker_addr, &self.rkey, &self.data_rkey] {
+        v.extend_from_slice(&self.team_fd.to_le_bytes());
+        v.extend_from_slice(&self.team_base.to_le_bytes());
+        for part in [
+            &self.worker_addr,
+            &self.rkey,
+            &self.data_rkey,
+            &self.team_rkey,
+        ] {
             v.extend_from_slice(&(part.len() as u32).to_le_bytes());
             v.extend_from_slice(part);
         }
@@ -132,12 +144,16 @@ impl PeerInfo {
         let data_fd = u32_of(take(4)?);
         let data_base = u64_of(take(8)?);
         let data_len = u64_of(take(8)?);
+        let team_fd = u32_of(take(4)?);
+        let team_base = u64_of(take(8)?);
         let n = u32_of(take(4)?) as usize;
         let worker_addr = take(n)?.to_vec();
         let n = u32_of(take(4)?) as usize;
         let rkey = take(n)?.to_vec();
         let n = u32_of(take(4)?) as usize;
         let data_rkey = take(n)?.to_vec();
+        let n = u32_of(take(4)?) as usize;
+        let team_rkey = take(n)?.to_vec();
         Ok(PeerInfo {
             base,
             len,
@@ -150,6 +166,9 @@ impl PeerInfo {
             worker_addr,
             rkey,
             data_rkey,
+            team_fd,
+            team_base,
+            team_rkey,
         })
     }
 }
@@ -323,8 +342,10 @@ fn start_on(
     let n_pes = bootstrap.n_pes();
 
     let (statics_len, statics_sig) = statics::layout();
-    // The runtime's sync area, then the team blocks, then the statics, then the user heap.
-    let reserved = sync::SYNC_BYTES + crate::team::POOL_BYTES;
+    // Offsets 0..SEGMENT name the team segment (a memfd of its own, below), then come the
+    // statics and the user heap: the heap mapping's first SEGMENT bytes stay unused (and
+    // untouched: no memory behind them).
+    let reserved = crate::team::SEGMENT;
     let heap_size = crate::config::heap_size()?;
     let layout = HeapLayout::new(reserved, statics_len, heap_size).ok_or_else(|| {
         Error::Bootstrap(format!(
@@ -365,21 +386,23 @@ fn start_on(
     let data_range = data
         .as_ref()
         .map_or((ptr::null_mut(), 0), |d| (d.base, d.len));
+    // The team segment: a fresh memfd, so all zeros (the sync area and every team block start
+    // cleared), which this node's PEs map whatever UCX_TLS says.
+    let team_len = crate::team::SEGMENT;
+    let (team_fd, team) = crate::private_shm::create(c"shmem-team-segment", team_len)
+        .map_err(|e| Error::Bootstrap(format!("creating the team segment: {e}")))?;
+    // SAFETY: the segment stays mapped for the process's life (it is never unmapped).
+    let team_mem = unsafe { context.mem_map_register(team_len, team)? };
     // Before any progress with peers connected: a peer's first strided put may come at once.
-    crate::strided::register(&worker, my_pe, n_pes, (base, total), data_range)?;
+    crate::strided::register(
+        &worker,
+        my_pe,
+        n_pes,
+        (base, total),
+        data_range,
+        (team, team_len),
+    )?;
 
-    // Prepare our own memory before any peer learns where it is.
-    // SAFETY: the mapping is `total` bytes long and exclusively ours until the rendezvous.
-    unsafe { ptr::write_bytes(base, 0, sync::SYNC_BYTES) };
-    // The world team's block; the others are cleared when a team takes them.
-    // SAFETY: block 0 lies inside the mapping (the pool precedes the statics region).
-    unsafe {
-        ptr::write_bytes(
-            base.add(crate::team::block_offset(0)),
-            0,
-            crate::team::BLOCK,
-        )
-    };
     // SAFETY: the statics region lies inside the mapping (layout computed above).
     unsafe { statics::place_all(base.add(layout.statics), layout.statics) };
 
@@ -398,6 +421,9 @@ fn start_on(
             Some(m) => m.pack_rkey()?,
             None => Vec::new(),
         },
+        team_fd: team_fd as u32,
+        team_base: team as u64,
+        team_rkey: team_mem.pack_rkey()?,
     };
     let blobs = bootstrap.allgather(&me.encode(), &mut || {
         worker.progress();
@@ -414,11 +440,12 @@ fn start_on(
     let mut pending = Vec::new();
     for (pe, blob) in blobs.iter().enumerate() {
         let info = PeerInfo::decode(pe, blob)?;
-        wire.push((
-            info.worker_addr.clone(),
-            info.rkey.clone(),
-            (!info.data_rkey.is_empty()).then(|| info.data_rkey.clone()),
-        ));
+        wire.push(Wire {
+            addr: info.worker_addr.clone(),
+            rkey: info.rkey.clone(),
+            data_rkey: (!info.data_rkey.is_empty()).then(|| info.data_rkey.clone()),
+            team_rkey: info.team_rkey.clone(),
+        });
         if info.statics_sig != statics_sig {
             return Err(Error::Bootstrap(format!(
                 "PE {pe} has a different set of #[symmetric] statics than PE {my_pe} \
@@ -441,7 +468,11 @@ fn start_on(
             )));
         }
         if pe == my_pe {
-            peers.push(Peer::new(base, base as u64, None).with_data(data_range.0, info.data_base));
+            peers.push(
+                Peer::new(base, base as u64, None)
+                    .with_data(data_range.0, info.data_base)
+                    .with_team(team, team as u64),
+            );
             continue;
         }
         // SAFETY: both byte strings are the peer's own `Worker::address` and `pack_rkey`
@@ -455,6 +486,8 @@ fn start_on(
             Some(_) => Some(unsafe { ep.unpack_rkey(&info.data_rkey)? }),
             None => None,
         };
+        // SAFETY: as above.
+        let team_rkey = unsafe { ep.unpack_rkey(&info.team_rkey)? };
         // Only PEs of this node are mapped: UCX may well map a PE of another "node" on the
         // same machine (containers, network namespaces), but the job's layout says that
         // traffic goes over the network.
@@ -464,11 +497,22 @@ fn start_on(
             Err(e) if e.is_unreachable() => ptr::null_mut(),
             Err(e) => return Err(e.into()),
         };
+        // The team segment of every PE of this node is mapped, whatever UCX reaches; if the
+        // kernel will not let us open it, the peer is reached through UCX altogether.
+        let team_direct = if info.node == node {
+            crate::private_shm::map_peer(info.pid, info.team_fd, team_len)
+                .unwrap_or(ptr::null_mut())
+        } else {
+            ptr::null_mut()
+        };
+        if team_direct.is_null() {
+            direct = ptr::null_mut();
+        }
         // A mapped peer's data segment is mapped too; if the kernel will not let us open it,
         // the peer is reached through UCX altogether.
         let mut data_direct = ptr::null_mut();
         if !direct.is_null() && data.is_some() {
-            match crate::dataseg::map_peer(info.pid, info.data_fd, data_range.1) {
+            match crate::private_shm::map_peer(info.pid, info.data_fd, data_range.1) {
                 Some(p) => data_direct = p,
                 None => direct = ptr::null_mut(),
             }
@@ -485,10 +529,12 @@ fn start_on(
                 Some(UcxPeer {
                     rkey,
                     data_rkey,
+                    team_rkey,
                     ep,
                 }),
             )
-            .with_data(data_direct, info.data_base),
+            .with_data(data_direct, info.data_base)
+            .with_team(team_direct, info.team_base),
         );
     }
     let mut spins = 0;
@@ -515,6 +561,8 @@ fn start_on(
         layout,
         data: data_range,
         data_mem,
+        team,
+        team_mem,
         peers,
         wire,
         progress_thread,
@@ -557,6 +605,9 @@ mod tests {
             worker_addr: vec![1, 2, 3, 4, 5],
             rkey: vec![9; 40],
             data_rkey: vec![3; 24],
+            team_fd: 8,
+            team_base: 0x7f00_8000_0000,
+            team_rkey: vec![5; 32],
         }
     }
 
@@ -571,6 +622,15 @@ mod tests {
         );
         assert_eq!(back.worker_addr, want.worker_addr);
         assert_eq!(back.rkey, want.rkey);
+        assert_eq!(
+            (back.pid, back.data_fd, back.data_base, back.data_len),
+            (want.pid, want.data_fd, want.data_base, want.data_len)
+        );
+        assert_eq!(back.data_rkey, want.data_rkey);
+        assert_eq!(
+            (back.team_fd, back.team_base, &back.team_rkey),
+            (want.team_fd, want.team_base, &want.team_rkey)
+        );
     }
 
     #[test]
@@ -587,7 +647,7 @@ mod tests {
         assert!(PeerInfo::decode(2, &bad).is_err(), "wrong magic accepted");
         // A length field that claims more bytes than the record has.
         let mut long = bytes;
-        let at = 4 + 4 * 8 + 4 + 4 + 8 + 8;
+        let at = 4 + 4 * 8 + 4 + 4 + 8 + 8 + 4 + 8;
         long[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(
             PeerInfo::decode(2, &long).is_err(),

@@ -96,6 +96,8 @@ struct State {
     total: usize,
     /// This PE's data segment (C programs), at offset `DATA_OFFSET`, and its length.
     data: (*mut u8, usize),
+    /// This PE's team segment, at offsets `0..len` (below the heap's own offsets).
+    team: (*mut u8, usize),
     /// Strided put messages sent to each PE and not acknowledged yet.
     unacked: Box<[AtomicU64]>,
     /// Their sum, so that `quiet` looks at one word.
@@ -165,6 +167,7 @@ pub(crate) fn register(
     n_pes: usize,
     (base, total): (*mut u8, usize),
     data: (*mut u8, usize),
+    team: (*mut u8, usize),
 ) -> Result<()> {
     let zeros = || (0..n_pes).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
     let fresh = State {
@@ -172,6 +175,7 @@ pub(crate) fn register(
         base,
         total,
         data,
+        team,
         unacked: zeros(),
         outstanding: AtomicU64::new(0),
         fence_epoch: AtomicU64::new(0),
@@ -268,8 +272,8 @@ fn bad_message(st: &State, from: u64, what: std::fmt::Arguments<'_>) -> ! {
 }
 
 /// Checks that `count` elements of `size` bytes at `offset`, `stride` bytes apart, lie inside
-/// this PE's heap or inside its data segment; returns the address of `offset` and
-/// `count * size`.
+/// one of this PE's regions (team segment, heap or data segment); returns the address of
+/// `offset` and `count * size`.
 fn in_heap(
     st: &State,
     size: u64,
@@ -277,12 +281,19 @@ fn in_heap(
     offset: u64,
     stride: u64,
 ) -> Option<(*mut u8, usize)> {
-    in_regions([(st.base, st.total), st.data], size, count, offset, stride)
+    in_regions(
+        [st.team, (st.base, st.total), st.data],
+        size,
+        count,
+        offset,
+        stride,
+    )
 }
 
-/// [`in_heap`] for a heap and a data segment given as (base, length).
+/// [`in_heap`] for a team segment, a heap and a data segment given as (base, length). Offsets
+/// below the team segment's length name its bytes; the heap's own start at that length.
 fn in_regions(
-    [heap, data]: [(*mut u8, usize); 2],
+    [team, heap, data]: [(*mut u8, usize); 3],
     size: u64,
     count: u64,
     offset: u64,
@@ -294,6 +305,7 @@ fn in_regions(
         return None;
     }
     let ((base, total), offset) = match offset.checked_sub(DATA_OFFSET) {
+        None if offset < team.1 => (team, offset),
         None => (heap, offset),
         Some(at) => (data, at),
     };
@@ -844,7 +856,7 @@ mod tests {
         let heap = 0x1000 as *mut u8;
         let in_heap = |total, size, count, offset, stride| {
             in_regions(
-                [(heap, total), (ptr::null_mut(), 0)],
+                [(ptr::null_mut(), 0), (heap, total), (ptr::null_mut(), 0)],
                 size,
                 count,
                 offset,
@@ -869,7 +881,7 @@ mod tests {
         let (heap, data) = (0x1000 as *mut u8, 0x9000 as *mut u8);
         let at = |size, count, offset: usize, stride| {
             in_regions(
-                [(heap, 100), (data, 64)],
+                [(ptr::null_mut(), 0), (heap, 100), (data, 64)],
                 size,
                 count,
                 offset as u64,
@@ -888,7 +900,7 @@ mod tests {
         // A job without a data segment accepts no offset in it.
         assert_eq!(
             in_regions(
-                [(heap, 100), (ptr::null_mut(), 0)],
+                [(ptr::null_mut(), 0), (heap, 100), (ptr::null_mut(), 0)],
                 8,
                 1,
                 DATA_OFFSET as u64,
@@ -896,6 +908,33 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn team_segment_offsets_are_checked_against_the_segment() {
+        // Offsets 0..32 name the team segment, 32.. the heap (whose first 32 bytes are unused).
+        let (team, heap) = (0x5000 as *mut u8, 0x1000 as *mut u8);
+        let at = |size, count, offset: usize, stride| {
+            in_regions(
+                [(team, 32), (heap, 100), (ptr::null_mut(), 0)],
+                size,
+                count,
+                offset as u64,
+                stride,
+            )
+            .map(|(p, bytes)| (p as usize, bytes))
+        };
+        assert_eq!(at(8, 1, 0, 0), Some((0x5000, 8)));
+        assert_eq!(at(8, 2, 8, 16), Some((0x5008, 16)));
+        assert_eq!(at(8, 4, 0, 8), Some((0x5000, 32)));
+        assert_eq!(
+            at(8, 1, 32, 0),
+            Some((0x1020, 8)),
+            "the heap's first offset"
+        );
+        assert_eq!(at(8, 2, 16, 16), None, "from the segment into the heap");
+        assert_eq!(at(8, 1, 28, 0), None, "straddling the segment's end");
+        assert_eq!(at(8, 1, 96, 0), None, "past the heap");
     }
 
     #[test]

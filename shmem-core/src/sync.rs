@@ -1,6 +1,6 @@
 //! Internal synchronization: `barrier_all` (a quiet and the world team's sync) and the small
 //! all-reduce used by collective allocation, a dissemination algorithm over flag words in the
-//! first pages of the symmetric heap (`ceil(log2 n)` rounds, each PE signalling one partner per
+//! team segment (`crate::team::SEGMENT`, `ceil(log2 n)` rounds, each PE signalling one partner per
 //! round) that works for any PE count and takes direct stores on one node.
 
 use crate::amo::Remote;
@@ -17,7 +17,7 @@ const COLL_FLAGS: usize = 0;
 /// Collective payloads: two parities, one [u64; 4] per round each.
 const COLL_PAYLOAD: usize = COLL_FLAGS + 2 * MAX_ROUNDS * 8;
 const PAYLOAD_WORDS: usize = 4;
-/// Bytes reserved at the start of the heap for synchronization (page multiple).
+/// Bytes at the start of the team segment for synchronization (page multiple).
 pub(crate) const SYNC_BYTES: usize = 8192;
 /// Finalize announcements: how many PEs announced, then one bit per PE.
 const FINAL_COUNT: usize = COLL_PAYLOAD + 2 * MAX_ROUNDS * PAYLOAD_WORDS * 8;
@@ -100,7 +100,7 @@ pub(crate) fn allreduce_minmax(rt: &Runtime, value: u64) -> MinMax {
         let payload = COLL_PAYLOAD + slot * PAYLOAD_WORDS * 8;
         let words = [acc.min, acc.min_pe, acc.max, acc.max_pe];
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        // The payload, then the flag that announces it (the sync area lies in the heap).
+        // The payload, then the flag that announces it (both in the team segment).
         rt.put_with_signal(
             rt.peer(to),
             (payload, &[&bytes]),
@@ -164,7 +164,14 @@ pub(crate) fn wait_in_collective(
 ) {
     let announced = rt.local_word(FINAL_COUNT);
     let mut since: Option<Instant> = None;
-    rt.wait_local(|| {
+    // On one node every flag and message of a collective comes through shared memory: look
+    // for it between rounds of UCX progress too.
+    let polls = if rt.one_node() {
+        crate::progress::POLLS_PER_PROGRESS
+    } else {
+        0
+    };
+    rt.wait_local_polling(polls, || {
         if done() {
             return true;
         }

@@ -45,6 +45,13 @@ pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
 pub(crate) const BLOCK: usize = BCAST + RING * SLOT;
 /// Bytes of the whole pool (placed after the runtime's own sync area).
 pub(crate) const POOL_BYTES: usize = TEAM_SLOTS * BLOCK;
+/// The team segment: the sync area ([`SYNC_BYTES`](crate::sync::SYNC_BYTES)), then the team
+/// blocks, at offsets `0..SEGMENT` of the runtime's offset space (the heap's first `SEGMENT`
+/// bytes are left unused). It is a `memfd` of its own that every PE of a node maps, whatever
+/// `UCX_TLS` says, so that on one node collectives synchronize and pass their small messages
+/// through shared memory (as Open MPI's do) even where the heap is reached through UCX; PEs of
+/// other nodes reach it through UCX, where it is registered too.
+pub(crate) const SEGMENT: usize = crate::sync::SYNC_BYTES + POOL_BYTES;
 const _: () =
     assert!(SCRATCH.is_multiple_of(64) && MAIL.is_multiple_of(64) && BLOCK.is_multiple_of(64));
 
@@ -516,14 +523,14 @@ pub(crate) fn next_epoch(c: &AtomicU64) -> u64 {
     c.fetch_add(1, Ordering::Relaxed) + 1
 }
 
-/// Heap offset of team block `slot`.
+/// Offset of team block `slot` (in the team segment).
 pub(crate) fn block_offset(slot: usize) -> usize {
     crate::sync::SYNC_BYTES + slot * BLOCK
 }
 
 /// Local flag word of this team's block.
 pub(crate) fn flag<'a>(team: &Team<'_>, rt: &'a Runtime, at: usize) -> &'a AtomicU64 {
-    // SAFETY: team blocks lie in the reserved sync area of the heap, 8-byte aligned; peers only
-    // touch flag words atomically.
+    // SAFETY: team blocks lie in the team segment, mapped for the process's life, 8-byte
+    // aligned; peers only touch flag words atomically.
     unsafe { AtomicU64::from_ptr(rt.local(team.block(at)).cast()) }
 }

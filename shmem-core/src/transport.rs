@@ -8,6 +8,15 @@
 //! This layer sits below the OpenSHMEM families: it knows offsets in the symmetric heap, not what
 //! lives at them (heap arrays, statics, teams).
 //!
+//! # Offsets
+//! One offset space names every byte a peer can reach: `0..SEGMENT` the team segment (the
+//! runtime's flags and mailboxes, a `memfd` of its own that every PE of a node maps, whatever
+//! `UCX_TLS` says), then the heap (statics and heap arrays), and from `DATA_OFFSET` a C
+//! program's data segment. Whether a byte is reached by load and store or through UCX is decided
+//! per peer and per range ([`Transport::mapped`]): over `UCX_TLS=tcp,self` on one node the heap
+//! goes through UCX while the team segment is still shared memory. A peer whose heap is mapped
+//! has its team segment mapped too.
+//!
 //! # Lifetime
 //! The transport is created once per process and never freed, and the heap mappings it points
 //! into are never unmapped (the process's exit releases them): a handle that outlives the `World`
@@ -23,6 +32,7 @@ use crate::error::Result;
 use crate::layout::HeapLayout;
 use crate::progress::{self, Progress};
 use crate::strided::{self, SignalKind};
+use crate::team::SEGMENT;
 use shmem_ucx::{
     AtomicOp, AtomicSize, Context, Endpoint, MemHandle, RemoteKey, ThreadMode, Worker,
 };
@@ -36,14 +46,20 @@ pub(crate) struct UcxPeer {
     pub(crate) rkey: RemoteKey,
     /// The key of the peer's data segment, in jobs that made it symmetric (C programs).
     pub(crate) data_rkey: Option<RemoteKey>,
+    /// The key of the peer's team segment.
+    pub(crate) team_rkey: RemoteKey,
     pub(crate) ep: Endpoint,
 }
 
 impl UcxPeer {
-    /// The peer's address of `offset` (heap or data segment) and the key that reaches it.
+    /// The peer's address of `offset` (team segment, heap or data segment) and the key that
+    /// reaches it.
     #[inline]
     #[track_caller]
     fn target(&self, peer: &Peer, offset: usize) -> (u64, &RemoteKey) {
+        if offset < SEGMENT {
+            return (peer.team_remote + offset as u64, &self.team_rkey);
+        }
         match offset.checked_sub(DATA_OFFSET) {
             None => (peer.remote_base + offset as u64, &self.rkey),
             Some(at) => match &self.data_rkey {
@@ -65,6 +81,11 @@ pub(crate) struct Peer {
     data: *mut u8,
     /// The peer's data segment base in its own address space, for UCX.
     data_remote: u64,
+    /// The peer's team segment mapped into this process (null: not mapped: another node, or
+    /// the kernel refused). Never null where `direct` is not.
+    team: *mut u8,
+    /// The peer's team segment base in its own address space, for UCX.
+    team_remote: u64,
     /// The endpoint and key; `None` once closed. Operations through UCX hold the read lock.
     /// For a directly mapped peer the key owns the mapping: it is kept for the process's life.
     ucx: RwLock<Option<UcxPeer>>,
@@ -86,8 +107,26 @@ impl Peer {
             remote_base,
             data: ptr::null_mut(),
             data_remote: 0,
+            team: ptr::null_mut(),
+            team_remote: 0,
             ucx: RwLock::new(ucx),
         }
+    }
+
+    /// Adds the peer's team segment: mapped here at `mapped` (null when it is not), at `remote`
+    /// in the peer's own address space.
+    ///
+    /// # Panics
+    /// If the peer's heap is mapped but its team segment is not (callers reach such a peer
+    /// through UCX altogether).
+    pub(crate) fn with_team(mut self, mapped: *mut u8, remote: u64) -> Peer {
+        assert!(
+            self.direct.is_null() || !mapped.is_null(),
+            "a peer with a mapped heap has its team segment mapped too"
+        );
+        self.team = mapped;
+        self.team_remote = remote;
+        self
     }
 
     /// Adds the peer's data segment: mapped here at `direct` (null when it is not), at
@@ -98,14 +137,17 @@ impl Peer {
         self
     }
 
-    /// The address of `offset` (heap or data segment) in this directly mapped peer.
+    /// The address of `offset` (team segment, heap or data segment) in this peer's mappings.
     ///
     /// # Safety
-    /// The peer is mapped (`direct` is not null) and `offset` lies inside its heap or its data
-    /// segment.
+    /// The range of `offset` is mapped here (`team` for the team segment, `direct` for the heap
+    /// and data segment, not null) and `offset` lies inside it.
     #[inline(always)]
     unsafe fn at(&self, offset: usize) -> *mut u8 {
-        if offset < DATA_OFFSET {
+        if offset < SEGMENT {
+            // SAFETY: per the caller.
+            unsafe { self.team.add(offset) }
+        } else if offset < DATA_OFFSET {
             // SAFETY: per the caller.
             unsafe { self.direct.add(offset) }
         } else {
@@ -134,6 +176,7 @@ impl Peer {
         if let Some(u) = taken {
             drop(u.rkey);
             drop(u.data_rkey);
+            drop(u.team_rkey);
             // A failed close at exit changes nothing for the user; UCX already logged it.
             let _ = u.ep.close();
         }
@@ -182,6 +225,10 @@ pub struct Transport {
     pub(crate) layout: HeapLayout,
     /// This PE's data segment (base, length), in jobs that made it symmetric; (null, 0) else.
     data: (*mut u8, usize),
+    /// This PE's team segment (`SEGMENT` bytes), mapped for the process's life.
+    team: *mut u8,
+    /// Every peer's team segment is mapped here.
+    one_node: bool,
     peers: Box<[Peer]>,
     /// Each PE's worker address and packed rkeys (heap, data segment), for the endpoints of
     /// contexts.
@@ -194,11 +241,21 @@ pub struct Transport {
     _mem: MemHandle,
     /// The UCX registration of the data segment.
     _data_mem: Option<MemHandle>,
+    /// The UCX registration of the team segment.
+    _team_mem: MemHandle,
 }
 
-/// What a PE published about itself for UCX: its worker address, the packed key of its heap,
-/// and that of its data segment if it has one.
-pub(crate) type Wire = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+/// What a PE published about itself for UCX.
+pub(crate) struct Wire {
+    /// Its worker address.
+    pub(crate) addr: Vec<u8>,
+    /// The packed key of its heap.
+    pub(crate) rkey: Vec<u8>,
+    /// That of its data segment, if it has one.
+    pub(crate) data_rkey: Option<Vec<u8>>,
+    /// That of its team segment.
+    pub(crate) team_rkey: Vec<u8>,
+}
 
 impl std::fmt::Debug for Transport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -225,6 +282,8 @@ pub(crate) struct TransportParts {
     pub(crate) layout: HeapLayout,
     pub(crate) data: (*mut u8, usize),
     pub(crate) data_mem: Option<MemHandle>,
+    pub(crate) team: *mut u8,
+    pub(crate) team_mem: MemHandle,
     pub(crate) peers: Vec<Peer>,
     pub(crate) wire: Vec<Wire>,
     pub(crate) progress_thread: bool,
@@ -237,13 +296,17 @@ impl Transport {
     /// Assembles the transport from what start-up made, and starts the progress thread if asked.
     pub(crate) fn new(p: TransportParts) -> Result<Transport> {
         let any_ucx = p.peers.iter().any(|peer| peer.direct.is_null());
-        progress::set_spin_limit(p.peers.iter().filter(|x| !x.direct.is_null()).count());
+        // The PEs of this node: those whose team segment is mapped here (their heaps too,
+        // unless UCX_TLS leaves out shared memory).
+        progress::set_spin_limit(p.peers.iter().filter(|x| !x.team.is_null()).count());
         Ok(Transport {
             my_pe: p.my_pe,
             n_pes: p.n_pes,
             base: p.base,
             layout: p.layout,
             data: p.data,
+            team: p.team,
+            one_node: p.peers.iter().all(|x| !x.team.is_null()),
             peers: p.peers.into_boxed_slice(),
             wire: p.wire.into_boxed_slice(),
             live: AtomicBool::new(true),
@@ -251,6 +314,7 @@ impl Transport {
             context: p.context,
             _mem: p.mem,
             _data_mem: p.data_mem,
+            _team_mem: p.team_mem,
         })
     }
 
@@ -287,11 +351,15 @@ impl Transport {
         }
     }
 
-    /// Local address of a heap offset; panics after finalize.
+    /// Local address of an offset (team segment, heap or data segment); panics after finalize.
     #[inline]
     #[track_caller]
     pub(crate) fn local(&self, offset: usize) -> *mut u8 {
         self.check_live();
+        if offset < SEGMENT {
+            // SAFETY: inside the team segment, mapped for the process's life.
+            return unsafe { self.team.add(offset) };
+        }
         if offset >= DATA_OFFSET {
             let at = offset - DATA_OFFSET;
             assert!(
@@ -314,10 +382,12 @@ impl Transport {
         self.data
     }
 
-    /// Whether `offset .. offset + len` lies in the heap or in the data segment.
+    /// Whether `offset .. offset + len` lies in the team segment, the heap or the data segment
+    /// (in one of them).
     pub(crate) fn in_bounds(&self, offset: usize, len: usize) -> bool {
         let (at, limit) = match offset.checked_sub(DATA_OFFSET) {
             Some(at) => (at, self.data.1),
+            None if offset < SEGMENT => (offset, SEGMENT),
             None => (offset, self.layout.total),
         };
         at.checked_add(len).is_some_and(|end| end <= limit)
@@ -334,17 +404,36 @@ impl Transport {
         !peer.direct.is_null()
     }
 
-    /// Local address of `offset` in a directly mapped peer's heap; panics after finalize.
+    /// The local address of `offset` in `peer` when load and store reach it (its heap is
+    /// mapped here, or `offset` lies in its team segment and that is), `None` when only UCX
+    /// does; panics after finalize, or for an offset outside every region.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn mapped(&self, peer: &Peer, offset: usize) -> Option<*mut u8> {
+        self.check_live();
+        assert!(
+            self.in_bounds(offset, 1),
+            "offset {offset} outside the team segment, the heap and the data segment"
+        );
+        let region = if offset < SEGMENT {
+            peer.team
+        } else {
+            peer.direct
+        };
+        // SAFETY: the region is mapped (not null) and holds `offset` (checked above; the data
+        // segment is mapped with the heap).
+        (!region.is_null()).then(|| unsafe { peer.at(offset) })
+    }
+
+    /// Local address of `offset` in a peer that [`mapped`](Self::mapped) reaches there; panics
+    /// after finalize, or where it does not.
     #[inline]
     #[track_caller]
     pub(crate) fn direct_ptr(&self, peer: &Peer, offset: usize) -> *mut u8 {
-        self.check_live();
-        assert!(
-            self.is_direct(peer) && self.in_bounds(offset, 1),
-            "heap offset {offset} outside a mapped heap"
-        );
-        // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
-        unsafe { peer.at(offset) }
+        match self.mapped(peer, offset) {
+            Some(p) => p,
+            None => panic!("offset {offset} of a peer that is not mapped here"),
+        }
     }
 
     /// The one put/get dispatch: moves `len` bytes between `local` and `offset` in `peer`'s heap,
@@ -602,24 +691,24 @@ impl Transport {
     #[track_caller]
     pub(crate) fn store_flag(&self, pe: usize, offset: usize, value: u64) {
         let peer = self.peer(pe);
-        if !peer.direct.is_null() {
-            self.check_live();
-            // SAFETY: flag offsets lie in the sync area, 8-byte aligned; peers only touch these
-            // words atomically.
-            let flag = unsafe { AtomicU64::from_ptr(peer.direct.add(offset).cast()) };
+        if let Some(p) = self.mapped(peer, offset) {
+            // SAFETY: flag offsets lie in the team segment, 8-byte aligned; peers only touch
+            // these words atomically.
+            let flag = unsafe { AtomicU64::from_ptr(p.cast()) };
             flag.store(value, Ordering::Release);
         } else {
             self.put_with_signal(peer, (offset, &[]), (offset, SignalKind::Max, value));
         }
     }
 
-    /// Copies `parts` (back to back, possibly none) to heap offset `offset` of `peer` and then
-    /// updates the 8-byte word at heap offset `signal` there as `kind` says (release ordering:
-    /// whoever sees the word's new value sees the bytes). On a mapped peer, copies and an
-    /// atomic; to a PE of the main worker, one active message (`strided::put_signal`); through
-    /// a context's endpoint, or over [`strided::MAX_MSG`] bytes, blocking puts, a flush and a
-    /// UCX atomic (`Max` there is a plain swap, which only one writer per word makes safe).
-    /// The caller keeps the ranges inside the heap and the word aligned.
+    /// Copies `parts` (back to back, possibly none) to offset `offset` of `peer` and then
+    /// updates the 8-byte word at offset `signal` there as `kind` says (release ordering:
+    /// whoever sees the word's new value sees the bytes). Where the word is mapped here, copies
+    /// (or, for bytes only UCX reaches, blocking puts and a flush) and an atomic; to a PE of the
+    /// main worker, one active message (`strided::put_signal`); through a context's endpoint,
+    /// or over [`strided::MAX_MSG`] bytes, blocking puts, a flush and a UCX atomic (`Max` there
+    /// is a plain swap, which only one writer per word makes safe). The caller keeps the bytes
+    /// inside one region (team segment, heap or data segment) and the word aligned.
     #[track_caller]
     pub(crate) fn put_with_signal(
         &self,
@@ -628,46 +717,55 @@ impl Transport {
         (signal, kind, value): (usize, SignalKind, u64),
     ) {
         self.check_live();
-        if !peer.direct.is_null() {
-            let mut at = offset;
-            for p in parts {
-                // SAFETY: the caller keeps the range inside the peer's mapped heap; `p` is a
-                // local slice, disjoint from it.
-                unsafe { copy_bytes(peer.at(at), p.as_ptr(), p.len()) };
-                at += p.len();
-            }
-            // SAFETY: the signal word lies in the peer's mapped heap, 8-byte aligned (the
-            // caller's contract); Release orders the copies before it.
-            let word = unsafe { AtomicU64::from_ptr(peer.at(signal).cast()) };
-            match kind {
-                SignalKind::Set => word.store(value, Ordering::Release),
-                SignalKind::Add => {
-                    word.fetch_add(value, Ordering::Release);
-                }
-                SignalKind::Max => {
-                    word.fetch_max(value, Ordering::Release);
-                }
-            }
-            return;
-        }
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        if let Some(pe) = self.pe_of(peer)
-            && len <= strided::MAX_MSG
-        {
-            let u = peer.ucx();
-            check(
-                strided::put_signal(self, &u.ep, pe, (offset, parts), (signal, kind, value)),
-                "put_signal",
-            );
-            return;
+        match self.mapped(peer, signal) {
+            Some(word) if len == 0 || self.mapped(peer, offset).is_some() => {
+                let mut at = offset;
+                for p in parts {
+                    // SAFETY: the caller keeps the range inside one region of the peer, which
+                    // is mapped here (checked above); `p` is a local slice, disjoint from it.
+                    unsafe { copy_bytes(peer.at(at), p.as_ptr(), p.len()) };
+                    at += p.len();
+                }
+                // SAFETY: the word is mapped here, 8-byte aligned (the caller's contract).
+                unsafe { update_word(word, kind, value) };
+            }
+            word => {
+                // Some of it only UCX reaches (the word too, or a heap reached through UCX
+                // under a mapped team segment: UCX_TLS without shared memory).
+                if let Some(pe) = self.pe_of(peer)
+                    && len <= strided::MAX_MSG
+                {
+                    let u = peer.ucx();
+                    check(
+                        strided::put_signal(
+                            self,
+                            &u.ep,
+                            pe,
+                            (offset, parts),
+                            (signal, kind, value),
+                        ),
+                        "put_signal",
+                    );
+                    return;
+                }
+                let mut at = offset;
+                for p in parts {
+                    // SAFETY: as above, in the peer's registered memory; blocking puts.
+                    unsafe { self.put_bytes(peer, at, p.as_ptr(), p.len()) };
+                    at += p.len();
+                }
+                match word {
+                    Some(word) => {
+                        // The bytes are delivered before the mapped word changes.
+                        self.flush_peer(peer);
+                        // SAFETY: as above.
+                        unsafe { update_word(word, kind, value) };
+                    }
+                    None => self.signal_update(peer, signal, kind == SignalKind::Add, value),
+                }
+            }
         }
-        let mut at = offset;
-        for p in parts {
-            // SAFETY: as above, in the peer's registered heap; blocking puts.
-            unsafe { self.put_bytes(peer, at, p.as_ptr(), p.len()) };
-            at += p.len();
-        }
-        self.signal_update(peer, signal, kind == SignalKind::Add, value);
     }
 
     /// Waits until every active message this process sent has left it (UCX finishes a send
@@ -697,16 +795,44 @@ impl Transport {
     /// Waits until `done()` holds for local memory that other PEs write: spins briefly, then
     /// yields between checks, driving UCX so that transfers carried by this PE's progress land.
     #[track_caller]
-    pub(crate) fn wait_local(&self, mut done: impl FnMut() -> bool) {
-        // Progress even when the condition already holds: a program that polls with waits or
-        // tests must keep the operations that peers aim at this PE moving.
-        self.progress.progress();
+    pub(crate) fn wait_local(&self, done: impl FnMut() -> bool) {
+        self.wait_local_polling(0, done)
+    }
+
+    /// [`wait_local`](Self::wait_local) that looks at `done()` up to `polls` more times between
+    /// two rounds of UCX progress, for a condition that the PEs of this node fulfil through
+    /// shared memory: a round of progress over tcp is a system call (about 0.5 us), during
+    /// which a flag that has arrived waits to be seen. (A condition that needs this PE's UCX
+    /// progress, as a quiet does, only waits longer for the polls: those use 0.) With polls,
+    /// a condition that already holds returns at once, without progress: the collectives that
+    /// use them progress whenever they do wait, and a PE whose peers need its progress is a PE
+    /// they keep waiting.
+    #[track_caller]
+    pub(crate) fn wait_local_polling(&self, polls: u32, mut done: impl FnMut() -> bool) {
+        if polls == 0 {
+            // Progress even when the condition already holds: a program that polls with waits
+            // or tests must keep the operations that peers aim at this PE moving.
+            self.progress.progress();
+        }
         let mut spins = 0;
         while !done() {
             self.check_live();
+            if self.progress.any_ucx() {
+                for _ in 0..polls {
+                    std::hint::spin_loop();
+                    if done() {
+                        return;
+                    }
+                }
+            }
             self.progress.progress();
             progress::backoff(&mut spins);
         }
+    }
+
+    /// Whether every PE of the job is on this node (their team segments are mapped here).
+    pub(crate) fn one_node(&self) -> bool {
+        self.one_node
     }
 
     /// Updates the signal word at `offset` on `peer` after the data put before it to the same PE
@@ -714,15 +840,18 @@ impl Transport {
     #[track_caller]
     pub(crate) fn signal_update(&self, peer: &Peer, offset: usize, add: bool, value: u64) {
         self.check_live();
-        if !peer.direct.is_null() {
-            // SAFETY: the signal word lies in the peer's mapped heap, 8-byte aligned (checked by
-            // the caller); Release orders the data copies before it.
-            let word = unsafe { AtomicU64::from_ptr(peer.at(offset).cast()) };
-            if add {
-                word.fetch_add(value, Ordering::Release);
+        if let Some(p) = self.mapped(peer, offset) {
+            // Data that went through UCX (a word in the team segment of a peer whose heap is
+            // not mapped) is delivered first.
+            self.flush_peer(peer);
+            let kind = if add {
+                SignalKind::Add
             } else {
-                word.store(value, Ordering::Release);
-            }
+                SignalKind::Set
+            };
+            // SAFETY: the signal word is mapped here, 8-byte aligned (checked by the caller);
+            // Release orders the data copies before it.
+            unsafe { update_word(p, kind, value) };
         } else {
             let u = peer.ucx();
             // The data must be at the target before the signal: complete it, then update.
@@ -796,21 +925,24 @@ impl Transport {
             if !main.direct.is_null() {
                 peers.push(
                     Peer::new(main.direct, main.remote_base, None)
-                        .with_data(main.data, main.data_remote),
+                        .with_data(main.data, main.data_remote)
+                        .with_team(main.team, main.team_remote),
                 );
                 continue;
             }
-            let (addr, rkey, data_rkey) = &self.wire[pe];
+            let wire = &self.wire[pe];
             // SAFETY: the bytes are the peer's own worker address and packed rkeys from
             // start-up, unchanged (see `runtime::start`).
-            let ep = unsafe { worker.connect(addr)? };
+            let ep = unsafe { worker.connect(&wire.addr)? };
             // SAFETY: as above.
-            let rkey = unsafe { ep.unpack_rkey(rkey)? };
-            let data_rkey = match data_rkey {
+            let rkey = unsafe { ep.unpack_rkey(&wire.rkey)? };
+            let data_rkey = match &wire.data_rkey {
                 // SAFETY: as above.
                 Some(k) => Some(unsafe { ep.unpack_rkey(k)? }),
                 None => None,
             };
+            // SAFETY: as above.
+            let team_rkey = unsafe { ep.unpack_rkey(&wire.team_rkey)? };
             peers.push(
                 Peer::new(
                     ptr::null_mut(),
@@ -818,10 +950,12 @@ impl Transport {
                     Some(UcxPeer {
                         rkey,
                         data_rkey,
+                        team_rkey,
                         ep,
                     }),
                 )
-                .with_data(ptr::null_mut(), main.data_remote),
+                .with_data(ptr::null_mut(), main.data_remote)
+                .with_team(main.team, main.team_remote),
             );
         }
         let any_ucx = peers.iter().any(|p| p.direct.is_null());
@@ -837,6 +971,25 @@ impl Transport {
         self.progress.remove_worker(worker);
         for peer in peers {
             peer.close();
+        }
+    }
+}
+
+/// Updates the mapped signal word at `word` as `kind` says, with release ordering (whoever sees
+/// the new value sees what this thread wrote or delivered before).
+///
+/// # Safety
+/// `word` is an 8-byte aligned word of a live mapping that every PE accesses atomically.
+unsafe fn update_word(word: *mut u8, kind: SignalKind, value: u64) {
+    // SAFETY: per the caller.
+    let word = unsafe { AtomicU64::from_ptr(word.cast()) };
+    match kind {
+        SignalKind::Set => word.store(value, Ordering::Release),
+        SignalKind::Add => {
+            word.fetch_add(value, Ordering::Release);
+        }
+        SignalKind::Max => {
+            word.fetch_max(value, Ordering::Release);
         }
     }
 }

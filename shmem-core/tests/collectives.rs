@@ -412,3 +412,54 @@ fn complex_sum_and_prod_reductions() {
         assert_eq!(prods.local_get(0), want);
     });
 }
+
+#[test]
+fn collectives_on_one_node_send_no_ucx_message() {
+    // Every PE of a node maps the others' team segments whatever UCX_TLS says: on one node the
+    // barriers and the small collectives send no UCX message, even over UCX_TLS=tcp,self (where
+    // the heap itself goes through UCX); on two hosts they do.
+    multi_pe_hosts("collectives_on_one_node_send_no_ucx_message", |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        let nodes: usize = std::env::var("SHMEM_NNODES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
+        let sum = world.alloc::<u64>(1);
+        let all = world.alloc::<u64>(n);
+        let b = world.alloc::<u64>(4);
+        world.barrier_all();
+        let before = shmem_ucx::am_sends_total();
+        for round in 0..20u64 {
+            world.barrier_all();
+            team.sum_reduce(&sum, &[round + me as u64]);
+            let want = round * n as u64 + (n * (n - 1) / 2) as u64;
+            assert_eq!(sum.local_get(0), want, "sum in round {round}");
+            team.fcollect(&all, &[round * 100 + me as u64]);
+            for pe in 0..n {
+                assert_eq!(
+                    all.local_get(pe),
+                    round * 100 + pe as u64,
+                    "fcollect {round}"
+                );
+            }
+            let root = round as usize % n;
+            let src = [round, root as u64, 7, 9];
+            team.broadcast(&b, if me == root { &src } else { &[0; 4] }, root);
+            assert_eq!(b.local_get(1), root as u64, "broadcast {round}");
+            assert_eq!(b.local_get(0), round, "broadcast {round}");
+        }
+        let sent = shmem_ucx::am_sends_total() - before;
+        if nodes == 1 {
+            assert_eq!(
+                sent, 0,
+                "PE {me}: collectives on one node sent {sent} UCX messages"
+            );
+        } else {
+            assert!(
+                sent > 0,
+                "PE {me}: collectives across {nodes} hosts sent no UCX message"
+            );
+        }
+    });
+}

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 use std::slice;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::endpoint::Endpoint;
 use crate::error::{Error, Result, check};
@@ -57,6 +57,15 @@ static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 /// messages waits for its own progress waits for this to reach zero.
 pub fn am_sends_in_flight() -> usize {
     IN_FLIGHT.load(Ordering::Acquire)
+}
+
+/// Active messages this process has handed to UCX so far.
+static SENT: AtomicU64 = AtomicU64::new(0);
+
+/// How many active messages this process has handed to UCX since it started (whatever became
+/// of them): for tests and diagnostics that check which operations travel through UCX.
+pub fn am_sends_total() -> u64 {
+    SENT.load(Ordering::Relaxed)
 }
 
 /// Completion callback of a send that did not complete at once: frees the message and the
@@ -117,6 +126,7 @@ unsafe fn send_raw(
         user_data: pending.cast(),
         ..Default::default()
     };
+    SENT.fetch_add(1, Ordering::Relaxed);
     // Counted before UCX may complete it (on another thread that progresses the worker).
     IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
     // SAFETY: `ep` is live (caller's contract); header and data point into the buffer owned by

@@ -49,7 +49,7 @@ mod rkey;
 pub mod sys;
 mod worker;
 
-pub use am::{AmFlags, AmHandler, AmMessage, am_sends_in_flight};
+pub use am::{AmFlags, AmHandler, AmMessage, am_sends_in_flight, am_sends_total};
 pub use context::{Context, ContextParams, ThreadMode};
 pub use endpoint::{AtomicOp, AtomicSize, Endpoint, atomics_in_flight};
 pub use error::{Error, Result};

@@ -163,8 +163,7 @@ fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[
     let meta = tag as u64 | (len as u64) << 32;
     let peer = rt.peer(team.world_pe(to));
     let at = team.block(slot);
-    if rt.is_direct(peer) {
-        let base = rt.direct_ptr(peer, at);
+    if let Some(base) = rt.mapped(peer, at) {
         let mut off = HEADER;
         for p in parts {
             // SAFETY: the slot lies in the peer's mapped team block and has room for the payload
@@ -541,12 +540,12 @@ fn wait_ring_slot(team: &Team<'_>, child: usize, epoch: u64) {
     let peer = rt.peer(team.world_pe(child));
     let at = team.block(BCAST_DONE);
     crate::sync::wait_in_collective(rt, Some(team), || {
-        known[child] = if rt.is_direct(peer) {
+        known[child] = if let Some(word) = rt.mapped(peer, at) {
             // SAFETY: the child's BCAST_DONE word in its mapped team block, accessed atomically.
-            unsafe { AtomicU64::from_ptr(rt.direct_ptr(peer, at).cast()) }.load(Ordering::Acquire)
+            unsafe { AtomicU64::from_ptr(word.cast()) }.load(Ordering::Acquire)
         } else {
             let mut word = [0u8; 8];
-            // SAFETY: the word lies in the peer's heap; `word` is a local buffer.
+            // SAFETY: the word lies in the peer's team segment; `word` is a local buffer.
             unsafe { rt.get_bytes(peer, at, word.as_mut_ptr(), 8) };
             u64::from_ne_bytes(word)
         };
