@@ -166,11 +166,7 @@ pub(crate) fn wait_in_collective(
     let mut since: Option<Instant> = None;
     // On one node every flag and message of a collective comes through shared memory: look
     // for it between rounds of UCX progress too.
-    let polls = if rt.one_node() {
-        crate::progress::POLLS_PER_PROGRESS
-    } else {
-        0
-    };
+    let polls = rt.one_node().then_some(crate::progress::POLLS_PER_PROGRESS);
     rt.wait_local_polling(polls, || {
         if done() {
             return true;

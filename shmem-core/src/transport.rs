@@ -796,20 +796,19 @@ impl Transport {
     /// yields between checks, driving UCX so that transfers carried by this PE's progress land.
     #[track_caller]
     pub(crate) fn wait_local(&self, done: impl FnMut() -> bool) {
-        self.wait_local_polling(0, done)
+        self.wait_local_polling(None, done)
     }
 
-    /// [`wait_local`](Self::wait_local) that looks at `done()` up to `polls` more times between
-    /// two rounds of UCX progress, for a condition that the PEs of this node fulfil through
-    /// shared memory: a round of progress over tcp is a system call (about 0.5 us), during
-    /// which a flag that has arrived waits to be seen. (A condition that needs this PE's UCX
-    /// progress, as a quiet does, only waits longer for the polls: those use 0.) With polls,
-    /// a condition that already holds returns at once, without progress: the collectives that
-    /// use them progress whenever they do wait, and a PE whose peers need its progress is a PE
-    /// they keep waiting.
+    /// [`wait_local`](Self::wait_local), or with `polls` (`Some(n)`) a wait for a condition that
+    /// the PEs of this node fulfil through shared memory (a collective's flags on one node): it
+    /// looks at `done()` `n` more times between two rounds of UCX progress (over tcp a round is
+    /// a system call, during which an arrived flag waits to be seen), and a condition that
+    /// already holds returns at once, without progress. That is safe for collectives: they
+    /// progress whenever they do wait, and a PE whose peers need its progress is one they keep
+    /// waiting. (A condition that needs this PE's UCX progress, as a quiet does, takes `None`.)
     #[track_caller]
-    pub(crate) fn wait_local_polling(&self, polls: u32, mut done: impl FnMut() -> bool) {
-        if polls == 0 {
+    pub(crate) fn wait_local_polling(&self, polls: Option<u32>, mut done: impl FnMut() -> bool) {
+        if polls.is_none() {
             // Progress even when the condition already holds: a program that polls with waits
             // or tests must keep the operations that peers aim at this PE moving.
             self.progress.progress();
@@ -818,7 +817,7 @@ impl Transport {
         while !done() {
             self.check_live();
             if self.progress.any_ucx() {
-                for _ in 0..polls {
+                for _ in 0..polls.unwrap_or(0) {
                     std::hint::spin_loop();
                     if done() {
                         return;
