@@ -3,8 +3,11 @@
 //!
 //! ```text
 //! 0               reserved            statics             user                total
-//! | runtime sync area, team blocks | #[symmetric] statics | World::alloc heap |
+//! | (team segment's offsets)       | #[symmetric] statics | World::alloc heap |
 //! ```
+//!
+//! Offsets below `reserved` name the team segment (the runtime's sync area and team blocks, a
+//! mapping of its own: `team::SEGMENT`); the heap mapping's bytes there stay unused.
 //!
 //! Pure arithmetic (no FFI), so its tests also run under Miri.
 
@@ -16,7 +19,7 @@ pub(crate) const PAGE: usize = 4096;
 /// Where each part of the symmetric heap lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HeapLayout {
-    /// Start of the statics region (after the runtime's reserved area).
+    /// Start of the statics region (after the offsets of the team segment).
     pub(crate) statics: usize,
     /// Start of the user heap (`World::alloc`).
     pub(crate) user: usize,
