@@ -497,9 +497,23 @@ fn sigint_while_starting_many_pes_stops_promptly() {
     assert!(stderr.contains("stopped starting PEs after"), "{stderr}");
     assert!(took < Duration::from_secs(5), "{took:?}");
     // Every PE that was started is gone.
+    let pid_in = |path: &std::path::Path| {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+    };
     for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-        let Ok(pid) = std::fs::read_to_string(entry.path()).map(|s| s.trim().to_string()) else {
-            continue;
+        // A shell stopped between creating its file and writing its pid leaves it empty; a live
+        // one would have written it long before this.
+        let pid = match pid_in(&entry.path()) {
+            Some(pid) => pid,
+            None => {
+                thread::sleep(Duration::from_millis(200));
+                match pid_in(&entry.path()) {
+                    Some(pid) => pid,
+                    None => continue,
+                }
+            }
         };
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         let state = stat
