@@ -86,6 +86,32 @@ pub(crate) enum SignalKind {
     Max = 2,
 }
 
+impl SignalKind {
+    /// The kind sent as `code` in a message, if it is one.
+    fn from_wire(code: u64) -> Option<SignalKind> {
+        match code {
+            0 => Some(SignalKind::Set),
+            1 => Some(SignalKind::Add),
+            2 => Some(SignalKind::Max),
+            _ => None,
+        }
+    }
+
+    /// Updates `word` with `value` as this kind says, with release ordering: whoever sees the
+    /// new value sees what this thread wrote (or had delivered) before.
+    pub(crate) fn apply(self, word: &AtomicU64, value: u64) {
+        match self {
+            SignalKind::Set => word.store(value, Ordering::Release),
+            SignalKind::Add => {
+                word.fetch_add(value, Ordering::Release);
+            }
+            SignalKind::Max => {
+                word.fetch_max(value, Ordering::Release);
+            }
+        }
+    }
+}
+
 /// The process's strided-transfer state, set once at start-up before any handler can run.
 static STATE: OnceLock<State> = OnceLock::new();
 
@@ -695,15 +721,9 @@ impl<const ACK: bool> AmHandler for SignalHandler<ACK> {
         // SAFETY: an aligned word of the heap or data segment (checked above), which PEs
         // update only atomically (signal words and flags).
         let word = unsafe { AtomicU64::from_ptr(word.cast()) };
-        match kind {
-            0 => word.store(value, Ordering::Release),
-            1 => {
-                word.fetch_add(value, Ordering::Release);
-            }
-            2 => {
-                word.fetch_max(value, Ordering::Release);
-            }
-            _ => bad_message(st, from, format_args!("unknown signal operation {kind}")),
+        match SignalKind::from_wire(kind) {
+            Some(k) => k.apply(word, value),
+            None => bad_message(st, from, format_args!("unknown signal operation {kind}")),
         }
         if ACK {
             let ack = message(&[st.my_pe as u64, 1], 0);

@@ -986,16 +986,7 @@ impl Transport {
 /// `word` is an 8-byte aligned word of a live mapping that every PE accesses atomically.
 unsafe fn update_word(word: *mut u8, kind: SignalKind, value: u64) {
     // SAFETY: per the caller.
-    let word = unsafe { AtomicU64::from_ptr(word.cast()) };
-    match kind {
-        SignalKind::Set => word.store(value, Ordering::Release),
-        SignalKind::Add => {
-            word.fetch_add(value, Ordering::Release);
-        }
-        SignalKind::Max => {
-            word.fetch_max(value, Ordering::Release);
-        }
-    }
+    kind.apply(unsafe { AtomicU64::from_ptr(word.cast()) }, value);
 }
 
 /// The UCX half of [`Transport::get_elems`]: two or more elements from a PE of the main worker
