@@ -558,7 +558,11 @@ mod x86 {
         unsafe {
             let load = |o: usize| _mm256_loadu_si256(src.add(o).cast::<__m256i>());
             let store = |o: usize, v| _mm256_store_si256(dst.add(o).cast::<__m256i>(), v);
-            if straddles(dst.add(len - V)) {
+            // An end on a boundary is left to the aligned stores: a second store of the same
+            // bytes would set a put's last word again after a PE polling it had seen it and
+            // reset it (tests-sos sping hung so).
+            if tail == 0 {
+            } else if straddles(dst.add(len - V)) {
                 short(dst.add(len - tail), src.add(len - tail), tail);
             } else {
                 _mm256_storeu_si256(dst.add(len - V).cast::<__m256i>(), load(len - V));
@@ -576,7 +580,8 @@ mod x86 {
                 e -= V;
                 store(e, load(e));
             }
-            if straddles(dst) {
+            if head == 0 {
+            } else if straddles(dst) {
                 short(dst, src, head);
             } else {
                 _mm256_storeu_si256(dst.cast::<__m256i>(), load(0));
@@ -601,7 +606,9 @@ mod x86 {
         unsafe {
             let load = |o: usize| _mm256_loadu_si256(src.add(o).cast::<__m256i>());
             let store = |o: usize, v| _mm256_store_si256(dst.add(o).cast::<__m256i>(), v);
-            if straddles(dst) {
+            // As in `backward_avx2`: an end on a boundary is stored once, by the loop.
+            if head == 0 {
+            } else if straddles(dst) {
                 short(dst, src, head);
             } else {
                 _mm256_storeu_si256(dst.cast::<__m256i>(), load(0));
@@ -619,7 +626,8 @@ mod x86 {
                 store(s, load(s));
                 s += V;
             }
-            if straddles(dst.add(len - V)) {
+            if tail == 0 {
+            } else if straddles(dst.add(len - V)) {
                 short(dst.add(end), src.add(end), tail);
             } else {
                 _mm256_storeu_si256(dst.add(len - V).cast::<__m256i>(), load(len - V));
