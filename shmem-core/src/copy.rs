@@ -48,16 +48,30 @@
 //!   where its loads meet its stores (1000 B: 11.4 ns at worst against 25), and by 1.5-3% at
 //!   1-4 MiB. Larger copies stay with glibc, which switches to non-temporal stores for very
 //!   large ones.
-//! - **Short copies whose destination crosses a page boundary** (below [`VECTOR_MIN`]) follow
-//!   `memcpy`'s pattern of overlapping moves from both ends, all loaded before any is stored,
-//!   but the moves that would straddle the boundary are replaced by moves that end and start
-//!   at it (`copy_across_page`). The vector loops never straddle: their stores are aligned, and
-//!   their unaligned first and last moves are split where they would.
-//! - **Everything else** (short copies within a page, other CPUs and architectures) is
-//!   `memcpy`, whose short copies are vector moves with no cliff.
+//! - **Copies shorter than [`VECTOR_MIN`]** are this engine's own straight-line moves, as
+//!   `memcpy`'s short copies are: moves of one width from both ends (words up to 15 bytes,
+//!   16-byte vectors up to 64, 32-byte ones with AVX2 up to 512), all loaded before any is
+//!   stored. Where the destination crosses a page boundary, the bytes below it and the bytes
+//!   above it are two such copies, so that no store straddles it (`copy_across_page`).
+//! - **Everything else** (long copies on other CPUs, and beyond [`VECTOR_MAX`]) is `memcpy`;
+//!   other architectures use `memcpy` above 64 bytes.
+//!
+//! # One store for the last element
+//! C programs wait for a put by polling its last element, and many reset it when they see it
+//! (tests-sos `sping` does). A copy that stores those bytes twice can set the element again
+//! after the poller reset it: the poller then takes the next round's put for done before it
+//! arrives. `memcpy` does so: its moves from both ends coincide at lengths of 2, 4, 8, 16, 32
+//! and 64 bytes (an 8-byte put was stored twice), and this engine's first vector loops
+//! stored an end on a 32-byte boundary twice (`sping` hung in 4 of 60 runs). Every copy here
+//! keeps one rule instead: the last element (1, 2, 4 or 8 bytes, aligned, the length a
+//! multiple of it) is written by one store that no other store of the copy touches, and on
+//! this engine's own paths that store comes last, so on x86 a PE that sees the element sees
+//! the whole copy. A test checks every store of every path against it (test builds log
+//! them). Copies left to `memcpy` (only from [`VECTOR_MIN`] bytes on) end with unaligned
+//! moves from the end that the aligned moves before them do not reach.
 //!
 //! What is left: a short copy across a page boundary still costs a few nanoseconds more than
-//! one within a page (the split and its branches), and copies in a tight loop between the
+//! one within a page (two copies and their branches), and copies in a tight loop between the
 //! *same* two buffers where the destination lies just *below* the source (distance
 //! `4096 - n .. 4096`) pay a few nanoseconds when one copy's loads meet the previous copy's
 //! stores. `benches/run.sh`'s sweep shows both.
@@ -65,9 +79,7 @@
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// Copies at least this long take the vector loops where the plan says so; shorter ones are
-/// glibc's straight-line vector moves (up to 512 bytes: loads, then stores, at most 1.3x
-/// apart over all distances where the destination stays within a page), or
-/// `copy_across_page` where it does not.
+/// straight-line moves from both ends (`short`), which beat the loops there.
 pub(crate) const VECTOR_MIN: usize = 513;
 
 /// On AMD, copies up to this long take the vector loops at every distance, unless the last-level
@@ -154,71 +166,212 @@ fn detect() -> Plan {
 /// Bytes in a page: the unit of the address translation, which no store may straddle here.
 const PAGE: usize = 4096;
 
-/// Copies `len` bytes from `src` to `dst`, without the 4 KiB-aliasing cliff of `rep movsb` and
-/// without a store that straddles a page boundary of the destination.
+/// Copies `len` bytes from `src` to `dst`: without the 4 KiB-aliasing cliff of `rep movsb`,
+/// without a store that straddles a page boundary of the destination, and with the copy's
+/// last element stored by one store that no other store of the copy touches (see the module
+/// documentation).
 ///
 /// # Safety
 /// As [`std::ptr::copy_nonoverlapping`]: `src` is valid for reads and `dst` for writes of
 /// `len` bytes, and the two ranges do not overlap.
 #[inline(always)]
 pub(crate) unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
-    if len >= VECTOR_MIN {
-        // SAFETY: forwarded contract; `len >= VECTOR_MIN >= 64`.
-        unsafe { copy_large(dst, src, len) }
-    } else if (dst as usize & (PAGE - 1)) + len <= PAGE {
-        // SAFETY: forwarded contract.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
-    } else {
-        // SAFETY: forwarded contract.
-        unsafe { copy_across_page(dst, src, len) }
+    // SAFETY: forwarded contract, with each callee's length range.
+    unsafe {
+        if len >= VECTOR_MIN {
+            copy_large(dst, src, len)
+        } else {
+            copy_short(dst, src, len)
+        }
     }
 }
 
-/// A short copy whose destination crosses a page boundary. `memcpy`'s overlapping unaligned
-/// stores would put one store across the boundary, which costs about 10 ns on AMD Zen 4 (a
-/// 256-byte copy takes 3 ns). (A load across a boundary of the source costs little, so only
-/// the destination counts.) The copy follows `memcpy`'s pattern, moves of one width from both
-/// ends, all loaded before any is stored, with the stores that would straddle the boundary
-/// left out and two of the same width that end and start at it stored instead; every byte a
-/// left-out store covered lies within that width of the boundary. 16-byte moves up to 64
-/// bytes, 32-byte ones (AVX2) up to 256, the vector loops (aligned stores) beyond; without
-/// AVX2, from 64 bytes on, two copies that end and start at the boundary.
+/// A copy of fewer than [`VECTOR_MIN`] bytes: [`short`]'s moves, and where the destination
+/// crosses a page boundary, [`short`]'s moves for the bytes below the boundary and then for
+/// the bytes above it (`copy_across_page`).
 ///
 /// # Safety
-/// As [`copy_bytes`], `len < PAGE`, and the destination crosses a page boundary.
+/// As [`copy_bytes`], and `len < VECTOR_MIN`.
+#[inline(never)]
+unsafe fn copy_short(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if (dst as usize & (PAGE - 1)) + len <= PAGE {
+            short(dst, src, len)
+        } else {
+            copy_across_page(dst, src, len)
+        }
+    }
+}
+
+/// A short copy whose destination crosses a page boundary, in two parts that end and start at
+/// it. (`memcpy`'s overlapping moves from both ends would put one store across the boundary,
+/// about 10 ns on AMD Zen 4 where a 256-byte copy takes 3 ns; a load across a boundary of the
+/// source costs little, so only the destination counts.) An aligned element never straddles a
+/// page boundary, so the last one lies in the upper part and is stored last, once.
+///
+/// # Safety
+/// As [`copy_bytes`], `len < VECTOR_MIN`, and the destination crosses a page boundary.
 #[inline(never)]
 unsafe fn copy_across_page(dst: *mut u8, src: *const u8, len: usize) {
-    let c = PAGE - (dst as usize & (PAGE - 1));
-    debug_assert!(c < len && len < PAGE);
-    // SAFETY: forwarded contract, with each callee's length range (the arms check them); `c`
-    // is the boundary's offset in the destination, inside the copy.
+    // SAFETY: forwarded contract; `by_page` passes parts of the range; a plan other than
+    // `Memcpy` exists only with AVX2.
     unsafe {
         #[cfg(target_arch = "x86_64")]
-        {
-            if len <= 64 {
-                return x86::short_across(dst, src, len, c);
-            }
-            if plan() != Plan::Memcpy {
-                // A plan other than Memcpy exists only with AVX2.
-                return x86::across_page_avx2(dst, src, len, c);
-            }
+        if len > 64 && plan() != Plan::Memcpy {
+            let c = PAGE - (dst as usize & (PAGE - 1));
+            return x86::across_page_avx2(dst, src, len, c);
         }
-        split_at(dst, src, len, c)
+        by_page(dst, src, len, |d, s, n| short(d, s, n))
     }
 }
 
-/// Two copies that end and start at offset `c` (out of line, so that
-/// [`copy_across_page`] saves no registers on its way to the others).
+/// `part` on the bytes of the range below the destination's page boundary, then on those above
+/// it, or once on the whole range when it lies within a page.
 ///
 /// # Safety
-/// As [`copy_bytes`], with `c <= len`.
-#[inline(never)]
-unsafe fn split_at(dst: *mut u8, src: *const u8, len: usize, c: usize) {
-    // SAFETY: the parts `[0, c)` and `[c, len)` lie inside the caller's ranges.
-    unsafe {
-        std::ptr::copy_nonoverlapping(src, dst, c);
-        std::ptr::copy_nonoverlapping(src.add(c), dst.add(c), len - c);
+/// As [`copy_bytes`], `len < PAGE`, and `part` has the contract of [`copy_bytes`].
+#[inline(always)]
+unsafe fn by_page(
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    part: impl Fn(*mut u8, *const u8, usize),
+) {
+    let c = PAGE - (dst as usize & (PAGE - 1));
+    if len <= c {
+        part(dst, src, len)
+    } else {
+        part(dst, src, c);
+        // SAFETY: `c < len`: the part above the boundary lies inside both ranges.
+        part(unsafe { dst.add(c) }, unsafe { src.add(c) }, len - c);
     }
+}
+
+/// Copies `n < VECTOR_MIN` bytes with moves inside the range, all of one width for a given
+/// `n`, the last of them the only one to touch the range's last `w` bytes (its width); all
+/// loaded before any is stored up to 512 bytes with AVX2, as glibc's short copies are, so that
+/// no load waits on an earlier store to its page offset.
+///
+/// # Safety
+/// As [`copy_bytes`], with `n < VECTOR_MIN`.
+#[inline(always)]
+unsafe fn short(dst: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: forwarded contract, with each callee's length range; a plan other than `Memcpy`
+    // exists only with AVX2.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        if n <= 64 {
+            x86::upto64(dst, src, n)
+        } else if plan() != Plan::Memcpy {
+            x86::upto512_avx2(dst, src, n)
+        } else {
+            x86::upto512_sse(dst, src, n)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        portable_short(dst, src, n)
+    }
+}
+
+/// [`short`] without vector registers (other architectures): words up to 64 bytes, each
+/// word stored by one instruction, and `memcpy` beyond (whose longer copies, on glibc,
+/// end with moves from the end that no earlier move reaches).
+///
+/// # Safety
+/// As [`copy_bytes`].
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(never)]
+unsafe fn portable_short(dst: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: forwarded contract; every word at an offset `o` with `o + 8 <= n`.
+    unsafe {
+        match n {
+            0..=16 => upto16(dst, src, n),
+            17..=64 => {
+                let mut o = 0;
+                while o + 8 < n {
+                    store(dst.add(o), load::<u64>(src.add(o)));
+                    o += 8;
+                }
+                store(dst.add(n - 8), load::<u64>(src.add(n - 8)));
+            }
+            _ => {
+                log::libc(dst, n);
+                std::ptr::copy_nonoverlapping(src, dst, n)
+            }
+        }
+    }
+}
+
+/// One unaligned load of a `T`.
+///
+/// # Safety
+/// `p` is valid for reads of `size_of::<T>()` bytes, and they hold a valid `T`.
+#[inline(always)]
+unsafe fn load<T: Copy>(p: *const u8) -> T {
+    // SAFETY: per the caller.
+    unsafe { p.cast::<T>().read_unaligned() }
+}
+
+/// One unaligned store of a `T` (a single instruction for the words and SSE vectors used
+/// here).
+///
+/// # Safety
+/// `p` is valid for writes of `size_of::<T>()` bytes.
+#[inline(always)]
+unsafe fn store<T: Copy>(p: *mut u8, v: T) {
+    log::store(p, size_of::<T>());
+    // SAFETY: per the caller.
+    unsafe { p.cast::<T>().write_unaligned(v) }
+}
+
+/// Copies `w <= n <= 2 w` bytes (`w` the size of a `T`): one move when `n == w`, else a move
+/// at each end, the last one last. (`memcpy` moves both ends at `n == w` too: the same bytes
+/// twice, the second store after a PE polling the element may have seen and reset it.)
+///
+/// # Safety
+/// As [`copy_bytes`], with `size_of::<T>() <= n <= 2 size_of::<T>()`.
+#[inline(always)]
+unsafe fn pair<T: Copy>(dst: *mut u8, src: *const u8, n: usize) {
+    let w = size_of::<T>();
+    debug_assert!(w <= n && n <= 2 * w);
+    // SAFETY: both moves lie inside `[0, n)` (`w <= n`).
+    unsafe {
+        let a = load::<T>(src);
+        if n == w {
+            store(dst, a);
+        } else {
+            let b = load::<T>(src.add(n - w));
+            store(dst, a);
+            store(dst.add(n - w), b);
+        }
+    }
+}
+
+/// Copies `n <= 16` bytes with [`pair`]s of words.
+///
+/// # Safety
+/// As [`copy_bytes`], with `n <= 16`.
+#[inline(always)]
+unsafe fn upto16(dst: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: forwarded contract, each arm within its `pair`'s range.
+    unsafe {
+        if n >= 8 {
+            pair::<u64>(dst, src, n)
+        } else if n >= 4 {
+            pair::<u32>(dst, src, n)
+        } else if n >= 2 {
+            pair::<u16>(dst, src, n)
+        } else if n == 1 {
+            pair::<u8>(dst, src, 1)
+        }
+    }
+}
+
+/// Whether a 32-byte access at `p` would straddle a page boundary.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn straddles(p: *const u8) -> bool {
+    (p as usize & (PAGE - 1)) > PAGE - 32
 }
 
 /// The vector loop whose loads never meet a store just made to the same page offset: forwards
@@ -262,219 +415,67 @@ unsafe fn copy_large(dst: *mut u8, src: *const u8, len: usize) {
         _ => {}
     }
     let _ = in_window;
+    log::libc(dst, len);
     // SAFETY: forwarded contract.
     unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::{load, log, pair, store, straddles};
     use std::arch::x86_64::{
-        __m128i, __m256i, _mm_loadu_si128, _mm_setzero_si128, _mm_storeu_si128, _mm256_loadu_si256,
-        _mm256_store_si256, _mm256_storeu_si256,
+        __m128i, __m256i, _mm256_loadu_si256, _mm256_store_si256, _mm256_storeu_si256,
     };
 
     /// Vector width: 32 bytes.
     const V: usize = 32;
 
-    /// Copies `n < 32` bytes with at most two overlapping moves of one width (as glibc's short
-    /// copies do): an [`Edge`]'s moves. The callers pass ranges whose destination lies inside
-    /// one 32-byte-aligned block, so no store crosses a page boundary.
-    ///
-    /// # Safety
-    /// `src` is valid for reads and `dst` for writes of `n < 32` bytes; no overlap.
-    #[inline(always)]
-    unsafe fn short(dst: *mut u8, src: *const u8, n: usize) {
-        // SAFETY: forwarded contract.
-        unsafe { Edge::load(src, n).store(dst, n) }
-    }
-
-    /// Whether a 32-byte access at `p` would straddle a page boundary.
-    #[inline(always)]
-    fn straddles(p: *const u8) -> bool {
-        (p as usize & (super::PAGE - 1)) > super::PAGE - V
-    }
-
-    /// The bytes of a short range (`len < 32`) as loaded by at most two overlapping moves of
-    /// one width inside it: two 16-byte vectors from 16 bytes on, two words of 8, 4 or 2
-    /// bytes below, one byte for one.
-    #[derive(Clone, Copy)]
-    struct Edge {
-        v: (__m128i, __m128i),
-        w: (u64, u64),
-    }
-
-    impl Edge {
-        /// Loads the `len < 32` bytes at `src`.
-        ///
-        /// # Safety
-        /// `src` is valid for reads of `len < 32` bytes.
-        #[inline(always)]
-        unsafe fn load(src: *const u8, len: usize) -> Edge {
-            debug_assert!(len < 2 * W16);
-            // SAFETY: every arm reads `[0, w)` and `[len - w, len)` with `w <= len`.
-            unsafe {
-                let rd = |o: usize, w: usize| -> u64 {
-                    let p = src.add(o);
-                    match w {
-                        8 => p.cast::<u64>().read_unaligned(),
-                        4 => p.cast::<u32>().read_unaligned().into(),
-                        2 => p.cast::<u16>().read_unaligned().into(),
-                        _ => p.read().into(),
-                    }
-                };
-                let zero = _mm_setzero_si128();
-                match len {
-                    16.. => Edge {
-                        v: (
-                            _mm_loadu_si128(src.cast::<__m128i>()),
-                            _mm_loadu_si128(src.add(len - W16).cast::<__m128i>()),
-                        ),
-                        w: (0, 0),
-                    },
-                    0 => Edge {
-                        v: (zero, zero),
-                        w: (0, 0),
-                    },
-                    _ => {
-                        let w = word(len);
-                        Edge {
-                            v: (zero, zero),
-                            w: (rd(0, w), rd(len - w, w)),
-                        }
-                    }
-                }
-            }
-        }
-
-        /// Stores what [`Edge::load`] loaded for `len` bytes at `dst`, with the same moves.
-        ///
-        /// # Safety
-        /// `dst` is valid for writes of `len < 32` bytes.
-        #[inline(always)]
-        unsafe fn store(self, dst: *mut u8, len: usize) {
-            // SAFETY: every arm writes `[0, w)` and `[len - w, len)` with `w <= len`.
-            unsafe {
-                let wr = |o: usize, w: usize, x: u64| {
-                    let p = dst.add(o);
-                    match w {
-                        8 => p.cast::<u64>().write_unaligned(x),
-                        4 => p.cast::<u32>().write_unaligned(x as u32),
-                        2 => p.cast::<u16>().write_unaligned(x as u16),
-                        _ => p.write(x as u8),
-                    }
-                };
-                match len {
-                    16.. => {
-                        _mm_storeu_si128(dst.cast::<__m128i>(), self.v.0);
-                        _mm_storeu_si128(dst.add(len - W16).cast::<__m128i>(), self.v.1);
-                    }
-                    0 => {}
-                    _ => {
-                        let w = word(len);
-                        wr(0, w, self.w.0);
-                        wr(len - w, w, self.w.1);
-                    }
-                }
-            }
-        }
-    }
-
-    /// The word width for `1..16` bytes: the largest of 8, 4, 2, 1 not above it.
-    #[inline(always)]
-    fn word(len: usize) -> usize {
-        match len {
-            8.. => 8,
-            4..8 => 4,
-            2..4 => 2,
-            _ => 1,
-        }
-    }
-
     /// 16 bytes, the SSE vector width.
     const W16: usize = 16;
 
-    /// `copy_across_page` for `len <= 64`: up to 16 bytes, the parts below and above the
-    /// boundary as [`Edge`]s; above, `memcpy`'s pattern with one or two 16-byte moves from each
-    /// end and the straddling ones replaced.
+    /// [`short`](super::short) for `n <= 64` (SSE2, which every x86-64 has): words up to 15
+    /// bytes, a [`pair`] of 16-byte moves up to 32, two 16-byte moves from each end beyond,
+    /// all loaded first.
     ///
     /// # Safety
-    /// `src` is valid for reads and `dst` for writes of `len <= 64` bytes; no overlap;
-    /// `0 < c < len`.
-    #[inline(never)]
-    pub(super) unsafe fn short_across(dst: *mut u8, src: *const u8, len: usize, c: usize) {
-        // SAFETY: forwarded contract; each callee's length range.
-        unsafe {
-            if len <= W16 {
-                let (lo, hi) = (Edge::load(src, c), Edge::load(src.add(c), len - c));
-                lo.store(dst, c);
-                hi.store(dst.add(c), len - c);
-            } else if len <= 2 * W16 {
-                ends16::<1>(dst, src, len, c);
-            } else {
-                ends16::<2>(dst, src, len, c);
-            }
-        }
-    }
-
-    /// `copy_across_page`'s pattern with 16-byte moves: `K` from each end, for
-    /// `16 * K <= len <= 32 * K`, the destination's page boundary `c` bytes in.
-    ///
-    /// # Safety
-    /// `src` is valid for reads and `dst` for writes of `len` bytes with
-    /// `16 * K <= len <= 32 * K`; the ranges do not overlap; `0 < c < len`.
+    /// As [`copy_bytes`](super::copy_bytes), with `n <= 64`.
     #[inline(always)]
-    unsafe fn ends16<const K: usize>(dst: *mut u8, src: *const u8, len: usize, c: usize) {
-        debug_assert!(K * W16 <= len && len <= 2 * K * W16 && 0 < c && c < len);
-        // SAFETY: every 16-byte move is at an offset `o` with `o + 16 <= len` (`len >= 16 K`;
-        // the boundary moves only where they fit); the edges stay inside `[0, c)` and
-        // `[c, len)`.
+    pub(super) unsafe fn upto64(dst: *mut u8, src: *const u8, n: usize) {
+        debug_assert!(n <= 4 * W16);
+        // SAFETY: forwarded contract; for 33..=64 the four moves lie at 0, 16, n - 32 and
+        // n - 16, inside the range.
         unsafe {
-            let load = |o: usize| _mm_loadu_si128(src.add(o).cast::<__m128i>());
-            let store = |o: usize, v| _mm_storeu_si128(dst.add(o).cast::<__m128i>(), v);
-            let front: [__m128i; K] = std::array::from_fn(|i| load(i * W16));
-            let back: [__m128i; K] = std::array::from_fn(|i| load(len - (K - i) * W16));
-            // Below the boundary: a move ending at it, or the bytes [0, c) (c < 16).
-            let below = if c >= W16 {
-                Edge::load(src.add(c - W16), W16)
-            } else {
-                Edge::load(src, c)
-            };
-            // Above it: a move starting at it, or the bytes [c, len) (len - c < 16).
-            let above = Edge::load(src.add(c), (len - c).min(W16));
-            let straddles = |o: usize| o < c && c < o + W16;
-            for i in 0..K {
-                if !straddles(i * W16) {
-                    store(i * W16, front[i]);
-                }
-                let o = len - (K - i) * W16;
-                if !straddles(o) {
-                    store(o, back[i]);
+            match n {
+                0..16 => super::upto16(dst, src, n),
+                16..=32 => pair::<__m128i>(dst, src, n),
+                _ => {
+                    let a = load::<__m128i>(src);
+                    let b = load::<__m128i>(src.add(W16));
+                    let c = load::<__m128i>(src.add(n - 2 * W16));
+                    let d = load::<__m128i>(src.add(n - W16));
+                    store(dst, a);
+                    store(dst.add(W16), b);
+                    store(dst.add(n - 2 * W16), c);
+                    store(dst.add(n - W16), d);
                 }
             }
-            if c >= W16 {
-                below.store(dst.add(c - W16), W16);
-            } else {
-                below.store(dst, c);
-            }
-            above.store(dst.add(c), (len - c).min(W16));
         }
     }
 
-    /// A copy of `64 < len < 4096` bytes whose destination crosses a page boundary `c` bytes
-    /// in (see `copy_across_page`): up to 256 bytes as `memcpy` does with 32-byte moves from
-    /// both ends, beyond that the vector loops.
+    /// [`copy_across_page`](super::copy_across_page) with AVX2 for `65..VECTOR_MIN` bytes:
+    /// up to 256 bytes [`ends_across`], beyond that the vector loops.
     ///
     /// # Safety
-    /// AVX2 is available; `src` is valid for reads and `dst` for writes of `len` bytes, in
-    /// `65..4096`; the ranges do not overlap; `0 < c < len`.
+    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `64 < len < VECTOR_MIN`;
+    /// the destination's page boundary lies `0 < c < len` bytes in.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn across_page_avx2(dst: *mut u8, src: *const u8, len: usize, c: usize) {
         // SAFETY: forwarded contract, with each callee's length range.
         unsafe {
             if len <= 4 * V {
-                ends::<2>(dst, src, len, c)
+                ends_across::<2>(dst, src, len, c)
             } else if len <= 8 * V {
-                ends::<4>(dst, src, len, c)
+                ends_across::<4>(dst, src, len, c)
             } else if (dst as usize).wrapping_sub(src as usize) & (super::PAGE - 1)
                 >= super::PAGE / 2
             {
@@ -485,63 +486,167 @@ mod x86 {
         }
     }
 
-    /// `copy_across_page`'s pattern with 32-byte moves: `K` from each end, for
-    /// `32 * K <= len <= 64 * K`, the destination's page boundary `c` bytes in.
+    /// [`ends`]'s `K` moves from each end of `K V < n <= 2 K V` bytes when the destination's
+    /// page boundary lies `c` bytes in, with the moves that would straddle it left out and
+    /// moves that end and start at it stored instead (fewer moves than a copy of each part).
+    /// The last element stays with one store, the last: `[n - 32, n)` where that does not
+    /// straddle (the move starting at the boundary is then left out if it is the same one),
+    /// else the bytes `[c, n)` as [`upto64`] moves them.
     ///
     /// # Safety
-    /// AVX2 is available; `src` is valid for reads and `dst` for writes of `len` bytes with
-    /// `32 * K <= len <= 64 * K` and `len >= 64`; the ranges do not overlap; `0 < c < len`.
+    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `K V < n <= 2 K V`, and
+    /// `0 < c < n`.
     #[target_feature(enable = "avx2")]
     #[inline(never)]
-    unsafe fn ends<const K: usize>(dst: *mut u8, src: *const u8, len: usize, c: usize) {
-        debug_assert!(len >= 2 * V && K * V <= len && len <= 2 * K * V && 0 < c && c < len);
-        // SAFETY: every vector move is at an offset `o` with `o + V <= len` (`len >= K V`;
-        // the boundary moves only where they fit); the edge moves stay inside `[0, c)` and
-        // `[c, len)`.
+    unsafe fn ends_across<const K: usize>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
+        debug_assert!(K * V < n && n <= 2 * K * V && 0 < c && c < n);
+        // SAFETY: every vector move is at an offset `o` with `o + V <= n` (`n > K V`; the
+        // moves at the boundary only where they fit); the short moves stay inside `[0, c)`
+        // and `[c, n)`.
         unsafe {
-            let load = |o: usize| _mm256_loadu_si256(src.add(o).cast::<__m256i>());
-            let store = |o: usize, v| _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v);
-            let front: [__m256i; K] = std::array::from_fn(|i| load(i * V));
-            let back: [__m256i; K] = std::array::from_fn(|i| load(len - (K - i) * V));
-            // Below the boundary: a vector ending at it, or the bytes [0, c) (c < 32); above
-            // it: a vector starting at it, or the bytes [c, len) (len - c < 32).
-            let below = if c >= V {
-                Ok(load(c - V))
-            } else {
-                Err(Edge::load(src, c))
-            };
-            let above = if c + V <= len {
-                Ok(load(c))
-            } else {
-                Err(Edge::load(src.add(c), len - c))
+            let ld = |o: usize| _mm256_loadu_si256(src.add(o).cast::<__m256i>());
+            let st = |o: usize, v| {
+                log::store(dst.add(o), V);
+                _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v)
             };
             let straddles = |o: usize| o < c && c < o + V;
-            for i in 0..K {
+            let front: [__m256i; K] = std::array::from_fn(|i| ld(i * V));
+            let back: [__m256i; K] = std::array::from_fn(|i| ld(n - (K - i) * V));
+            let below = (c >= V).then(|| ld(c - V));
+            // The move starting at the boundary, where it fits and is not the last one.
+            let above = (c + V < n).then(|| ld(c));
+            for (i, v) in front.into_iter().enumerate() {
                 if !straddles(i * V) {
-                    store(i * V, front[i]);
+                    st(i * V, v);
                 }
-                let o = len - (K - i) * V;
+            }
+            for (i, v) in back.into_iter().enumerate().take(K - 1) {
+                let o = n - (K - i) * V;
                 if !straddles(o) {
-                    store(o, back[i]);
+                    st(o, v);
                 }
             }
             match below {
-                Ok(v) => store(c - V, v),
-                Err(edge) => edge.store(dst, c),
+                Some(v) => st(c - V, v),
+                None => upto64(dst, src, c),
             }
-            match above {
-                Ok(v) => store(c, v),
-                Err(edge) => edge.store(dst.add(c), len - c),
+            if let Some(v) = above {
+                st(c, v);
+            }
+            if c <= n - V {
+                st(n - V, back[K - 1]);
+            } else {
+                upto64(dst.add(c), src.add(c), n - c);
             }
         }
     }
 
-    /// Copies `len >= 64` non-overlapping bytes from the top down: the bytes above the last
-    /// 32-byte boundary of the destination, then aligned 32-byte stores four at a time, then
-    /// one at a time, then the bytes below the first boundary. No store straddles a page
-    /// boundary (about 10 ns each on AMD Zen 4): the stores are aligned, and the two ends are
-    /// one unaligned 32-byte move each where that stays within a page, short moves inside the
-    /// end's 32-byte block otherwise.
+    /// [`short`](super::short) for `65..=512` bytes with AVX2: `K` 32-byte moves from each
+    /// end (`K` = 2, 4 or 8), all loaded first, the front ones stored first.
+    ///
+    /// # Safety
+    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `64 < n <= 512`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn upto512_avx2(dst: *mut u8, src: *const u8, n: usize) {
+        // SAFETY: forwarded contract, each arm within its `ends`'s range.
+        unsafe {
+            if n <= 4 * V {
+                ends::<2>(dst, src, n)
+            } else if n <= 8 * V {
+                ends::<4>(dst, src, n)
+            } else {
+                ends::<8>(dst, src, n)
+            }
+        }
+    }
+
+    /// `K` 32-byte moves from each end of `K V < n <= 2 K V` bytes, all loaded first. The
+    /// front moves end at `K V`, below the last element (`n` and `K V` are multiples of its
+    /// size); the back ones are stored in order, the last `[n - 32, n)`. (Written out: loads
+    /// into arrays went through the stack.)
+    ///
+    /// # Safety
+    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `K V < n <= 2 K V`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn ends<const K: usize>(dst: *mut u8, src: *const u8, n: usize) {
+        debug_assert!(K * V < n && n <= 2 * K * V && matches!(K, 2 | 4 | 8));
+        // SAFETY: every move is at an offset `o` with `o + V <= n` (`n > K V`).
+        unsafe {
+            let ld = |o: usize| _mm256_loadu_si256(src.add(o).cast::<__m256i>());
+            let st = |o: usize, v| {
+                log::store(dst.add(o), V);
+                _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v)
+            };
+            // Front `i`, back `i` (from the end).
+            let f = |i: usize| i * V;
+            let b = |i: usize| n - i * V;
+            let (f0, f1, b2, b1) = (ld(f(0)), ld(f(1)), ld(b(2)), ld(b(1)));
+            if K == 2 {
+                st(f(0), f0);
+                st(f(1), f1);
+                st(b(2), b2);
+                st(b(1), b1);
+                return;
+            }
+            let (f2, f3, b4, b3) = (ld(f(2)), ld(f(3)), ld(b(4)), ld(b(3)));
+            if K == 4 {
+                st(f(0), f0);
+                st(f(1), f1);
+                st(f(2), f2);
+                st(f(3), f3);
+                st(b(4), b4);
+                st(b(3), b3);
+                st(b(2), b2);
+                st(b(1), b1);
+                return;
+            }
+            let (f4, f5, f6, f7) = (ld(f(4)), ld(f(5)), ld(f(6)), ld(f(7)));
+            let (b8, b7, b6, b5) = (ld(b(8)), ld(b(7)), ld(b(6)), ld(b(5)));
+            st(f(0), f0);
+            st(f(1), f1);
+            st(f(2), f2);
+            st(f(3), f3);
+            st(f(4), f4);
+            st(f(5), f5);
+            st(f(6), f6);
+            st(f(7), f7);
+            st(b(8), b8);
+            st(b(7), b7);
+            st(b(6), b6);
+            st(b(5), b5);
+            st(b(4), b4);
+            st(b(3), b3);
+            st(b(2), b2);
+            st(b(1), b1);
+        }
+    }
+
+    /// [`short`](super::short) for `65..=512` bytes without AVX2: 16-byte moves upwards, then
+    /// the last 16 bytes.
+    ///
+    /// # Safety
+    /// As [`copy_bytes`](super::copy_bytes), with `16 <= n`.
+    #[inline(never)]
+    pub(super) unsafe fn upto512_sse(dst: *mut u8, src: *const u8, n: usize) {
+        // SAFETY: every move is at an offset `o` with `o + 16 <= n`.
+        unsafe {
+            let mut o = 0;
+            while o + W16 < n {
+                store(dst.add(o), load::<__m128i>(src.add(o)));
+                o += W16;
+            }
+            store(dst.add(n - W16), load::<__m128i>(src.add(n - W16)));
+        }
+    }
+
+    /// Copies `len >= 64` non-overlapping bytes from the top down: aligned 32-byte stores four
+    /// at a time, then one at a time, then the bytes below the first 32-byte boundary of the
+    /// destination, and last the bytes above its last boundary (loaded first). No store
+    /// straddles a page boundary (about 10 ns each on AMD Zen 4): the stores are aligned, and
+    /// the two ends are one unaligned 32-byte move each where that stays within a page,
+    /// [`upto64`]'s moves inside the end's 32-byte block otherwise. An end on a 32-byte
+    /// boundary is left to the aligned stores, so the last element is stored once, last.
     ///
     /// # Safety
     /// AVX2 is available; `src` is valid for reads and `dst` for writes of `len >= 64` bytes;
@@ -551,23 +656,26 @@ mod x86 {
         debug_assert!(len >= 2 * V);
         let head = (V - (dst as usize & (V - 1))) & (V - 1);
         let tail = (dst as usize).wrapping_add(len) & (V - 1);
+        let end = len - tail;
         // SAFETY: `head + tail <= len` (len >= 64); the ends cover `[0, head)` (or `[0, 32)`)
-        // and `[len - tail, len)` (or `[len - 32, len)`); every vector offset `o` in the loops
-        // satisfies `head <= o && o + V <= len - tail` and makes `dst + o` a multiple of 32
-        // (both ends are); loads are unaligned.
+        // and `[end, len)` (or `[len - 32, len)`); every vector offset `o` in the loops
+        // satisfies `head <= o && o + V <= end` and makes `dst + o` a multiple of 32 (both
+        // ends are; `end - V` too, where the loop starts when the end is on a boundary, and
+        // `len - V` then); loads are unaligned.
         unsafe {
             let load = |o: usize| _mm256_loadu_si256(src.add(o).cast::<__m256i>());
-            let store = |o: usize, v| _mm256_store_si256(dst.add(o).cast::<__m256i>(), v);
-            // An end on a boundary is left to the aligned stores: a second store of the same
-            // bytes would set a put's last word again after a PE polling it had seen it and
-            // reset it (tests-sos sping hung so).
-            if tail == 0 {
-            } else if straddles(dst.add(len - V)) {
-                short(dst.add(len - tail), src.add(len - tail), tail);
-            } else {
-                _mm256_storeu_si256(dst.add(len - V).cast::<__m256i>(), load(len - V));
-            }
-            let mut e = len - tail;
+            let store = |o: usize, v| {
+                log::store(dst.add(o), V);
+                _mm256_store_si256(dst.add(o).cast::<__m256i>(), v)
+            };
+            let storeu = |o: usize, v| {
+                log::store(dst.add(o), V);
+                _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v)
+            };
+            // The top 32 bytes, loaded now (before any store can alias them) and stored last:
+            // the last element is then the last store even where the end is on a boundary.
+            let top = (!straddles(dst.add(len - V))).then(|| load(len - V));
+            let mut e = if tail == 0 { end - V } else { end };
             while e >= head + 4 * V {
                 e -= 4 * V;
                 let (a, b, c, d) = (load(e + 3 * V), load(e + 2 * V), load(e + V), load(e));
@@ -582,9 +690,15 @@ mod x86 {
             }
             if head == 0 {
             } else if straddles(dst) {
-                short(dst, src, head);
+                upto64(dst, src, head);
             } else {
-                _mm256_storeu_si256(dst.cast::<__m256i>(), load(0));
+                storeu(0, load(0));
+            }
+            match top {
+                Some(v) if tail == 0 => store(len - V, v),
+                Some(v) => storeu(len - V, v),
+                // (An end on a boundary never straddles: `top` is `Some` there.)
+                None => upto64(dst.add(end), src.add(end), tail),
             }
         }
     }
@@ -605,13 +719,20 @@ mod x86 {
         // `s + V <= end`, with `dst + s` a multiple of 32.
         unsafe {
             let load = |o: usize| _mm256_loadu_si256(src.add(o).cast::<__m256i>());
-            let store = |o: usize, v| _mm256_store_si256(dst.add(o).cast::<__m256i>(), v);
+            let store = |o: usize, v| {
+                log::store(dst.add(o), V);
+                _mm256_store_si256(dst.add(o).cast::<__m256i>(), v)
+            };
+            let storeu = |o: usize, v| {
+                log::store(dst.add(o), V);
+                _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v)
+            };
             // As in `backward_avx2`: an end on a boundary is stored once, by the loop.
             if head == 0 {
             } else if straddles(dst) {
-                short(dst, src, head);
+                upto64(dst, src, head);
             } else {
-                _mm256_storeu_si256(dst.cast::<__m256i>(), load(0));
+                storeu(0, load(0));
             }
             let mut s = head;
             while s + 4 * V <= end {
@@ -628,12 +749,76 @@ mod x86 {
             }
             if tail == 0 {
             } else if straddles(dst.add(len - V)) {
-                short(dst.add(end), src.add(end), tail);
+                upto64(dst.add(end), src.add(end), tail);
             } else {
-                _mm256_storeu_si256(dst.add(len - V).cast::<__m256i>(), load(len - V));
+                storeu(len - V, load(len - V));
             }
         }
     }
+}
+
+/// Test builds record every store the engine makes (address and width) and every copy it
+/// leaves to libc, so that tests can check which bytes each store touched.
+#[cfg(test)]
+mod log {
+    use std::cell::RefCell;
+
+    /// One store of the engine, or (`libc`) one copy handed to `memcpy`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) struct Store {
+        /// The first byte written.
+        pub at: usize,
+        /// Bytes written.
+        pub len: usize,
+        /// A `memcpy` of `len` bytes rather than one store.
+        pub libc: bool,
+    }
+
+    thread_local! {
+        static STORES: RefCell<Option<Vec<Store>>> = const { RefCell::new(None) };
+    }
+
+    fn push(s: Store) {
+        STORES.with(|log| {
+            if let Some(v) = log.borrow_mut().as_mut() {
+                v.push(s);
+            }
+        });
+    }
+
+    /// Records a store of `len` bytes at `at`.
+    pub(super) fn store(at: *const u8, len: usize) {
+        push(Store {
+            at: at as usize,
+            len,
+            libc: false,
+        });
+    }
+
+    /// Records a `memcpy` of `len` bytes to `at`.
+    pub(super) fn libc(at: *const u8, len: usize) {
+        push(Store {
+            at: at as usize,
+            len,
+            libc: true,
+        });
+    }
+
+    /// The stores `f` made on this thread.
+    pub(super) fn record(f: impl FnOnce()) -> Vec<Store> {
+        STORES.with(|log| *log.borrow_mut() = Some(Vec::new()));
+        f();
+        STORES.with(|log| log.borrow_mut().take().unwrap_or_default())
+    }
+}
+
+/// Release builds record nothing.
+#[cfg(not(test))]
+mod log {
+    #[inline(always)]
+    pub(super) fn store(_: *const u8, _: usize) {}
+    #[inline(always)]
+    pub(super) fn libc(_: *const u8, _: usize) {}
 }
 
 /// Copies one element of `size` bytes (a strided transfer's element loop): fixed-size moves
@@ -731,6 +916,132 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// What a poller of a put's last element relies on, checked on every store the engine
+    /// made: for every length 0 - 600 and longer ones, destinations at every place around a page
+    /// boundary and sources at three page offsets, each store lies inside the destination and
+    /// inside one of its pages, and for every element size (1, 2, 4, 8) that divides the
+    /// length and the destination's address, one store touches the last element: it covers
+    /// it whole and is the copy's last store. (`memcpy` wrote an 8-byte copy's bytes twice,
+    /// and a PE that had seen and reset a flag saw it set again.) The engine's own short
+    /// path (`portable_short`, other architectures) is checked up to 64 bytes the same way.
+    #[test]
+    fn the_last_element_is_stored_once_last_and_no_store_straddles_a_page() {
+        const PAGE: usize = 4096;
+        let mut src_buf = vec![0u8; 5 * PAGE];
+        let mut dst_buf = vec![0u8; 5 * PAGE];
+        for (i, b) in src_buf.iter_mut().enumerate() {
+            *b = (i * 131 + 7) as u8;
+        }
+        let mut lens: Vec<usize> = (0..=600).collect();
+        lens.extend([
+            1023, 1024, 1025, 1056, 2047, 2048, 4095, 4096, 4097, 5000, 8192,
+        ]);
+        // Destination page offsets: aligned ones, and ends of the copy at every distance up
+        // to 72 bytes past a page boundary (chosen per length below).
+        let mut dst_offsets = vec![0usize, 1, 2, 3, 4, 6, 8, 12, 16, 24, 40, 2048];
+        let mut past: Vec<usize> = (0..=72).collect();
+        let mut src_offsets = vec![0usize, 5, 4093];
+        if cfg!(miri) {
+            lens = vec![
+                0, 1, 2, 3, 4, 8, 12, 16, 24, 32, 40, 64, 72, 128, 136, 256, 512, 520,
+            ];
+            dst_offsets = vec![0, 4, 8];
+            past = vec![0, 4, 8, 16, 24, 32, 40];
+            src_offsets = vec![5];
+        }
+        let place = |base: usize, off: usize| PAGE + (off + PAGE - base % PAGE) % PAGE;
+        let (sbase, dbase) = (src_buf.as_ptr() as usize, dst_buf.as_ptr() as usize);
+        let mut checked = 0usize;
+        for &len in &lens {
+            let mut places: Vec<usize> = dst_offsets.clone();
+            // The end `p` bytes past a boundary: destination page offset `(p - len) mod PAGE`.
+            places.extend(past.iter().map(|&p| (p + 2 * PAGE - len % PAGE) % PAGE));
+            for &doff in &places {
+                for &so in &src_offsets {
+                    let (s_at, d_at) = (place(sbase, so), place(dbase, doff));
+                    let src = src_buf[s_at..].as_ptr();
+                    for portable in [false, true] {
+                        if portable && len > 64 {
+                            continue;
+                        }
+                        dst_buf[d_at..d_at + len].fill(0);
+                        let dst = dst_buf[d_at..].as_mut_ptr();
+                        // SAFETY: both buffers hold `len` bytes at these places (five pages
+                        // long, places at most two pages in) and do not overlap.
+                        let stores = log::record(|| unsafe {
+                            if portable {
+                                by_page(dst, src, len, |d, s, n| portable_short(d, s, n))
+                            } else {
+                                copy_bytes(dst, src, len)
+                            }
+                        });
+                        let what = format!(
+                            "len {len}, source at {so}, destination at {doff}, portable {portable}"
+                        );
+                        assert_eq!(
+                            &dst_buf[d_at..d_at + len],
+                            &src_buf[s_at..s_at + len],
+                            "{what}"
+                        );
+                        check_stores(dst as usize, len, &stores, &what);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 0);
+    }
+
+    /// The checks of the test above on one copy's stores.
+    fn check_stores(dst: usize, len: usize, stores: &[log::Store], what: &str) {
+        const PAGE: usize = 4096;
+        if stores.iter().any(|s| s.libc) {
+            // Left to glibc (long copies on other CPUs or past VECTOR_UPTO, or `portable_short`
+            // above 64 bytes): one call for the whole copy.
+            assert!(len >= VECTOR_MIN, "{what}: {stores:?}");
+            assert_eq!(
+                stores,
+                [log::Store {
+                    at: dst,
+                    len,
+                    libc: true
+                }],
+                "{what}: {stores:?}"
+            );
+            return;
+        }
+        for s in stores {
+            assert!(
+                s.len > 0 && dst <= s.at && s.at + s.len <= dst + len,
+                "outside: {what}: {stores:?}"
+            );
+            assert_eq!(
+                s.at / PAGE,
+                (s.at + s.len - 1) / PAGE,
+                "straddles: {what}: {stores:?}"
+            );
+        }
+        for k in [1usize, 2, 4, 8] {
+            if len < k || !len.is_multiple_of(k) || !dst.is_multiple_of(k) {
+                continue;
+            }
+            let e = dst + len - k;
+            let touching: Vec<usize> = (0..stores.len())
+                .filter(|&i| stores[i].at < e + k && e < stores[i].at + stores[i].len)
+                .collect();
+            assert_eq!(
+                touching,
+                [stores.len() - 1],
+                "element of {k}: {what}: {stores:?}"
+            );
+            let last = stores[stores.len() - 1];
+            assert!(
+                last.at <= e && e + k <= last.at + last.len,
+                "element of {k}: {what}: {stores:?}"
+            );
         }
     }
 
