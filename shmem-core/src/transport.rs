@@ -40,6 +40,39 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard};
 
+/// A region of the offset space (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Region {
+    /// `0..SEGMENT`: the team segment.
+    Team,
+    /// `SEGMENT..DATA_OFFSET`: statics and heap arrays, offsets counted from the heap
+    /// mapping's base (whose first `SEGMENT` bytes stay unused).
+    Heap,
+    /// `DATA_OFFSET..`: a C program's data segment.
+    Data,
+}
+
+impl Region {
+    /// The region `offset` names, and the offset from that region's base.
+    #[inline(always)]
+    fn of(offset: usize) -> (Region, usize) {
+        match offset.checked_sub(DATA_OFFSET) {
+            Some(at) => (Region::Data, at),
+            None if offset < SEGMENT => (Region::Team, offset),
+            None => (Region::Heap, offset),
+        }
+    }
+
+    /// The region's name in messages.
+    fn name(self) -> &'static str {
+        match self {
+            Region::Team => "team segment",
+            Region::Heap => "heap",
+            Region::Data => "data segment",
+        }
+    }
+}
+
 /// UCX state for a peer: its endpoint and the keys of its heap and data segment.
 pub(crate) struct UcxPeer {
     // Field order is drop order: the rkeys go before their endpoint.
@@ -57,12 +90,10 @@ impl UcxPeer {
     #[inline]
     #[track_caller]
     fn target(&self, peer: &Peer, offset: usize) -> (u64, &RemoteKey) {
-        if offset < SEGMENT {
-            return (peer.team_remote + offset as u64, &self.team_rkey);
-        }
-        match offset.checked_sub(DATA_OFFSET) {
-            None => (peer.remote_base + offset as u64, &self.rkey),
-            Some(at) => match &self.data_rkey {
+        match Region::of(offset) {
+            (Region::Team, at) => (peer.team_remote + at as u64, &self.team_rkey),
+            (Region::Heap, at) => (peer.remote_base + at as u64, &self.rkey),
+            (Region::Data, at) => match &self.data_rkey {
                 Some(k) => (peer.data_remote + at as u64, k),
                 None => panic!("shmem: data-segment offset {offset:#x} in a job without one"),
             },
@@ -144,16 +175,14 @@ impl Peer {
     /// and data segment, not null) and `offset` lies inside it.
     #[inline(always)]
     unsafe fn at(&self, offset: usize) -> *mut u8 {
-        if offset < SEGMENT {
-            // SAFETY: per the caller.
-            unsafe { self.team.add(offset) }
-        } else if offset < DATA_OFFSET {
-            // SAFETY: per the caller.
-            unsafe { self.direct.add(offset) }
-        } else {
-            // SAFETY: per the caller (a job with a data segment maps it with the heap).
-            unsafe { self.data.add(offset - DATA_OFFSET) }
-        }
+        let (region, at) = Region::of(offset);
+        let base = match region {
+            Region::Team => self.team,
+            Region::Heap => self.direct,
+            Region::Data => self.data,
+        };
+        // SAFETY: per the caller (a job with a data segment maps it with the heap).
+        unsafe { base.add(at) }
     }
 
     /// The peer's UCX endpoint, held for the duration of one operation.
@@ -356,25 +385,20 @@ impl Transport {
     #[track_caller]
     pub(crate) fn local(&self, offset: usize) -> *mut u8 {
         self.check_live();
-        if offset < SEGMENT {
-            // SAFETY: inside the team segment, mapped for the process's life.
-            return unsafe { self.team.add(offset) };
-        }
-        if offset >= DATA_OFFSET {
-            let at = offset - DATA_OFFSET;
-            assert!(
-                at <= self.data.1,
-                "data-segment offset {at} outside the data segment"
-            );
-            // SAFETY: inside the data segment (checked), mapped for the process's life.
-            return unsafe { self.data.0.add(at) };
-        }
+        let (region, at) = Region::of(offset);
+        let (base, len) = match region {
+            Region::Team => (self.team, SEGMENT),
+            Region::Heap => (self.base, self.layout.total),
+            Region::Data => self.data,
+        };
         assert!(
-            offset <= self.layout.total,
-            "heap offset {offset} outside the heap"
+            at <= len,
+            "offset {offset:#x} outside the {} ({len} bytes)",
+            region.name()
         );
-        // SAFETY: offsets handed out by the heap and statics layout lie inside the mapping.
-        unsafe { self.base.add(offset) }
+        // SAFETY: inside the region (checked; one past its end at most), which is mapped for
+        // the process's life.
+        unsafe { base.add(at) }
     }
 
     /// This PE's data segment (base, length); (null, 0) in jobs without one.
@@ -385,10 +409,11 @@ impl Transport {
     /// Whether `offset .. offset + len` lies in the team segment, the heap or the data segment
     /// (in one of them).
     pub(crate) fn in_bounds(&self, offset: usize, len: usize) -> bool {
-        let (at, limit) = match offset.checked_sub(DATA_OFFSET) {
-            Some(at) => (at, self.data.1),
-            None if offset < SEGMENT => (offset, SEGMENT),
-            None => (offset, self.layout.total),
+        let (region, at) = Region::of(offset);
+        let limit = match region {
+            Region::Team => SEGMENT,
+            Region::Heap => self.layout.total,
+            Region::Data => self.data.1,
         };
         at.checked_add(len).is_some_and(|end| end <= limit)
     }
@@ -415,10 +440,9 @@ impl Transport {
             self.in_bounds(offset, 1),
             "offset {offset} outside the team segment, the heap and the data segment"
         );
-        let region = if offset < SEGMENT {
-            peer.team
-        } else {
-            peer.direct
+        let region = match Region::of(offset).0 {
+            Region::Team => peer.team,
+            Region::Heap | Region::Data => peer.direct,
         };
         // SAFETY: the region is mapped (not null) and holds `offset` (checked above; the data
         // segment is mapped with the heap).
