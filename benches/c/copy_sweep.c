@@ -15,9 +15,11 @@
  * private buffer into PE 1's array, then shmem_quiet; destination: PE 1's copy as mapped into
  * PE 0, found with shmem_ptr), "get" (shmem_getmem the other way: source and destination swap)
  * and "memcpy" (between two private buffers). Buffers have a page of slack; each copy starts at
- * the offset that gives the wanted alignment and distance, from the real addresses. Each point
- * runs one untimed loop per copy, then REPS timed loops of max(4, BYTES / size) copies, the
- * three copies' loops alternating (order rotated per repetition).
+ * the offset that gives the wanted alignment and distance, from the real addresses. Each of REPS
+ * repetitions goes round every point of a size (forwards, then backwards on the next) and times
+ * at each point one loop of max(4, BYTES / size) copies per copy, the three copies' loops
+ * alternating (order rotated per repetition), each after an untimed loop of an eighth as many
+ * copies: a change in the machine's speed during the sweep falls on every point alike.
  *
  * Output (stdout, CSV): a header op,size,d,src_align,median_ns,min_ns, then one line per
  * (op, size, source alignment, d): median and minimum over the loops of the mean ns per copy.
@@ -46,6 +48,10 @@ static const long src_aligns[] = {0, 7, 4093};
 static const char *const op_names[NOPS] = {"put", "get", "memcpy"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* Points per size: every source alignment with every distance. */
+#define NPOINTS (COUNT(src_aligns) * COUNT(distances))
+/* An untimed loop of iters / WARM_DIVISOR copies (at least 4) before each timed loop. */
+#define WARM_DIVISOR 8
 
 /* Keeps the compiler from dropping or hoisting values it can otherwise prove unused. */
 #define BLACK_BOX(x) __asm__ volatile("" : : "g"(x) : "memory")
@@ -146,7 +152,7 @@ static void sweep(unsigned char *remote_sym, long bytes, long reps)
     unsigned char *local = filled(MAX + PAGE);
     unsigned char *src_buf = filled(MAX + PAGE);
     unsigned char *dst_buf = filled(MAX + PAGE);
-    double *times = malloc((size_t)(NOPS * reps) * sizeof *times);
+    double *times = malloc((size_t)(NPOINTS * NOPS * reps) * sizeof *times);
     if (times == NULL) {
         fprintf(stderr, "copy_sweep: malloc failed\n");
         shmem_global_exit(1);
@@ -155,39 +161,45 @@ static void sweep(unsigned char *remote_sym, long bytes, long reps)
     printf("op,size,d,src_align,median_ns,min_ns\n");
     for (int k = 0; k < COUNT(sizes); k++) {
         long size = sizes[k], iters = bytes / size < 4 ? 4 : bytes / size;
+        long warm = iters / WARM_DIVISOR < 4 ? 4 : iters / WARM_DIVISOR;
         cur_size = (size_t)size;
-        for (int j = 0; j < COUNT(src_aligns); j++) {
-            long a = src_aligns[j];
-            for (int m = 0; m < COUNT(distances); m++) {
-                long d = distances[m];
+        /* Check every point's placement first. */
+        for (int i = 0; i < NPOINTS; i++) {
+            long a = src_aligns[i / COUNT(distances)], d = distances[i % COUNT(distances)];
+            check_placement("put", remote + offset_for(remote, a + d),
+                            local + offset_for(local, a), a, d);
+            check_placement("get", local + offset_for(local, a + d),
+                            remote + offset_for(remote, a), a, d);
+            check_placement("memcpy", dst_buf + offset_for(dst_buf, a + d),
+                            src_buf + offset_for(src_buf, a), a, d);
+        }
+        for (long r = 0; r < reps; r++) {
+            /* Forwards on even repetitions, backwards on odd ones. */
+            for (int n = 0; n < NPOINTS; n++) {
+                int i = r % 2 == 0 ? n : NPOINTS - 1 - n;
+                long a = src_aligns[i / COUNT(distances)], d = distances[i % COUNT(distances)];
                 /* put: local (source) at a, remote (destination) at a + d; the symmetric
                  * address is the one passed to shmem_putmem, at the same offset. */
-                size_t put_l = offset_for(local, a), put_r = offset_for(remote, a + d);
-                size_t get_r = offset_for(remote, a), get_l = offset_for(local, a + d);
-                size_t cp_s = offset_for(src_buf, a), cp_d = offset_for(dst_buf, a + d);
-                check_placement("put", remote + put_r, local + put_l, a, d);
-                check_placement("get", local + get_l, remote + get_r, a, d);
-                check_placement("memcpy", dst_buf + cp_d, src_buf + cp_s, a, d);
-                put_src = local + put_l;
-                put_dst = remote_sym + put_r;
-                get_src = remote_sym + get_r;
-                get_dst = local + get_l;
-                cp_src = src_buf + cp_s;
-                cp_dst = dst_buf + cp_d;
-
-                for (int op = 0; op < NOPS; op++)
-                    time_loop(op, iters);
-                for (long r = 0; r < reps; r++)
-                    for (int q = 0; q < NOPS; q++) {
-                        int op = (int)((q + r) % NOPS);
-                        times[op * reps + r] = time_loop(op, iters);
-                    }
-                for (int op = 0; op < NOPS; op++) {
-                    double *v = times + op * reps;
-                    qsort(v, (size_t)reps, sizeof *v, cmp_double);
-                    double median = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2.0;
-                    printf("%s,%ld,%ld,%ld,%.1f,%.1f\n", op_names[op], size, d, a, median, v[0]);
+                put_src = local + offset_for(local, a);
+                put_dst = remote_sym + offset_for(remote, a + d);
+                get_src = remote_sym + offset_for(remote, a);
+                get_dst = local + offset_for(local, a + d);
+                cp_src = src_buf + offset_for(src_buf, a);
+                cp_dst = dst_buf + offset_for(dst_buf, a + d);
+                for (int q = 0; q < NOPS; q++) {
+                    int op = (int)((q + r) % NOPS);
+                    time_loop(op, warm);
+                    times[(i * NOPS + op) * reps + r] = time_loop(op, iters);
                 }
+            }
+        }
+        for (int i = 0; i < NPOINTS; i++) {
+            long a = src_aligns[i / COUNT(distances)], d = distances[i % COUNT(distances)];
+            for (int op = 0; op < NOPS; op++) {
+                double *v = times + (i * NOPS + op) * reps;
+                qsort(v, (size_t)reps, sizeof *v, cmp_double);
+                double median = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2.0;
+                printf("%s,%ld,%ld,%ld,%.1f,%.1f\n", op_names[op], size, d, a, median, v[0]);
             }
         }
     }

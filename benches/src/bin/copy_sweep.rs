@@ -20,10 +20,14 @@
 //!
 //! The buffers are allocated once with a page of slack and each copy starts at the offset that
 //! gives the wanted source alignment and distance, computed from the real addresses (PE 1's
-//! heap where it is mapped in PE 0, found with `peer_slice`). Each point runs one untimed loop
-//! per copy, then `--reps` timed loops of `max(4, --bytes / size)` copies, the three copies'
-//! loops alternating (order rotated per repetition) so that machine noise hits them alike. The
-//! other PEs wait in `barrier_all`.
+//! heap where it is mapped in PE 0, found with `peer_slice`). Each repetition (`--reps`) goes
+//! round every point of a size (forwards, then backwards on the next), and times at each point
+//! one loop of `max(4, --bytes / size)` copies per copy, the three copies' loops alternating
+//! (order rotated per repetition), each after an untimed loop of an eighth as many copies.
+//! So a change in the machine's speed during the sweep (this VM's on-node latencies switch
+//! between two modes from one minute to the next) falls on every point alike, not on a run of
+//! neighbouring points whose best or worst it would then decide. The other PEs wait in
+//! `barrier_all`.
 //!
 //! Output (stdout, CSV): a header `op,size,d,src_align,median_ns,min_ns`, then one line per
 //! (op, size, source alignment, d): the median and the minimum over the timed loops of the mean
@@ -88,6 +92,23 @@ const PAGE: usize = 4096;
 const MIN_COPIES: u64 = 4;
 /// The PE whose heap is the remote side.
 const TARGET: usize = 1;
+
+/// An untimed loop of `iters / WARM_DIVISOR` copies (at least `MIN_COPIES`) comes before each
+/// timed loop: the point's buffers back in cache and TLB after the other points'.
+const WARM_DIVISOR: u64 = 8;
+
+/// One point of the sweep: the source alignment, the distance, and where each op's copy starts
+/// in its buffers.
+struct Point {
+    a: usize,
+    d: usize,
+    put_l: usize,
+    put_r: usize,
+    get_r: usize,
+    get_l: usize,
+    cp_s: usize,
+    cp_d: usize,
+}
 
 /// The copies timed at each point, in output order.
 const OPS: [&str; 3] = ["put", "get", "memcpy"];
@@ -178,61 +199,70 @@ fn sweep(world: &World, remote: &SymArray<'_, u8>, args: &Args) -> Result<(), St
     );
     for &size in &sizes {
         let iters = (args.bytes / size as u64).max(MIN_COPIES);
+        let warm = (iters / WARM_DIVISOR).max(MIN_COPIES);
+        let mut points = Vec::new();
         for &a in &aligns {
             for &d in &distances {
-                // put: local (source) at a, remote (destination) at a + d.
-                let put_l = offset_for(lbase, a);
-                let put_r = offset_for(rbase, a + d);
-                // get: remote (source) at a, local (destination) at a + d.
-                let get_r = offset_for(rbase, a);
-                let get_l = offset_for(lbase, a + d);
-                // memcpy: src_buf at a, dst_buf at a + d.
-                let cp_s = offset_for(sbase, a);
-                let cp_d = offset_for(dbase, a + d);
-                check_placement("put", rbase + put_r, lbase + put_l, a, d);
-                check_placement("get", lbase + get_l, rbase + get_r, a, d);
-                check_placement("memcpy", dbase + cp_d, sbase + cp_s, a, d);
-
-                let mut times: [Vec<f64>; 3] = Default::default();
-                {
-                    // The put reads `local`, the get writes it: one closure holds it and
-                    // switches on the op.
-                    let mut copy = |op: usize| match op {
-                        0 => {
-                            remote.put(
-                                TARGET,
-                                put_r..put_r + size,
-                                black_box(&local[put_l..put_l + size]),
-                            );
-                            world.quiet();
-                        }
-                        1 => {
-                            let dst = &mut local[get_l..get_l + size];
-                            remote.get(TARGET, get_r..get_r + size, black_box(&mut *dst));
-                            black_box(dst);
-                        }
-                        _ => {
-                            // black_box on both sides: the source may have changed and the
-                            // copy is read, so the compiler can neither drop nor hoist it.
-                            let dst = &mut dst_buf[cp_d..cp_d + size];
-                            dst.copy_from_slice(black_box(&src_buf[cp_s..cp_s + size]));
-                            black_box(dst);
-                        }
-                    };
-                    for op in 0..OPS.len() {
-                        time_loop(iters, &mut || copy(op));
+                let p = Point {
+                    a,
+                    d,
+                    // put: local (source) at a, remote (destination) at a + d.
+                    put_l: offset_for(lbase, a),
+                    put_r: offset_for(rbase, a + d),
+                    // get: remote (source) at a, local (destination) at a + d.
+                    get_r: offset_for(rbase, a),
+                    get_l: offset_for(lbase, a + d),
+                    // memcpy: src_buf at a, dst_buf at a + d.
+                    cp_s: offset_for(sbase, a),
+                    cp_d: offset_for(dbase, a + d),
+                };
+                check_placement("put", rbase + p.put_r, lbase + p.put_l, a, d);
+                check_placement("get", lbase + p.get_l, rbase + p.get_r, a, d);
+                check_placement("memcpy", dbase + p.cp_d, sbase + p.cp_s, a, d);
+                points.push(p);
+            }
+        }
+        let mut times: Vec<[Vec<f64>; 3]> = vec![Default::default(); points.len()];
+        for r in 0..args.reps as usize {
+            // Forwards on even repetitions, backwards on odd ones.
+            for i in 0..points.len() {
+                let i = if r % 2 == 0 { i } else { points.len() - 1 - i };
+                let p = &points[i];
+                // The put reads `local`, the get writes it: one closure holds it and switches
+                // on the op.
+                let mut copy = |op: usize| match op {
+                    0 => {
+                        remote.put(
+                            TARGET,
+                            p.put_r..p.put_r + size,
+                            black_box(&local[p.put_l..p.put_l + size]),
+                        );
+                        world.quiet();
                     }
-                    for r in 0..args.reps as usize {
-                        for k in 0..OPS.len() {
-                            let op = (k + r) % OPS.len();
-                            times[op].push(time_loop(iters, &mut || copy(op)));
-                        }
+                    1 => {
+                        let dst = &mut local[p.get_l..p.get_l + size];
+                        remote.get(TARGET, p.get_r..p.get_r + size, black_box(&mut *dst));
+                        black_box(dst);
                     }
+                    _ => {
+                        // black_box on both sides: the source may have changed and the copy
+                        // is read, so the compiler can neither drop nor hoist it.
+                        let dst = &mut dst_buf[p.cp_d..p.cp_d + size];
+                        dst.copy_from_slice(black_box(&src_buf[p.cp_s..p.cp_s + size]));
+                        black_box(dst);
+                    }
+                };
+                for k in 0..OPS.len() {
+                    let op = (k + r) % OPS.len();
+                    time_loop(warm, &mut || copy(op));
+                    times[i][op].push(time_loop(iters, &mut || copy(op)));
                 }
-                for (op, t) in OPS.iter().zip(times) {
-                    let (median, min) = stats(t);
-                    println!("{op},{size},{d},{a},{median:.1},{min:.1}");
-                }
+            }
+        }
+        for (p, point_times) in points.iter().zip(times) {
+            for (op, t) in OPS.iter().zip(point_times) {
+                let (median, min) = stats(t);
+                println!("{op},{size},{},{},{median:.1},{min:.1}", p.d, p.a);
             }
         }
     }
