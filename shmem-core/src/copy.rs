@@ -25,9 +25,9 @@
 //!
 //! | size | memcpy, no boundary | memcpy, destination crosses (a, d) | this engine, same |
 //! |---|---:|---:|---:|
-//! | 64 B | 2.4 | 22.7 (4093, 4064) | 5.4 |
-//! | 256 B | 3.0 | 16.9 (4093, 4000) | 6.0 |
-//! | 1000 B | 9.7 | 25.1 (4093, 4088) | 9.7 |
+//! | 64 B | 2.4 | 22.7 (4093, 4064) | 4.3 |
+//! | 256 B | 3.0 | 16.9 (4093, 4000) | 5.4 |
+//! | 1000 B | 9.7 | 25.1 (4093, 4088) | 11.4 |
 //!
 //! A load that straddles a page costs little by comparison, so only the destination counts.
 //!
