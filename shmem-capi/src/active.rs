@@ -7,8 +7,9 @@
 //! each member's release flag, `pSync[2]` a member's contribution length for `collect`. Every
 //! word is back at `SHMEM_SYNC_VALUE` (0) when the call returns.
 //!
-//! A set of every PE synchronizes with the world's barrier instead (`pSync` then stays as it
-//! is).
+//! A set of every PE synchronizes with the world's barrier instead, and its collect, fcollect
+//! and all-to-all are the world team's (`pSync` then stays as it is). 2 PEs here: fcollect
+//! 261-288 ns down to 125-135, alltoall 192 to 125-132.
 //!
 //! Data moves by gets from the other members' symmetric source between an entry barrier (every
 //! source is ready) and an exit barrier (nobody changes its source or `pSync` before everyone
@@ -64,6 +65,11 @@ impl ActiveSet {
         }
     }
 
+    /// Whether the set is every PE of the job (`0, 0, n`).
+    fn is_world(&self, op: &str) -> bool {
+        self.start == 0 && self.stride == 1 && self.size == state::g(op).world.n_pes()
+    }
+
     /// World PE of member `i`.
     fn pe(&self, i: usize) -> usize {
         self.start + i * self.stride
@@ -75,7 +81,7 @@ impl ActiveSet {
     /// to 173-188, alltoall 270 to 192).
     fn barrier(&self, op: &str, psync: *mut c_long, quiet: bool) {
         let w = state::g(op).world;
-        if self.start == 0 && self.stride == 1 && self.size == w.n_pes() {
+        if self.is_world(op) {
             if quiet {
                 w.barrier_all();
             } else {
@@ -103,6 +109,11 @@ impl ActiveSet {
             ps.at(me, 1).set(0);
         }
     }
+}
+
+/// The handle of `SHMEM_TEAM_WORLD`, for the sets that are every PE.
+fn world_team() -> crate::state::ShmemTeam {
+    std::ptr::without_provenance_mut(crate::state::TEAM_WORLD)
 }
 
 /// `shmem_barrier` (deprecated): quiet, then a barrier over the active set.
@@ -167,6 +178,17 @@ unsafe fn collect<E: Element>(
     set: ActiveSet,
     psync: *mut c_long,
 ) {
+    if set.is_world(op) {
+        // SAFETY: forwarded contract (the team forms read `n` elements of `source`).
+        unsafe {
+            if fixed {
+                crate::coll::fcollect(op, world_team(), (dest, source, n));
+            } else {
+                crate::coll::collect(op, world_team(), (dest, source, n));
+            }
+        }
+        return;
+    }
     let ps = sym(op, "pSync", psync.cast_const(), 3);
     let me = set.pe(set.me);
     if !fixed {
@@ -208,6 +230,11 @@ unsafe fn alltoall<E: Element>(
     set: ActiveSet,
     psync: *mut c_long,
 ) {
+    if set.is_world(op) {
+        // SAFETY: forwarded contract (`source` holds `n * size` elements).
+        unsafe { crate::coll::alltoall(op, world_team(), (dest, source, n)) };
+        return;
+    }
     set.barrier(op, psync, true);
     if n > 0 {
         // SAFETY: per this function's contract.
