@@ -47,6 +47,11 @@ pub const MAX_BUFFERED: usize = 64 << 20;
 const LINGER: Duration = Duration::from_secs(1);
 /// Reads (of 4 KiB) that one round of the server spends on one lingering connection.
 const LINGER_READS: usize = 16;
+/// Most connections lingering at once: refused strangers beyond it are closed at once, so that
+/// a flood of bad hellos cannot hold the server's descriptors.
+const MAX_LINGERING: usize = 64;
+/// Bytes a refused stranger may still send while it lingers (a PE's first record is a few KiB).
+const REFUSED_DRAIN: usize = 64 * 1024;
 
 /// Pause of the accept loop after `accept` failed (e.g. `EMFILE`: out of file descriptors).
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -292,8 +297,9 @@ pub struct Server {
     timeout_detail: Option<String>,
     /// Accepted connections that have not said hello yet.
     pending: Vec<Conn>,
-    /// Authenticated connections answered with an error, closing (see [`LINGER`]).
-    closing: Vec<(Conn, Instant)>,
+    /// Connections answered with an error, closing (see [`LINGER`]): rejected PEs, and refused
+    /// strangers up to [`MAX_LINGERING`].
+    closing: Vec<(Conn, Instant, usize)>,
     slots: Vec<Slot>,
     /// Number of the collective being gathered.
     epoch: u64,
@@ -430,7 +436,7 @@ impl Server {
         for c in self
             .pending
             .iter()
-            .chain(self.closing.iter().map(|(c, _)| c))
+            .chain(self.closing.iter().map(|(c, _, _)| c))
         {
             watch(c.stream.as_raw_fd(), !c.out.is_empty());
         }
@@ -702,7 +708,7 @@ impl Server {
                 })) => {
                     let fields = hello_fields(version, job_id, pe, npes);
                     if !self.proves(&c, Channel::Rendezvous, &nonce, &fields, &mac) {
-                        self.refuse(c, "authentication failed");
+                        self.refuse(c, "authentication failed", true);
                         continue;
                     }
                     let proof = auth::launcher_mac(
@@ -728,17 +734,17 @@ impl Server {
                 })) => {
                     let fields = control_fields(version, job_id, pe, pid);
                     if !self.proves(&c, Channel::Control, &nonce, &fields, &mac) {
-                        self.refuse(c, "authentication failed");
+                        self.refuse(c, "authentication failed", true);
                         continue;
                     }
                     c.frames.set_limit(MAX_FRAME);
                     self.control_hello(c, version, job_id, pe as usize, pid, &nonce);
                 }
-                Ok(Some(_)) => self.refuse(c, "expected a hello"),
-                Err(_) => self.refuse(c, "bad frame"),
+                Ok(Some(_)) => self.refuse(c, "expected a hello", false),
+                Err(_) => self.refuse(c, "bad frame", false),
                 Ok(None) => match open {
                     Ok(true) if c.opened.elapsed() < handshake => self.pending.push(c),
-                    Ok(true) => self.refuse(c, "no hello in time"),
+                    Ok(true) => self.refuse(c, "no hello in time", false),
                     // Closed or broken before saying anything: nothing to answer.
                     Ok(false) | Err(_) => {}
                 },
@@ -752,8 +758,12 @@ impl Server {
         auth::tags_equal(&want, mac)
     }
 
-    /// Closes an unauthenticated connection: it learns only that it was refused.
-    fn refuse(&mut self, mut c: Conn, why: &str) {
+    /// Closes an unauthenticated connection: it learns only that it was refused. One that sent
+    /// a well-formed hello (`linger`) lingers like a rejected PE's, reading at most
+    /// [`REFUSED_DRAIN`] bytes more, unless [`MAX_LINGERING`] connections already do: a client
+    /// that sent its first record behind its hello otherwise got "Connection reset by peer"
+    /// instead of the refusal. Garbage is closed at once.
+    fn refuse(&mut self, mut c: Conn, why: &str, linger: bool) {
         let _ = c.send(&error_frame(ERR_OTHER, "connection refused"));
         let peer = c
             .stream
@@ -763,6 +773,11 @@ impl Server {
         self.note_refusal(format!(
             "refused a connection from {peer}: {why} (not a PE of this job)"
         ));
+        if linger && self.closing.len() < MAX_LINGERING {
+            self.closing
+                .push((c, Instant::now() + LINGER, REFUSED_DRAIN));
+            self.linger();
+        }
     }
 
     /// Reports a refused connection, up to [`REPORTED_REJECTIONS`] of them.
@@ -796,17 +811,17 @@ impl Server {
     /// Closes `c`, which the server has just answered with an error, once the error is out
     /// and the PE has closed its side, or after [`LINGER`] (see there).
     fn close_after_error(&mut self, c: Conn) {
-        self.closing.push((c, Instant::now() + LINGER));
+        self.closing.push((c, Instant::now() + LINGER, usize::MAX));
         self.linger();
     }
 
     /// Sends what closing connections still owe, shuts their write side once it is out, reads
-    /// and drops what their PEs send, and closes those whose PE closed, that failed, or whose
-    /// time is up.
+    /// and drops what their PEs send, and closes those whose PE closed, that failed, that sent
+    /// their allowance, or whose time is up.
     fn linger(&mut self) {
         let now = Instant::now();
         let mut scratch = [0u8; 4096];
-        self.closing.retain_mut(|(c, until)| {
+        self.closing.retain_mut(|(c, until, allowance)| {
             if now >= *until || c.flush().is_err() {
                 return false;
             }
@@ -817,7 +832,8 @@ impl Server {
             for _ in 0..LINGER_READS {
                 match c.stream.read(&mut scratch) {
                     Ok(0) => return false,
-                    Ok(_) => {}
+                    Ok(n) if n >= *allowance => return false,
+                    Ok(n) => *allowance -= n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return e.kind() == io::ErrorKind::WouldBlock,
                 }
