@@ -51,8 +51,10 @@
 //! - **Copies shorter than [`VECTOR_MIN`]** are this engine's own straight-line moves, as
 //!   `memcpy`'s short copies are: moves of one width from both ends (words up to 15 bytes,
 //!   16-byte vectors up to 64, 32-byte ones with AVX2 up to 512), all loaded before any is
-//!   stored. Where the destination crosses a page boundary, the bytes below it and the bytes
-//!   above it are two such copies, so that no store straddles it (`copy_across_page`).
+//!   stored. Where the destination crosses a page boundary, no store straddles it
+//!   (`copy_across_page`): up to 64 bytes the bytes below it and those above it are two such
+//!   copies; longer ones leave out the moves that would straddle it and store moves that end
+//!   and start at it instead.
 //! - **Everything else** (long copies on other CPUs, and beyond [`VECTOR_MAX`]) is `memcpy`;
 //!   other architectures use `memcpy` above 64 bytes.
 //!
@@ -186,9 +188,8 @@ pub(crate) unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
-/// A copy of fewer than [`VECTOR_MIN`] bytes: [`short`]'s moves, and where the destination
-/// crosses a page boundary, [`short`]'s moves for the bytes below the boundary and then for
-/// the bytes above it (`copy_across_page`).
+/// A copy of fewer than [`VECTOR_MIN`] bytes: [`short`]'s moves within a page of the
+/// destination, [`copy_across_page`] across a boundary.
 ///
 /// # Safety
 /// As [`copy_bytes`], and `len < VECTOR_MIN`.
@@ -204,11 +205,14 @@ unsafe fn copy_short(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
-/// A short copy whose destination crosses a page boundary, in two parts that end and start at
-/// it. (`memcpy`'s overlapping moves from both ends would put one store across the boundary,
-/// about 10 ns on AMD Zen 4 where a 256-byte copy takes 3 ns; a load across a boundary of the
-/// source costs little, so only the destination counts.) An aligned element never straddles a
-/// page boundary, so the last one lies in the upper part and is stored last, once.
+/// A short copy whose destination crosses a page boundary. (`memcpy`'s overlapping moves from
+/// both ends would put one store across the boundary, about 10 ns on AMD Zen 4 where a
+/// 256-byte copy takes 3 ns; a load across a boundary of the source costs little, so only the
+/// destination counts.) Up to 64 bytes, and without AVX2, two [`short`] copies that end and
+/// start at the boundary: an aligned element never straddles one, so the last lies in the
+/// upper part and is stored last, once. From 65 bytes with AVX2, moves from both ends with
+/// those that would straddle replaced (`x86::ends_across`, fewer moves than two copies), or
+/// the vector loops above 256 bytes.
 ///
 /// # Safety
 /// As [`copy_bytes`], `len < VECTOR_MIN`, and the destination crosses a page boundary.
