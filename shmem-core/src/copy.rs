@@ -480,12 +480,8 @@ mod x86 {
                 ends_across::<2>(dst, src, len, c)
             } else if len <= 8 * V {
                 ends_across::<4>(dst, src, len, c)
-            } else if (dst as usize).wrapping_sub(src as usize) & (super::PAGE - 1)
-                >= super::PAGE / 2
-            {
-                forward_avx2(dst, src, len)
             } else {
-                backward_avx2(dst, src, len)
+                super::vector_by_distance(dst, src, len)
             }
         }
     }
