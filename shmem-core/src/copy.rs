@@ -51,10 +51,10 @@
 //! - **Copies shorter than [`VECTOR_MIN`]** are this engine's own straight-line moves, as
 //!   `memcpy`'s short copies are: moves of one width from both ends (words up to 15 bytes,
 //!   16-byte vectors up to 64, 32-byte ones with AVX2 up to 512), all loaded before any is
-//!   stored. Where the destination crosses a page boundary, no store straddles it
-//!   (`copy_across_page`): up to 64 bytes the bytes below it and those above it are two such
-//!   copies; longer ones leave out the moves that would straddle it and store moves that end
-//!   and start at it instead.
+//!   stored. Where the destination crosses a page boundary, no store straddles it: up to 64
+//!   bytes a pair of moves on each side of it, all four loaded first (`two_parts`, with the
+//!   widths each side's length takes); longer ones leave out the moves that would straddle it
+//!   and store moves that end and start at it instead (`x86::ends_across`).
 //! - **Everything else** (long copies on other CPUs, and beyond [`VECTOR_MAX`]) is `memcpy`;
 //!   other architectures use `memcpy` above 64 bytes.
 //!
@@ -72,8 +72,8 @@
 //! them). Copies left to `memcpy` (only from [`VECTOR_MIN`] bytes on) end with unaligned
 //! moves from the end that the aligned moves before them do not reach.
 //!
-//! What is left: a short copy across a page boundary still costs a few nanoseconds more than
-//! one within a page (two copies and their branches), and copies in a tight loop between the
+//! What is left: a short copy across a page boundary still costs 1-3 ns more than one within
+//! a page (more moves, one more branch for each side), and copies in a tight loop between the
 //! *same* two buffers where the destination lies just *below* the source (distance
 //! `4096 - n .. 4096`) pay a few nanoseconds when one copy's loads meet the previous copy's
 //! stores. `benches/run.sh`'s sweep shows both.
@@ -189,7 +189,8 @@ pub(crate) unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
 }
 
 /// A copy of fewer than [`VECTOR_MIN`] bytes: [`short`]'s moves within a page of the
-/// destination, [`copy_across_page`] across a boundary.
+/// destination; across a boundary, up to 16 bytes [`across_upto16`] (here, where a call would
+/// cost as much as the moves), else [`copy_across_page`].
 ///
 /// # Safety
 /// As [`copy_bytes`], and `len < VECTOR_MIN`.
@@ -199,6 +200,8 @@ unsafe fn copy_short(dst: *mut u8, src: *const u8, len: usize) {
     unsafe {
         if (dst as usize & (PAGE - 1)) + len <= PAGE {
             short(dst, src, len)
+        } else if len <= 16 {
+            across_upto16(dst, src, len)
         } else {
             copy_across_page(dst, src, len)
         }
@@ -208,25 +211,100 @@ unsafe fn copy_short(dst: *mut u8, src: *const u8, len: usize) {
 /// A short copy whose destination crosses a page boundary. (`memcpy`'s overlapping moves from
 /// both ends would put one store across the boundary, about 10 ns on AMD Zen 4 where a
 /// 256-byte copy takes 3 ns; a load across a boundary of the source costs little, so only the
-/// destination counts.) Up to 64 bytes, and without AVX2, two [`short`] copies that end and
-/// start at the boundary: an aligned element never straddles one, so the last lies in the
-/// upper part and is stored last, once. From 65 bytes with AVX2, moves from both ends with
-/// those that would straddle replaced (`x86::ends_across`, fewer moves than two copies), or
-/// the vector loops above 256 bytes.
+/// destination counts.) With AVX2, [`x86::across_page_avx2`]; without, two [`short`] copies
+/// that end and start at the boundary. Either way an aligned element never straddles the
+/// boundary, so the last lies in the upper part and is stored last, once.
 ///
 /// # Safety
 /// As [`copy_bytes`], `len < VECTOR_MIN`, and the destination crosses a page boundary.
 #[inline(never)]
 unsafe fn copy_across_page(dst: *mut u8, src: *const u8, len: usize) {
-    // SAFETY: forwarded contract; `by_page` passes parts of the range; a plan other than
-    // `Memcpy` exists only with AVX2.
+    // SAFETY: forwarded contract; a plan other than `Memcpy` exists only with AVX2.
     unsafe {
         #[cfg(target_arch = "x86_64")]
-        if len > 64 && plan() != Plan::Memcpy {
-            let c = PAGE - (dst as usize & (PAGE - 1));
-            return x86::across_page_avx2(dst, src, len, c);
+        if plan() != Plan::Memcpy {
+            return x86::across_page_avx2(dst, src, len);
         }
-        by_page(dst, src, len, |d, s, n| short(d, s, n))
+        by_parts(dst, src, len)
+    }
+}
+
+/// [`copy_across_page`] without AVX2: [`short`] below the boundary, then above it. (Its own
+/// function, so that the register saves of its calls stay off the AVX2 path.)
+///
+/// # Safety
+/// As [`copy_across_page`].
+#[inline(never)]
+unsafe fn by_parts(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract; `by_page` passes parts of the range.
+    unsafe { by_page(dst, src, len, |d, s, n| short(d, s, n)) }
+}
+
+/// A copy of `n <= 16` bytes whose destination crosses a page boundary: [`two_parts`] with
+/// the words each side's length takes.
+///
+/// # Safety
+/// As [`copy_bytes`], with `n <= 16`, and the destination crosses a page boundary.
+#[inline(always)]
+unsafe fn across_upto16(dst: *mut u8, src: *const u8, n: usize) {
+    let c = PAGE - (dst as usize & (PAGE - 1));
+    debug_assert!(n <= 16 && 0 < c && c < n);
+    // SAFETY: forwarded contract; each arm's word fits `c` (below 16) as `two_parts` needs.
+    unsafe {
+        match c {
+            8.. => upper_words::<u64>(dst, src, n, c),
+            4.. => upper_words::<u32>(dst, src, n, c),
+            2.. => upper_words::<u16>(dst, src, n, c),
+            _ => upper_words::<u8>(dst, src, n, c),
+        }
+    }
+}
+
+/// [`two_parts`] with the word that `n - c < 16` bytes above the boundary take.
+///
+/// # Safety
+/// As [`two_parts`], for any `U` of 1 to 8 bytes with `size_of::<U>() <= n - c < 16`.
+#[inline(always)]
+unsafe fn upper_words<L: Copy>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
+    debug_assert!(n - c < 16);
+    // SAFETY: each arm's word fits `n - c` as `two_parts` needs.
+    unsafe {
+        match n - c {
+            8.. => two_parts::<L, u64>(dst, src, n, c),
+            4.. => two_parts::<L, u32>(dst, src, n, c),
+            2.. => two_parts::<L, u16>(dst, src, n, c),
+            _ => two_parts::<L, u8>(dst, src, n, c),
+        }
+    }
+}
+
+/// A copy of `n` bytes whose destination's page boundary lies `c` bytes in, as a [`pair`] of
+/// `L`s on `[0, c)` and one of `U`s on `[c, n)`, all four loaded before any is stored (so that
+/// no load of the copy waits on one of its own stores to the same page offset). The callers
+/// pick `L` and `U` by two matches on the parts' lengths: one code path per combination. (Two
+/// [`short`] copies, one part's tree of branches after the other's, cost up to 1 ns more
+/// here.) A part as long as its moves is one move above the boundary, so the last element
+/// has one store, the last; below it the two moves may be the same one.
+///
+/// # Safety
+/// As [`copy_bytes`], with `size_of::<L>() <= c < 2 size_of::<L>()` and
+/// `size_of::<U>() <= n - c < 2 size_of::<U>()`.
+#[inline(always)]
+unsafe fn two_parts<L: Copy, U: Copy>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
+    let (wl, wu) = (size_of::<L>(), size_of::<U>());
+    debug_assert!(wl <= c && c < 2 * wl && wu <= n - c && n - c < 2 * wu);
+    // SAFETY: `wl <= c` and `wu <= n - c`: every move lies inside its part.
+    unsafe {
+        let la = load::<L>(src);
+        let lb = load::<L>(src.add(c - wl));
+        let ua = load::<U>(src.add(c));
+        let ub = load::<U>(src.add(n - wu));
+        store(dst, la);
+        store(dst.add(c - wl), lb);
+        store(dst.add(c), ua);
+        if n - c > wu {
+            store(dst.add(n - wu), ub);
+        }
     }
 }
 
@@ -426,7 +504,7 @@ unsafe fn copy_large(dst: *mut u8, src: *const u8, len: usize) {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{load, log, pair, store, straddles};
+    use super::{PAGE, load, log, pair, store, straddles, two_parts, upper_words};
     use std::arch::x86_64::{
         __m128i, __m256i, _mm256_loadu_si256, _mm256_store_si256, _mm256_storeu_si256,
     };
@@ -466,22 +544,61 @@ mod x86 {
         }
     }
 
-    /// [`copy_across_page`](super::copy_across_page) with AVX2 for `65..VECTOR_MIN` bytes:
-    /// up to 256 bytes [`ends_across`], beyond that the vector loops.
+    /// [`copy_across_page`](super::copy_across_page) with AVX2 (and more than 16 bytes): up to
+    /// 64 bytes [`across_upto64`], up to 256 [`ends_across`], beyond that the vector loops.
     ///
     /// # Safety
-    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `64 < len < VECTOR_MIN`;
-    /// the destination's page boundary lies `0 < c < len` bytes in.
+    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `len < VECTOR_MIN`; the
+    /// destination crosses a page boundary.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn across_page_avx2(dst: *mut u8, src: *const u8, len: usize, c: usize) {
-        // SAFETY: forwarded contract, with each callee's length range.
+    pub(super) unsafe fn across_page_avx2(dst: *mut u8, src: *const u8, len: usize) {
+        let c = PAGE - (dst as usize & (PAGE - 1));
+        // SAFETY: forwarded contract, with each callee's length range; `0 < c < len`.
         unsafe {
-            if len <= 4 * V {
+            if len <= 2 * V {
+                across_upto64(dst, src, len, c)
+            } else if len <= 4 * V {
                 ends_across::<2>(dst, src, len, c)
             } else if len <= 8 * V {
                 ends_across::<4>(dst, src, len, c)
             } else {
                 super::vector_by_distance(dst, src, len)
+            }
+        }
+    }
+
+    /// A copy of `16 < n <= 64` bytes whose destination's page boundary lies `c` bytes in:
+    /// [`two_parts`](super::two_parts) with 32- or 16-byte vectors or words, as each side's
+    /// length takes.
+    ///
+    /// # Safety
+    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `n <= 64` and
+    /// `0 < c < n`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn across_upto64(dst: *mut u8, src: *const u8, n: usize, c: usize) {
+        debug_assert!(n <= 2 * V && 0 < c && c < n);
+        /// [`two_parts`] with the `U` that `n - c` bytes take.
+        #[inline(always)]
+        unsafe fn upper<L: Copy>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
+            // SAFETY: each arm's `U` fits `n - c` (below 64) as `two_parts` needs.
+            unsafe {
+                match n - c {
+                    V.. => two_parts::<L, __m256i>(dst, src, n, c),
+                    W16.. => two_parts::<L, __m128i>(dst, src, n, c),
+                    _ => upper_words::<L>(dst, src, n, c),
+                }
+            }
+        }
+        // SAFETY: each arm's `L` fits `c` (below 64) as `two_parts` needs.
+        unsafe {
+            match c {
+                V.. => upper::<__m256i>(dst, src, n, c),
+                W16.. => upper::<__m128i>(dst, src, n, c),
+                8.. => upper::<u64>(dst, src, n, c),
+                4.. => upper::<u32>(dst, src, n, c),
+                2.. => upper::<u16>(dst, src, n, c),
+                _ => upper::<u8>(dst, src, n, c),
             }
         }
     }
