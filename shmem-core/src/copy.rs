@@ -51,10 +51,10 @@
 //! - **Copies shorter than [`VECTOR_MIN`]** are this engine's own straight-line moves, as
 //!   `memcpy`'s short copies are: moves of one width from both ends (words up to 15 bytes,
 //!   16-byte vectors up to 64, 32-byte ones with AVX2 up to 512), all loaded before any is
-//!   stored. Where the destination crosses a page boundary, no store straddles it: up to 64
-//!   bytes a pair of moves on each side of it, all four loaded first (`two_parts`, with the
-//!   widths each side's length takes); longer ones leave out the moves that would straddle it
-//!   and store moves that end and start at it instead (`x86::ends_across`).
+//!   stored. Where the destination crosses a page boundary, no store straddles it: up to 256
+//!   bytes (16 without AVX2) the same moves on each side of it, all loaded before any is
+//!   stored (`two_parts`), longer ones the vector loops (or, without AVX2, a copy of each
+//!   side).
 //! - **Everything else** (long copies on other CPUs, and beyond [`VECTOR_MAX`]) is `memcpy`;
 //!   other architectures use `memcpy` above 64 bytes.
 //!
@@ -72,11 +72,11 @@
 //! them). Copies left to `memcpy` (only from [`VECTOR_MIN`] bytes on) end with unaligned
 //! moves from the end that the aligned moves before them do not reach.
 //!
-//! What is left: a short copy across a page boundary still costs 1-3 ns more than one within
-//! a page (more moves, one more branch for each side), and copies in a tight loop between the
-//! *same* two buffers where the destination lies just *below* the source (distance
-//! `4096 - n .. 4096`) pay a few nanoseconds when one copy's loads meet the previous copy's
-//! stores. `benches/run.sh`'s sweep shows both.
+//! What is left: a short copy across a page boundary still costs 1-2 ns more than one within
+//! a page (more moves, and a branch for each side's width), and copies in a tight loop
+//! between the *same* two buffers where the destination lies just *below* the source
+//! (distance `4096 - n .. 4096`) pay a few nanoseconds when one copy's loads meet the previous
+//! copy's stores. `benches/run.sh`'s sweep shows both.
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
@@ -249,61 +249,95 @@ unsafe fn by_parts(dst: *mut u8, src: *const u8, len: usize) {
 unsafe fn across_upto16(dst: *mut u8, src: *const u8, n: usize) {
     let c = PAGE - (dst as usize & (PAGE - 1));
     debug_assert!(n <= 16 && 0 < c && c < n);
-    // SAFETY: forwarded contract; each arm's word fits `c` (below 16) as `two_parts` needs.
+    // SAFETY: forwarded contract; each arm's moves fit `c` (below 16) as `two_parts` needs.
     unsafe {
         match c {
-            8.. => upper_words::<u64>(dst, src, n, c),
-            4.. => upper_words::<u32>(dst, src, n, c),
-            2.. => upper_words::<u16>(dst, src, n, c),
-            _ => upper_words::<u8>(dst, src, n, c),
+            8.. => upper_words::<Pair<u64>>(dst, src, n, c),
+            4.. => upper_words::<Pair<u32>>(dst, src, n, c),
+            2.. => upper_words::<Pair<u16>>(dst, src, n, c),
+            _ => upper_words::<Pair<u8>>(dst, src, n, c),
         }
     }
 }
 
-/// [`two_parts`] with the word that `n - c < 16` bytes above the boundary take.
+/// [`two_parts`] with the words that `n - c < 16` bytes above the boundary take.
 ///
 /// # Safety
-/// As [`two_parts`], for any `U` of 1 to 8 bytes with `size_of::<U>() <= n - c < 16`.
+/// As [`two_parts`], for `U` any of the words.
 #[inline(always)]
-unsafe fn upper_words<L: Copy>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
+unsafe fn upper_words<L: Moves>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
     debug_assert!(n - c < 16);
-    // SAFETY: each arm's word fits `n - c` as `two_parts` needs.
+    // SAFETY: each arm's moves fit `n - c` as `two_parts` needs.
     unsafe {
         match n - c {
-            8.. => two_parts::<L, u64>(dst, src, n, c),
-            4.. => two_parts::<L, u32>(dst, src, n, c),
-            2.. => two_parts::<L, u16>(dst, src, n, c),
-            _ => two_parts::<L, u8>(dst, src, n, c),
+            8.. => two_parts::<L, Pair<u64>>(dst, src, n, c),
+            4.. => two_parts::<L, Pair<u32>>(dst, src, n, c),
+            2.. => two_parts::<L, Pair<u16>>(dst, src, n, c),
+            _ => two_parts::<L, Pair<u8>>(dst, src, n, c),
         }
     }
 }
 
-/// A copy of `n` bytes whose destination's page boundary lies `c` bytes in, as a [`pair`] of
-/// `L`s on `[0, c)` and one of `U`s on `[c, n)`, all four loaded before any is stored (so that
-/// no load of the copy waits on one of its own stores to the same page offset). The callers
-/// pick `L` and `U` by two matches on the parts' lengths: one code path per combination. (Two
-/// [`short`] copies, one part's tree of branches after the other's, cost up to 1 ns more
-/// here.) A part as long as its moves is one move above the boundary, so the last element
-/// has one store, the last; below it the two moves may be the same one.
+/// A copy of `n` bytes whose destination's page boundary lies `c` bytes in: `L`'s moves on
+/// `[0, c)` and `U`'s on `[c, n)`, all loaded before any is stored (so that no load of the
+/// copy waits on one of its own stores to the same page offset). The callers pick `L` and `U`
+/// by two matches on the parts' lengths: one code path per combination. (Measured here, a copy
+/// of one part after the other cost about 1 ns more at 64 bytes, and moves from both ends of
+/// the whole range with those that would straddle the boundary replaced 1.3 ns more at 256.)
+/// The last element lies above the boundary, where `U` stores it once, last.
 ///
 /// # Safety
-/// As [`copy_bytes`], with `size_of::<L>() <= c < 2 size_of::<L>()` and
-/// `size_of::<U>() <= n - c < 2 size_of::<U>()`.
+/// As [`copy_bytes`]; `0 < c < n`, and `c` and `n - c` lie in the ranges `L` and `U` take.
 #[inline(always)]
-unsafe fn two_parts<L: Copy, U: Copy>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
-    let (wl, wu) = (size_of::<L>(), size_of::<U>());
-    debug_assert!(wl <= c && c < 2 * wl && wu <= n - c && n - c < 2 * wu);
-    // SAFETY: `wl <= c` and `wu <= n - c`: every move lies inside its part.
+unsafe fn two_parts<L: Moves, U: Moves>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
+    // SAFETY: per the caller, the moves of each part lie inside it.
     unsafe {
-        let la = load::<L>(src);
-        let lb = load::<L>(src.add(c - wl));
-        let ua = load::<U>(src.add(c));
-        let ub = load::<U>(src.add(n - wu));
-        store(dst, la);
-        store(dst.add(c - wl), lb);
-        store(dst.add(c), ua);
-        if n - c > wu {
-            store(dst.add(n - wu), ub);
+        let low = L::load(src, c);
+        let high = U::load(src.add(c), n - c);
+        L::store(dst, c, low);
+        U::store(dst.add(c), n - c, high);
+    }
+}
+
+/// A fixed set of moves that copies `p` bytes for every `p` in the range the implementation
+/// takes, loaded (into registers) apart from being stored. The last move stored is the only
+/// one to touch the range's last element (1 to 8 bytes; `p` a multiple of its size).
+trait Moves {
+    /// The loaded moves.
+    type Regs: Copy;
+    /// Loads the moves of `p` bytes at `src`.
+    ///
+    /// # Safety
+    /// `src` is valid for reads of `p` bytes, `p` in the implementation's range.
+    unsafe fn load(src: *const u8, p: usize) -> Self::Regs;
+    /// Stores what [`load`](Moves::load) loaded for the same `p` at `dst`.
+    ///
+    /// # Safety
+    /// `dst` is valid for writes of `p` bytes, `p` in the implementation's range.
+    unsafe fn store(dst: *mut u8, p: usize, r: Self::Regs);
+}
+
+/// Two moves of a `T` (`w` bytes) at both ends of `w <= p <= 2 w` bytes; one when `p == w`,
+/// as in [`pair`]. The first ends below the last element where `p < 2 w` or `w >= 8`.
+struct Pair<T>(std::marker::PhantomData<T>);
+
+impl<T: Copy> Moves for Pair<T> {
+    type Regs = (T, T);
+    #[inline(always)]
+    unsafe fn load(src: *const u8, p: usize) -> (T, T) {
+        debug_assert!(size_of::<T>() <= p && p <= 2 * size_of::<T>());
+        // SAFETY: both moves lie inside `[0, p)` (`w <= p`).
+        unsafe { (load::<T>(src), load::<T>(src.add(p - size_of::<T>()))) }
+    }
+    #[inline(always)]
+    unsafe fn store(dst: *mut u8, p: usize, r: (T, T)) {
+        let w = size_of::<T>();
+        // SAFETY: as in `load`.
+        unsafe {
+            store(dst, r.0);
+            if p > w {
+                store(dst.add(p - w), r.1);
+            }
         }
     }
 }
@@ -504,7 +538,7 @@ unsafe fn copy_large(dst: *mut u8, src: *const u8, len: usize) {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{PAGE, load, log, pair, store, straddles, two_parts, upper_words};
+    use super::{Moves, PAGE, Pair, load, log, pair, store, straddles, two_parts, upper_words};
     use std::arch::x86_64::{
         __m128i, __m256i, _mm256_loadu_si256, _mm256_store_si256, _mm256_storeu_si256,
     };
@@ -545,7 +579,7 @@ mod x86 {
     }
 
     /// [`copy_across_page`](super::copy_across_page) with AVX2 (and more than 16 bytes): up to
-    /// 64 bytes [`across_upto64`], up to 256 [`ends_across`], beyond that the vector loops.
+    /// 256 bytes [`across_parts`], beyond that the vector loops.
     ///
     /// # Safety
     /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `len < VECTOR_MIN`; the
@@ -556,105 +590,179 @@ mod x86 {
         // SAFETY: forwarded contract, with each callee's length range; `0 < c < len`.
         unsafe {
             if len <= 2 * V {
-                across_upto64(dst, src, len, c)
-            } else if len <= 4 * V {
-                ends_across::<2>(dst, src, len, c)
+                across_parts::<false>(dst, src, len, c)
             } else if len <= 8 * V {
-                ends_across::<4>(dst, src, len, c)
+                across_parts::<true>(dst, src, len, c)
             } else {
                 super::vector_by_distance(dst, src, len)
             }
         }
     }
 
-    /// A copy of `16 < n <= 64` bytes whose destination's page boundary lies `c` bytes in:
-    /// [`two_parts`](super::two_parts) with 32- or 16-byte vectors or words, as each side's
-    /// length takes.
+    /// [`two_parts`] for `n <= 256` bytes whose destination's page boundary lies `0 < c < n`
+    /// bytes in, with the moves each side's length takes: four 32-byte ones from each end
+    /// above 128 bytes, two above 64, a [`Pair`] of 32-byte vectors, 16-byte ones or words
+    /// below. `BIG` (`n > 64`) leaves the first two out of shorter copies' code.
     ///
     /// # Safety
-    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `n <= 64` and
-    /// `0 < c < n`.
+    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `n <= 256` (64 unless
+    /// `BIG`) and `0 < c < n`.
     #[target_feature(enable = "avx2")]
     #[inline]
-    unsafe fn across_upto64(dst: *mut u8, src: *const u8, n: usize, c: usize) {
-        debug_assert!(n <= 2 * V && 0 < c && c < n);
+    unsafe fn across_parts<const BIG: bool>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
+        debug_assert!(n <= if BIG { 8 * V } else { 2 * V } && 0 < c && c < n);
         /// [`two_parts`] with the `U` that `n - c` bytes take.
         #[inline(always)]
-        unsafe fn upper<L: Copy>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
-            // SAFETY: each arm's `U` fits `n - c` (below 64) as `two_parts` needs.
+        unsafe fn upper<L: Moves, const BIG: bool>(
+            dst: *mut u8,
+            src: *const u8,
+            n: usize,
+            c: usize,
+        ) {
+            // SAFETY: each arm's moves fit `n - c` as `two_parts` needs.
             unsafe {
                 match n - c {
-                    V.. => two_parts::<L, __m256i>(dst, src, n, c),
-                    W16.. => two_parts::<L, __m128i>(dst, src, n, c),
+                    129.. if BIG => two_parts::<L, Ends4>(dst, src, n, c),
+                    65.. if BIG => two_parts::<L, Ends2>(dst, src, n, c),
+                    V.. => two_parts::<L, Pair<__m256i>>(dst, src, n, c),
+                    W16.. => two_parts::<L, Pair<__m128i>>(dst, src, n, c),
                     _ => upper_words::<L>(dst, src, n, c),
                 }
             }
         }
-        // SAFETY: each arm's `L` fits `c` (below 64) as `two_parts` needs.
+        // SAFETY: each arm's moves fit `c` as `two_parts` needs.
         unsafe {
             match c {
-                V.. => upper::<__m256i>(dst, src, n, c),
-                W16.. => upper::<__m128i>(dst, src, n, c),
-                8.. => upper::<u64>(dst, src, n, c),
-                4.. => upper::<u32>(dst, src, n, c),
-                2.. => upper::<u16>(dst, src, n, c),
-                _ => upper::<u8>(dst, src, n, c),
+                129.. if BIG => upper::<Ends4, BIG>(dst, src, n, c),
+                65.. if BIG => upper::<Ends2, BIG>(dst, src, n, c),
+                V.. => upper::<Pair<__m256i>, BIG>(dst, src, n, c),
+                W16.. => upper::<Pair<__m128i>, BIG>(dst, src, n, c),
+                8.. => upper::<Pair<u64>, BIG>(dst, src, n, c),
+                4.. => upper::<Pair<u32>, BIG>(dst, src, n, c),
+                2.. => upper::<Pair<u16>, BIG>(dst, src, n, c),
+                _ => upper::<Pair<u8>, BIG>(dst, src, n, c),
             }
         }
     }
 
-    /// [`ends`]'s `K` moves from each end of `K V < n <= 2 K V` bytes when the destination's
-    /// page boundary lies `c` bytes in, with the moves that would straddle it left out and
-    /// moves that end and start at it stored instead (fewer moves than a copy of each part).
-    /// The last element stays with one store, the last: `[n - 32, n)` where that does not
-    /// straddle (the move starting at the boundary is then left out if it is the same one),
-    /// else the bytes `[c, n)` as [`upto64`] moves them.
+    /// Two 32-byte moves from each end of `64 < p <= 128` bytes. The front ones end at 64,
+    /// below the last element (`p` and 64 are multiples of its size); the back ones are
+    /// stored in order, the last `[p - 32, p)`.
+    struct Ends2;
+
+    impl Moves for Ends2 {
+        type Regs = ([__m256i; 2], [__m256i; 2]);
+        #[inline(always)]
+        unsafe fn load(src: *const u8, p: usize) -> Self::Regs {
+            debug_assert!(2 * V < p && p <= 4 * V);
+            // SAFETY: every move is at an offset `o` with `o + V <= p` (`p > 2 V`).
+            unsafe {
+                (
+                    [ld(src, 0), ld(src, V)],
+                    [ld(src, p - 2 * V), ld(src, p - V)],
+                )
+            }
+        }
+        #[inline(always)]
+        unsafe fn store(dst: *mut u8, p: usize, r: Self::Regs) {
+            // SAFETY: as in `load`.
+            unsafe { store_ends(dst, p, r) }
+        }
+    }
+
+    /// Four 32-byte moves from each end of `128 < p <= 256` bytes, as [`Ends2`] does two.
+    struct Ends4;
+
+    impl Moves for Ends4 {
+        type Regs = ([__m256i; 4], [__m256i; 4]);
+        #[inline(always)]
+        unsafe fn load(src: *const u8, p: usize) -> Self::Regs {
+            debug_assert!(4 * V < p && p <= 8 * V);
+            // SAFETY: every move is at an offset `o` with `o + V <= p` (`p > 4 V`).
+            unsafe {
+                let f = |i: usize| ld(src, i * V);
+                let b = |i: usize| ld(src, p - i * V);
+                ([f(0), f(1), f(2), f(3)], [b(4), b(3), b(2), b(1)])
+            }
+        }
+        #[inline(always)]
+        unsafe fn store(dst: *mut u8, p: usize, r: Self::Regs) {
+            // SAFETY: as in `load`.
+            unsafe { store_ends(dst, p, r) }
+        }
+    }
+
+    /// Eight 32-byte moves from each end of `256 < p <= 512` bytes, as [`Ends2`] does two.
+    struct Ends8;
+
+    impl Moves for Ends8 {
+        type Regs = ([__m256i; 8], [__m256i; 8]);
+        #[inline(always)]
+        unsafe fn load(src: *const u8, p: usize) -> Self::Regs {
+            debug_assert!(8 * V < p && p <= 16 * V);
+            // SAFETY: every move is at an offset `o` with `o + V <= p` (`p > 8 V`).
+            unsafe {
+                let f = |i: usize| ld(src, i * V);
+                let b = |i: usize| ld(src, p - i * V);
+                (
+                    [f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7)],
+                    [b(8), b(7), b(6), b(5), b(4), b(3), b(2), b(1)],
+                )
+            }
+        }
+        #[inline(always)]
+        unsafe fn store(dst: *mut u8, p: usize, r: Self::Regs) {
+            // SAFETY: as in `load`.
+            unsafe { store_ends(dst, p, r) }
+        }
+    }
+
+    /// Stores `K` 32-byte moves at each end of `p` bytes at `dst` (loaded from the same offsets
+    /// of the source): the front moves, then the back ones in order, the last `[p - 32, p)`.
+    /// The front moves end at `K V`, below the last element (`p` and `K V` are multiples of
+    /// its size). (The loads are written out in each caller: arrays filled by a loop or
+    /// `array::from_fn` went through the stack.)
     ///
     /// # Safety
-    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `K V < n <= 2 K V`, and
-    /// `0 < c < n`.
-    #[target_feature(enable = "avx2")]
-    #[inline(never)]
-    unsafe fn ends_across<const K: usize>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
-        debug_assert!(K * V < n && n <= 2 * K * V && 0 < c && c < n);
-        // SAFETY: every vector move is at an offset `o` with `o + V <= n` (`n > K V`; the
-        // moves at the boundary only where they fit); the short moves stay inside `[0, c)`
-        // and `[c, n)`.
+    /// AVX2 is available; `K V < p <= 2 K V` (every move at an offset `o` with `o + V <= p`),
+    /// and `dst` is valid for writes of `p` bytes.
+    #[inline(always)]
+    unsafe fn store_ends<const K: usize>(
+        dst: *mut u8,
+        p: usize,
+        (front, back): ([__m256i; K], [__m256i; K]),
+    ) {
+        // SAFETY: per the caller.
         unsafe {
-            let ld = |o: usize| _mm256_loadu_si256(src.add(o).cast::<__m256i>());
-            let st = |o: usize, v| {
-                log::store(dst.add(o), V);
-                _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v)
-            };
-            let straddles = |o: usize| o < c && c < o + V;
-            let front: [__m256i; K] = std::array::from_fn(|i| ld(i * V));
-            let back: [__m256i; K] = std::array::from_fn(|i| ld(n - (K - i) * V));
-            let below = (c >= V).then(|| ld(c - V));
-            // The move starting at the boundary, where it fits and is not the last one.
-            let above = (c + V < n).then(|| ld(c));
             for (i, v) in front.into_iter().enumerate() {
-                if !straddles(i * V) {
-                    st(i * V, v);
-                }
+                st(dst, i * V, v);
             }
-            for (i, v) in back.into_iter().enumerate().take(K - 1) {
-                let o = n - (K - i) * V;
-                if !straddles(o) {
-                    st(o, v);
-                }
+            for (i, v) in back.into_iter().enumerate() {
+                st(dst, p - (K - i) * V, v);
             }
-            match below {
-                Some(v) => st(c - V, v),
-                None => upto64(dst, src, c),
-            }
-            if let Some(v) = above {
-                st(c, v);
-            }
-            if c <= n - V {
-                st(n - V, back[K - 1]);
-            } else {
-                upto64(dst.add(c), src.add(c), n - c);
-            }
+        }
+    }
+
+    /// A 32-byte load at `src + o`.
+    ///
+    /// # Safety
+    /// AVX2 is available (the caller's `target_feature`); `src + o` is valid for 32 bytes.
+    #[inline(always)]
+    unsafe fn ld(src: *const u8, o: usize) -> __m256i {
+        // SAFETY: per the caller.
+        unsafe { _mm256_loadu_si256(src.add(o).cast::<__m256i>()) }
+    }
+
+    /// A 32-byte store at `dst + o`.
+    ///
+    /// # Safety
+    /// AVX2 is available; `dst + o` is valid for writes of 32 bytes.
+    #[inline(always)]
+    unsafe fn st(dst: *mut u8, o: usize, v: __m256i) {
+        // SAFETY: per the caller.
+        unsafe {
+            log::store(dst.add(o), V);
+            _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v)
         }
     }
 
@@ -665,78 +773,26 @@ mod x86 {
     /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `64 < n <= 512`.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn upto512_avx2(dst: *mut u8, src: *const u8, n: usize) {
-        // SAFETY: forwarded contract, each arm within its `ends`'s range.
+        // SAFETY: forwarded contract, each arm within its moves' range.
         unsafe {
             if n <= 4 * V {
-                ends::<2>(dst, src, n)
+                moves::<Ends2>(dst, src, n)
             } else if n <= 8 * V {
-                ends::<4>(dst, src, n)
+                moves::<Ends4>(dst, src, n)
             } else {
-                ends::<8>(dst, src, n)
+                moves::<Ends8>(dst, src, n)
             }
         }
     }
 
-    /// `K` 32-byte moves from each end of `K V < n <= 2 K V` bytes, all loaded first. The
-    /// front moves end at `K V`, below the last element (`n` and `K V` are multiples of its
-    /// size); the back ones are stored in order, the last `[n - 32, n)`. (Written out: loads
-    /// into arrays went through the stack.)
+    /// `M`'s moves of `n` bytes, all loaded first.
     ///
     /// # Safety
-    /// AVX2 is available; as [`copy_bytes`](super::copy_bytes), with `K V < n <= 2 K V`.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    unsafe fn ends<const K: usize>(dst: *mut u8, src: *const u8, n: usize) {
-        debug_assert!(K * V < n && n <= 2 * K * V && matches!(K, 2 | 4 | 8));
-        // SAFETY: every move is at an offset `o` with `o + V <= n` (`n > K V`).
-        unsafe {
-            let ld = |o: usize| _mm256_loadu_si256(src.add(o).cast::<__m256i>());
-            let st = |o: usize, v| {
-                log::store(dst.add(o), V);
-                _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v)
-            };
-            // Front `i`, back `i` (from the end).
-            let f = |i: usize| i * V;
-            let b = |i: usize| n - i * V;
-            let (f0, f1, b2, b1) = (ld(f(0)), ld(f(1)), ld(b(2)), ld(b(1)));
-            if K == 2 {
-                st(f(0), f0);
-                st(f(1), f1);
-                st(b(2), b2);
-                st(b(1), b1);
-                return;
-            }
-            let (f2, f3, b4, b3) = (ld(f(2)), ld(f(3)), ld(b(4)), ld(b(3)));
-            if K == 4 {
-                st(f(0), f0);
-                st(f(1), f1);
-                st(f(2), f2);
-                st(f(3), f3);
-                st(b(4), b4);
-                st(b(3), b3);
-                st(b(2), b2);
-                st(b(1), b1);
-                return;
-            }
-            let (f4, f5, f6, f7) = (ld(f(4)), ld(f(5)), ld(f(6)), ld(f(7)));
-            let (b8, b7, b6, b5) = (ld(b(8)), ld(b(7)), ld(b(6)), ld(b(5)));
-            st(f(0), f0);
-            st(f(1), f1);
-            st(f(2), f2);
-            st(f(3), f3);
-            st(f(4), f4);
-            st(f(5), f5);
-            st(f(6), f6);
-            st(f(7), f7);
-            st(b(8), b8);
-            st(b(7), b7);
-            st(b(6), b6);
-            st(b(5), b5);
-            st(b(4), b4);
-            st(b(3), b3);
-            st(b(2), b2);
-            st(b(1), b1);
-        }
+    /// As [`copy_bytes`](super::copy_bytes), with `n` in `M`'s range.
+    #[inline(always)]
+    unsafe fn moves<M: Moves>(dst: *mut u8, src: *const u8, n: usize) {
+        // SAFETY: per the caller.
+        unsafe { M::store(dst, n, M::load(src, n)) }
     }
 
     /// [`short`](super::short) for `65..=512` bytes without AVX2: 16-byte moves upwards, then
