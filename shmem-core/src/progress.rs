@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use shmem_ucx::Worker;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -44,10 +44,22 @@ const UCX_YIELD_EVERY_OWN_CORE: u32 = 8;
 /// a peer's get 1% slower; with 32, the get was 7% slower.
 pub(crate) const POLLS_PER_PROGRESS: u32 = 8;
 
+/// The CPUs this node's PEs share when this PE bound itself to one of them (0: it did not, and
+/// its own affinity mask tells).
+static NODE_CPUS: AtomicUsize = AtomicUsize::new(0);
+
+/// Records that this PE bound itself to one of `cpus` CPUs at start-up: its own mask now has one.
+pub(crate) fn set_node_cpus(cpus: usize) {
+    NODE_CPUS.store(cpus, Ordering::Relaxed);
+}
+
 /// Sets the spin limit and the yield policy from the number of PEs on this node, for the
 /// runtime's waits and for UCX's blocking waits.
 pub(crate) fn set_spin_limit(local_pes: usize) {
-    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let cpus = match NODE_CPUS.load(Ordering::Relaxed) {
+        0 => std::thread::available_parallelism().map_or(1, |c| c.get()),
+        n => n,
+    };
     let oversubscribed = local_pes > cpus;
     let limit = if oversubscribed {
         SPINS_OVERSUBSCRIBED

@@ -156,3 +156,63 @@ fn global_exit_in_a_singleton_exits_with_the_status() {
         .expect("run singleton");
     assert_eq!(out.status.code(), Some(3), "{out:?}");
 }
+
+/// The CPUs in a `Cpus_allowed_list` value such as "0-3,8".
+fn cpu_list(text: &str) -> Vec<usize> {
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (a.parse().expect("cpu"), b.parse().expect("cpu"));
+        cpus.extend(a..=b);
+    }
+    cpus
+}
+
+/// The CPUs process `pid` (its main thread) may run on, from /proc.
+fn allowed_of(pid: u32) -> Vec<usize> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list");
+    cpu_list(line)
+}
+
+#[test]
+fn pes_bind_to_their_own_core_unless_the_host_is_oversubscribed() {
+    multi_pe_at(
+        "pes_bind_to_their_own_core_unless_the_host_is_oversubscribed",
+        COUNTS,
+        |world| {
+            if std::env::var_os("SHMEM_RENDEZVOUS").is_none() {
+                // Started by mpirun (PMIx), which binds its processes itself.
+                world.barrier_all();
+                return;
+            }
+            // shmemrun's CPUs (the PE's parent) are the ones its PEs share.
+            let launcher = allowed_of(std::os::unix::process::parent_id());
+            let local =
+                |name: &str| -> usize { std::env::var(name).expect(name).parse().expect(name) };
+            let (rank, size) = (local("SHMEM_LOCAL_RANK"), local("SHMEM_LOCAL_SIZE"));
+            assert_eq!((rank, size), (world.my_pe(), world.n_pes()), "one host");
+            assert_eq!(std::env::var("SHMEM_BIND_TO").as_deref(), Ok("core"));
+            // The thread that called init, and the threads it starts after.
+            let mine = shmem_launch::affinity::allowed_cpus().expect("sched_getaffinity");
+            let later = std::thread::spawn(shmem_launch::affinity::allowed_cpus)
+                .join()
+                .expect("thread")
+                .expect("sched_getaffinity");
+            let want = if size <= launcher.len() {
+                vec![launcher[rank]]
+            } else {
+                launcher.clone()
+            };
+            assert_eq!(
+                (&mine, &later),
+                (&want, &want),
+                "PE {rank} of {size} on a host where shmemrun may use CPUs {launcher:?}"
+            );
+            world.barrier_all();
+        },
+    );
+}

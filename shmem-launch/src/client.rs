@@ -9,12 +9,13 @@ use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use crate::affinity;
 use crate::auth::{self, Channel, MAC_BYTES, Nonce, Secret};
 use crate::wire::{
-    CollectiveKind, DEFAULT_INIT_TIMEOUT_SECS, ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_JOB_SECRET,
-    ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE, ENV_RENDEZVOUS, ERR_TIMEOUT, FrameBuf,
-    MAX_CONTROL_FRAME, MAX_HANDSHAKE_FRAME, MAX_RECORD, Msg, PROTOCOL_VERSION, hello_fields,
-    max_table_frame, parse_timeout_secs,
+    CollectiveKind, DEFAULT_INIT_TIMEOUT_SECS, ENV_BIND_TO, ENV_INIT_TIMEOUT, ENV_JOB_ID,
+    ENV_JOB_SECRET, ENV_LOCAL_RANK, ENV_LOCAL_SIZE, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE,
+    ENV_RENDEZVOUS, ERR_TIMEOUT, FrameBuf, MAX_CONTROL_FRAME, MAX_HANDSHAKE_FRAME, MAX_RECORD, Msg,
+    PROTOCOL_VERSION, hello_fields, max_table_frame, parse_timeout_secs,
 };
 
 /// Extra time the PE waits for the launcher's verdict beyond the rendezvous timeout before it
@@ -77,6 +78,12 @@ pub struct LaunchEnv {
     pub node: usize,
     /// The number of hosts, from 1 to `npes` (`SHMEM_NNODES`; 1 without it).
     pub nnodes: usize,
+    /// This PE's index among the job's PEs on its host and their number (`SHMEM_LOCAL_RANK`
+    /// and `SHMEM_LOCAL_SIZE`; `None` without them).
+    pub local: Option<(usize, usize)>,
+    /// Whether the PE binds itself to a core at start-up (`SHMEM_BIND_TO=core`; `none` or
+    /// unset: no).
+    pub bind_to_core: bool,
 }
 
 impl LaunchEnv {
@@ -88,7 +95,8 @@ impl LaunchEnv {
     /// Reads the launcher's variables through `get`. `Ok(None)` when `SHMEM_RENDEZVOUS` is unset
     /// (the program was not started by `shmemrun`); an error names the variable that is missing
     /// or has a value that cannot be used (for `SHMEM_JOB_SECRET`, without quoting the value).
-    /// `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and `SHMEM_NNODES` are optional.
+    /// `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE`, `SHMEM_NNODES`, `SHMEM_LOCAL_RANK` with
+    /// `SHMEM_LOCAL_SIZE`, and `SHMEM_BIND_TO` are optional.
     ///
     /// ```
     /// use std::ffi::OsString;
@@ -213,6 +221,46 @@ impl LaunchEnv {
                 format!("must be below {ENV_NNODES}={nnodes}"),
             ));
         }
+        let local = match (text(ENV_LOCAL_RANK)?, text(ENV_LOCAL_SIZE)?) {
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(EnvError::Missing {
+                    name: ENV_LOCAL_SIZE,
+                });
+            }
+            (None, Some(_)) => {
+                return Err(EnvError::Missing {
+                    name: ENV_LOCAL_RANK,
+                });
+            }
+            (Some(_), Some(_)) => {
+                let size = optional(ENV_LOCAL_SIZE, 0)?;
+                if size == 0 || size > npes {
+                    return Err(bad(
+                        ENV_LOCAL_SIZE,
+                        &size.to_string(),
+                        format!("must be from 1 to {ENV_NPES}={npes}"),
+                    ));
+                }
+                let rank = optional(ENV_LOCAL_RANK, 0)?;
+                if rank >= size {
+                    return Err(bad(
+                        ENV_LOCAL_RANK,
+                        &rank.to_string(),
+                        format!("must be below {ENV_LOCAL_SIZE}={size}"),
+                    ));
+                }
+                Some((rank, size))
+            }
+        };
+        let bind_to_core = match text(ENV_BIND_TO)? {
+            None => false,
+            Some(v) => match v.trim() {
+                "core" => true,
+                "none" => false,
+                _ => return Err(bad(ENV_BIND_TO, &v, "expected core or none".into())),
+            },
+        };
         Ok(Some(LaunchEnv {
             rendezvous,
             pe,
@@ -222,7 +270,22 @@ impl LaunchEnv {
             timeout,
             node,
             nnodes,
+            local,
+            bind_to_core,
         }))
+    }
+
+    /// Binds the calling thread, and the threads it starts later, to one core as the launcher
+    /// asked ([`affinity::bind_to_core`] with [`local`](Self::local)); `Ok(None)` when it did
+    /// not ask, did not say where this PE stands on its host, or the host is oversubscribed.
+    ///
+    /// # Errors
+    /// The OS error of the affinity calls, with the affinity unchanged.
+    pub fn bind(&self) -> std::io::Result<Option<affinity::Bound>> {
+        match self.local {
+            Some((rank, size)) if self.bind_to_core => affinity::bind_to_core(rank, size),
+            _ => Ok(None),
+        }
     }
 
     /// Connects to the launcher and says hello: [`Client::connect`] with these settings.

@@ -8,6 +8,7 @@
 //! - [`client`]: the PE's side: [`LaunchEnv`](client::LaunchEnv) reads the environment,
 //!   [`Client`](client::Client) says hello and runs the start-up collectives;
 //! - [`watchdog`]: the PE's supervision thread, on a control connection of its own;
+//! - [`affinity`]: the PE's binding to one core of its host;
 //! - [`server`]: the launcher's rendezvous server, a state machine that the launcher drives.
 //!
 //! shmem-core's `init` uses the client and the watchdog; the `shmemrun` binary (package
@@ -18,8 +19,10 @@
 //!
 //! `shmemrun` starts every PE with `SHMEM_RENDEZVOUS` (the launcher's `host:port`), `SHMEM_PE`,
 //! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_JOB_SECRET`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` (the
-//! index of the PE's host) and `SHMEM_NNODES` (the number of hosts) in the environment ([`wire`]
-//! names them). A program
+//! index of the PE's host), `SHMEM_NNODES` (the number of hosts), `SHMEM_LOCAL_RANK` and
+//! `SHMEM_LOCAL_SIZE` (the PE's index among its host's PEs, and their number) and
+//! `SHMEM_BIND_TO` (whether it binds itself to a core: [`affinity`]) in the environment
+//! ([`wire`] names them). A program
 //! started without the launcher has no `SHMEM_RENDEZVOUS`:
 //! [`LaunchEnv::from_env`](client::LaunchEnv::from_env) returns `None`, and shmem-core runs it as
 //! a singleton (PE 0 of 1 on node 0 of 1, with no I/O at all) or through PMIx.
@@ -85,6 +88,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod affinity;
 pub mod auth;
 pub mod client;
 pub mod server;

@@ -15,8 +15,8 @@ use crate::client::{self, Client, ClientError, EnvError, LaunchEnv};
 use crate::server::{Notice, Server};
 use crate::watchdog;
 use crate::wire::{
-    self, ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_JOB_SECRET, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE,
-    ENV_RENDEZVOUS, Msg,
+    self, ENV_BIND_TO, ENV_INIT_TIMEOUT, ENV_JOB_ID, ENV_JOB_SECRET, ENV_LOCAL_RANK,
+    ENV_LOCAL_SIZE, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE, ENV_RENDEZVOUS, Msg,
 };
 
 /// A secret for tests.
@@ -112,6 +112,8 @@ impl TestServer {
             timeout,
             node: 0,
             nnodes: 1,
+            local: None,
+            bind_to_core: false,
         }
     }
 
@@ -197,6 +199,54 @@ fn environment_is_parsed_and_checked() {
             other => panic!("{node}/{nnodes}: {other:?}"),
         }
     }
+
+    // The PE's place on its host and the binding: both or neither of the first two.
+    assert_eq!((c.local, c.bind_to_core), (None, false));
+    let mut placed = good.to_vec();
+    placed.extend([
+        (ENV_LOCAL_RANK, "1"),
+        (ENV_LOCAL_SIZE, "2"),
+        (ENV_BIND_TO, "core"),
+    ]);
+    let c = LaunchEnv::from_vars(vars(&placed)).unwrap().unwrap();
+    assert_eq!((c.local, c.bind_to_core), (Some((1, 2)), true));
+    for (extra, bad) in [
+        (
+            &[(ENV_LOCAL_RANK, "2"), (ENV_LOCAL_SIZE, "2")][..],
+            ENV_LOCAL_RANK,
+        ),
+        (
+            &[(ENV_LOCAL_RANK, "0"), (ENV_LOCAL_SIZE, "4")][..],
+            ENV_LOCAL_SIZE,
+        ),
+        (
+            &[(ENV_LOCAL_RANK, "0"), (ENV_LOCAL_SIZE, "0")][..],
+            ENV_LOCAL_SIZE,
+        ),
+        (
+            &[(ENV_LOCAL_RANK, "x"), (ENV_LOCAL_SIZE, "1")][..],
+            ENV_LOCAL_RANK,
+        ),
+        (&[(ENV_BIND_TO, "socket")][..], ENV_BIND_TO),
+    ] {
+        let mut v = good.to_vec();
+        v.extend_from_slice(extra);
+        match LaunchEnv::from_vars(vars(&v)) {
+            Err(EnvError::Invalid { name, .. }) => assert_eq!(name, bad, "{extra:?}"),
+            other => panic!("{extra:?}: {other:?}"),
+        }
+    }
+    let mut half = good.to_vec();
+    half.push((ENV_LOCAL_RANK, "0"));
+    assert!(matches!(
+        LaunchEnv::from_vars(vars(&half)),
+        Err(EnvError::Missing {
+            name: ENV_LOCAL_SIZE
+        })
+    ));
+    half.extend([(ENV_LOCAL_SIZE, "1"), (ENV_BIND_TO, "none")]);
+    let c = LaunchEnv::from_vars(vars(&half)).unwrap().unwrap();
+    assert_eq!((c.local, c.bind_to_core), (Some((0, 1)), false));
 
     let without_timeout = LaunchEnv::from_vars(vars(&good[..5])).unwrap().unwrap();
     assert_eq!(without_timeout.timeout, Duration::from_secs(60));
@@ -350,6 +400,8 @@ fn client_backstop_when_the_launcher_is_silent() {
         timeout: Duration::from_millis(200),
         node: 0,
         nnodes: 1,
+        local: None,
+        bind_to_core: false,
     };
     let start = Instant::now();
     let r = config.connect();
@@ -439,6 +491,8 @@ fn the_report_of_a_leaving_pe_names_waiters_whose_requests_are_unread() {
                 timeout: LONG,
                 node: 0,
                 nnodes: 1,
+                local: None,
+                bind_to_core: false,
             };
             let events = events.clone();
             let (tx, next) = mpsc::channel::<()>();
@@ -927,6 +981,8 @@ fn stalled_and_silent_connections_time_out() {
             timeout: LONG,
             node: 0,
             nnodes: 1,
+            local: None,
+            bind_to_core: false,
         };
         thread::spawn(move || env.connect().unwrap())
     };
@@ -1052,6 +1108,8 @@ fn a_tampered_record_is_detected_and_named() {
         timeout: LONG,
         node: 0,
         nnodes: 1,
+        local: None,
+        bind_to_core: false,
     };
     // Untouched records pass, and come back without their tags.
     let good = vec![tagged(0, b"zero"), tagged(1, b"one"), tagged(2, b"two")];
@@ -1097,6 +1155,8 @@ fn a_launcher_without_the_secret_is_not_believed() {
         timeout: LONG,
         node: 0,
         nnodes: 1,
+        local: None,
+        bind_to_core: false,
     };
     let mut c = env.connect().unwrap();
     match c.allgather(b"", &mut || {}) {

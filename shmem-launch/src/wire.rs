@@ -87,6 +87,14 @@ pub const DEFAULT_INIT_TIMEOUT_SECS: f64 = 60.0;
 pub const ENV_NODE: &str = "SHMEM_NODE";
 /// Environment variable: the number of hosts (nodes) the job runs on.
 pub const ENV_NNODES: &str = "SHMEM_NNODES";
+/// Environment variable: this PE's index among the job's PEs on its host, from 0.
+pub const ENV_LOCAL_RANK: &str = "SHMEM_LOCAL_RANK";
+/// Environment variable: the number of the job's PEs on this PE's host.
+pub const ENV_LOCAL_SIZE: &str = "SHMEM_LOCAL_SIZE";
+/// Environment variable: `core` or `none`. For the launcher, the default of `shmemrun
+/// --bind-to`; for a PE, whether it binds itself to one core at start-up (see
+/// [`crate::affinity`]). A PE without it does not bind.
+pub const ENV_BIND_TO: &str = "SHMEM_BIND_TO";
 /// Environment variable (launcher): seconds without a heartbeat after which the launcher counts
 /// a PE on another host as gone (also `shmemrun --heartbeat-timeout`).
 pub const ENV_HEARTBEAT_TIMEOUT: &str = "SHMEM_HEARTBEAT_TIMEOUT";

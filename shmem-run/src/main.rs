@@ -3,9 +3,11 @@
 //!
 //! It listens on a TCP port for the PEs' rendezvous (`shmem_launch::server`; the protocol is
 //! `shmem_launch::wire`), starts N copies of the program with `SHMEM_RENDEZVOUS`, `SHMEM_PE`,
-//! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_JOB_SECRET`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE` and
-//! `SHMEM_NNODES` set, runs their start-up collectives, and ends the whole job when a PE fails or
-//! the launcher is interrupted.
+//! `SHMEM_NPES`, `SHMEM_JOB_ID`, `SHMEM_JOB_SECRET`, `SHMEM_INIT_TIMEOUT`, `SHMEM_NODE`,
+//! `SHMEM_NNODES`, `SHMEM_LOCAL_RANK`, `SHMEM_LOCAL_SIZE` and `SHMEM_BIND_TO` set, runs their
+//! start-up collectives, and ends the whole job when a PE fails or the launcher is interrupted.
+//! The PEs bind themselves to cores at start-up (`--bind-to core`, the default) unless their
+//! host has more PEs than CPUs.
 //!
 //! Every job has a random secret (`shmem_launch::auth`) that only its PEs know: local PEs get it
 //! in their environment, PEs on other hosts on the first line of their start command's standard
@@ -45,8 +47,9 @@ use job::{Job, Remote};
     group(ArgGroup::new("hostset").args(["hosts", "hostfile"])),
     after_help = "\
 Every PE gets SHMEM_RENDEZVOUS, SHMEM_PE, SHMEM_NPES, SHMEM_JOB_ID, SHMEM_JOB_SECRET, \
-SHMEM_INIT_TIMEOUT, SHMEM_NODE (the index of its host, from 0) and SHMEM_NNODES (the number of \
-hosts) in its environment. Only PE 0 reads stdin.
+SHMEM_INIT_TIMEOUT, SHMEM_NODE (the index of its host, from 0), SHMEM_NNODES (the number of \
+hosts), SHMEM_LOCAL_RANK and SHMEM_LOCAL_SIZE (its index among its host's PEs, and their \
+number) and SHMEM_BIND_TO (--bind-to) in its environment. Only PE 0 reads stdin.
 
 Security: every job has a random 256-bit secret; every connection to shmemrun and every \
 start-up record proves it (HMAC-SHA256), so other users cannot join or disturb the job. \
@@ -148,6 +151,13 @@ struct Cli {
     )]
     oversubscribe_limit: u32,
 
+    /// "core": each PE binds itself to one CPU of its host at start-up, in order of its index
+    /// among the host's PEs (within the CPUs shmemrun, or the remote command, may run on); on
+    /// a host with more PEs than those CPUs, none is bound. "none": the scheduler places the
+    /// PEs. Default: $SHMEM_BIND_TO, else core (as mpirun binds).
+    #[arg(long, value_name = "core|none")]
+    bind_to: Option<String>,
+
     /// Pass the variable NAME (with its value here, or VALUE) to every PE; repeatable. UCX_*
     /// and SHMEM_* variables are passed anyway.
     #[arg(short = 'x', value_name = "NAME[=VALUE]")]
@@ -233,7 +243,7 @@ const SECRET_SCRIPT: &str = "IFS= read -r SHMEM_JOB_SECRET || { echo \"shmemrun:
      >&2; exit 126; }; export SHMEM_JOB_SECRET; exec \"$@\"";
 
 /// The variables shmemrun sets for every PE; -x may not set them and they are not forwarded.
-const JOB_VARS: [&str; 7] = [
+const JOB_VARS: [&str; 10] = [
     wire::ENV_RENDEZVOUS,
     wire::ENV_PE,
     wire::ENV_NPES,
@@ -241,7 +251,23 @@ const JOB_VARS: [&str; 7] = [
     wire::ENV_INIT_TIMEOUT,
     wire::ENV_NODE,
     wire::ENV_NNODES,
+    wire::ENV_LOCAL_RANK,
+    wire::ENV_LOCAL_SIZE,
+    wire::ENV_BIND_TO,
 ];
+
+/// `--bind-to` (or `$SHMEM_BIND_TO`, else `core`): `core` or `none`.
+fn bind_to(cli: &Cli) -> Result<&'static str, String> {
+    let text = setting(&cli.bind_to, wire::ENV_BIND_TO, "core")?;
+    match text.trim() {
+        "core" => Ok("core"),
+        "none" => Ok("none"),
+        _ => Err(format!(
+            "--bind-to {text}: expected core or none (or {} is set to it)",
+            wire::ENV_BIND_TO
+        )),
+    }
+}
 
 /// The `-x` variables as (name, value); `-x NAME` takes the value from shmemrun's environment.
 fn exports(cli: &Cli) -> Result<Vec<(OsString, OsString)>, String> {
@@ -362,6 +388,13 @@ fn run(cli: &Cli) -> i32 {
             return 1;
         }
     };
+    let bind_to = match bind_to(cli) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("shmemrun: {e}");
+            return 2;
+        }
+    };
     let job = JobSpec {
         program,
         args,
@@ -371,6 +404,7 @@ fn run(cli: &Cli) -> i32 {
         id: random_id(),
         secret,
         prefix: cli.prefix,
+        bind_to,
     };
     let multi = match multi_host(cli) {
         Ok(m) => m,
@@ -445,6 +479,16 @@ struct JobSpec<'a> {
     id: u64,
     secret: Secret,
     prefix: bool,
+    bind_to: &'static str,
+}
+
+/// Where a PE runs: its host's index and the number of hosts, its index among the job's PEs
+/// on that host and their number.
+struct Place {
+    node: usize,
+    nnodes: usize,
+    local_rank: usize,
+    local_size: usize,
 }
 
 impl JobSpec<'_> {
@@ -454,8 +498,7 @@ impl JobSpec<'_> {
         rendezvous: &str,
         pe: usize,
         npes: usize,
-        node: usize,
-        nnodes: usize,
+        at: Place,
     ) -> Vec<(OsString, OsString)> {
         [
             rendezvous.to_string(),
@@ -463,8 +506,11 @@ impl JobSpec<'_> {
             npes.to_string(),
             format!("{:016x}", self.id),
             self.timeout_text.clone(),
-            node.to_string(),
-            nnodes.to_string(),
+            at.node.to_string(),
+            at.nnodes.to_string(),
+            at.local_rank.to_string(),
+            at.local_size.to_string(),
+            self.bind_to.to_string(),
         ]
         .into_iter()
         .zip(JOB_VARS)
@@ -581,7 +627,13 @@ fn run_local(
         if run.interrupted() {
             break;
         }
-        let mut env = job.vars(&addr, pe, npes, 0, 1);
+        let at = Place {
+            node: 0,
+            nnodes: 1,
+            local_rank: pe,
+            local_size: npes,
+        };
+        let mut env = job.vars(&addr, pe, npes, at);
         env.extend(secret.iter().cloned());
         env.extend(job.exports.iter().cloned());
         let spec = children::Spec {
@@ -781,7 +833,13 @@ fn run_hosts(
                 remote.push("-C".into());
                 remote.push(dir.clone().into_os_string());
             }
-            let vars = job.vars(&addr, pe, npes, node, m.nodes.len());
+            let at = Place {
+                node,
+                nnodes: m.nodes.len(),
+                local_rank: pe - n.pes.start,
+                local_size: n.pes.len(),
+            };
+            let vars = job.vars(&addr, pe, npes, at);
             for (k, v) in vars.iter().chain(&forwarded).chain(&job.exports) {
                 let mut kv = k.clone();
                 kv.push("=");

@@ -384,9 +384,45 @@ fn local_jobs_are_node_0_of_1_and_get_exported_variables() {
 }
 
 #[test]
+fn pes_learn_their_place_on_the_host_and_whether_to_bind() {
+    let script = "echo \"$SHMEM_PE $SHMEM_LOCAL_RANK $SHMEM_LOCAL_SIZE $SHMEM_BIND_TO\"";
+    let sorted = |r: &Run| {
+        let mut lines: Vec<&str> = r.stdout.lines().collect();
+        lines.sort();
+        lines.join("\n")
+    };
+    let r = run(shmemrun(&["-n", "3", "sh", "-c", script]));
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    assert_eq!(sorted(&r), "0 0 3 core\n1 1 3 core\n2 2 3 core", "{r:?}");
+    let r = run(shmemrun(&[
+        "-n",
+        "2",
+        "--bind-to",
+        "none",
+        "sh",
+        "-c",
+        script,
+    ]));
+    assert_eq!(sorted(&r), "0 0 2 none\n1 1 2 none", "{r:?}");
+    // $SHMEM_BIND_TO is the default; --bind-to wins over it.
+    let mut cmd = shmemrun(&["-n", "1", "sh", "-c", script]);
+    cmd.env("SHMEM_BIND_TO", "none");
+    assert_eq!(run(cmd).stdout, "0 0 1 none\n");
+    let mut cmd = shmemrun(&["-n", "1", "--bind-to", "core", "sh", "-c", script]);
+    cmd.env("SHMEM_BIND_TO", "none");
+    assert_eq!(run(cmd).stdout, "0 0 1 core\n");
+    let mut cmd = shmemrun(&["-n", "1", "true"]);
+    cmd.env("SHMEM_BIND_TO", "socket");
+    let r = run(cmd);
+    assert_eq!(r.code(), Some(2), "{r:?}");
+    assert!(r.stderr.contains("expected core or none"), "{r:?}");
+}
+
+#[test]
 fn hosts_get_their_pes_in_blocks_through_the_start_command() {
     let script = "echo \"$SHMEM_PE|$SHMEM_NODE|$SHMEM_NNODES|$SHMEM_NPES|$SHMEM_RENDEZVOUS|\
-                  $EXPORTED_A|$SHMEM_EXTRA|$UCX_EXTRA|$PWD|$0|$1\"";
+                  $EXPORTED_A|$SHMEM_EXTRA|$UCX_EXTRA|$PWD|$0|$1|$SHMEM_LOCAL_RANK|\
+                  $SHMEM_LOCAL_SIZE\"";
     let mut cmd = shmemrun(&[
         "--hosts",
         "127.0.0.1:2,localhost:1",
@@ -416,7 +452,10 @@ fn hosts_get_their_pes_in_blocks_through_the_start_command() {
         assert_eq!(l[5], "it's \"quoted\" $HOME", "{r:?}");
         assert_eq!(l[6..8], ["shmem var", "ucx var"], "{r:?}");
         assert_eq!(l[8], cwd.to_str().unwrap(), "{r:?}");
-        assert_eq!(l[9..], ["zero", "one two"], "{r:?}");
+        assert_eq!(l[9..11], ["zero", "one two"], "{r:?}");
+        // Host 0 runs PEs 0 and 1, host 1 PE 2.
+        let local = if pe < 2 { [pe, 2] } else { [0, 1] };
+        assert_eq!(l[11..], local.map(|v| v.to_string()), "{r:?}");
     }
     // Without slots: as even as possible, the first hosts get one more.
     let r = run(shmemrun(&[
@@ -576,8 +615,11 @@ fn bad_host_options_are_refused_with_the_reason() {
         "--rendezvous-addr <IP>",
         "--heartbeat-timeout <SECS>",
         "-x <NAME[=VALUE]>",
+        "--bind-to <core|none>",
         "SHMEM_NODE",
         "SHMEM_NNODES",
+        "SHMEM_LOCAL_RANK",
+        "SHMEM_BIND_TO",
         "SHMEM_RSH",
         "SHMEM_RENDEZVOUS_ADDR",
         "SHMEM_HEARTBEAT_TIMEOUT",

@@ -89,11 +89,14 @@ impl TwoHosts {
         format!("bash {} exec {{host}}", netns_script())
     }
 
-    /// `shmemrun` run on host 1; add the arguments.
+    /// `shmemrun` run on host 1, with `SHMEM_BIND_TO=none` (its default for `--bind-to`): the
+    /// hosts share this machine's CPUs, and binding would put each host's first PE on the same
+    /// one; add the arguments.
     pub fn launcher(&self) -> Command {
         let mut cmd = Command::new("bash");
         cmd.args([netns_script(), "enter", &self.hosts[0]])
-            .arg(shmemrun());
+            .arg(shmemrun())
+            .env("SHMEM_BIND_TO", "none");
         cmd
     }
 

@@ -53,7 +53,8 @@ fn pmix_launched() -> bool {
 }
 
 impl Bootstrap {
-    /// Reads the environment set by `shmemrun`, connects to the launcher and starts the
+    /// Reads the environment set by `shmemrun`, binds this PE to a core where it asks
+    /// (`SHMEM_BIND_TO`, `shmemrun --bind-to`), connects to the launcher and starts the
     /// watchdog (which ends the process when the launcher ends the job or is gone). Without
     /// `SHMEM_RENDEZVOUS` the process is a singleton (PE 0 of 1) and nothing is read or
     /// connected.
@@ -64,6 +65,11 @@ impl Bootstrap {
             }
             return Ok(Bootstrap::singleton());
         };
+        // First, before the runtime starts a thread (they inherit the binding). A binding that
+        // fails leaves the PE where it was: it costs speed, not correctness.
+        if let Ok(Some(bound)) = config.bind() {
+            crate::progress::set_node_cpus(bound.cpus);
+        }
         let bootstrap = Bootstrap::connect(&config)?;
         watchdog::start(
             &config.rendezvous,

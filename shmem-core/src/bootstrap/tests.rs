@@ -98,6 +98,8 @@ fn launch_env(
         timeout,
         node: 0,
         nnodes: 1,
+        local: None,
+        bind_to_core: false,
     }
 }
 
