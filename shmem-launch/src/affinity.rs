@@ -1,9 +1,10 @@
 //! Binding a PE to one core of its host, as MPI launchers do by default (`mpirun --bind-to
-//! core`): a PE that polls for its peers' data keeps its core, its caches and the kernel's
-//! network processing for its sockets where they are, instead of moving whenever the scheduler
-//! balances. Measured on this project's 2-core VM with `UCX_TLS=tcp,self`, 2 PEs: an 8-byte get
-//! took 13.2–15.8 µs unbound in 6 of 6 jobs, 9.8–10.2 µs bound in 3 of 4 (Open MPI's `oshrun`,
-//! which binds, 9.5–10.5 µs).
+//! core`): a PE that polls for its peers' data keeps its core and its caches, and on a host
+//! with several NUMA nodes the memory it touched first (its symmetric heap) stays local,
+//! instead of moving whenever the scheduler balances. (On this project's 2-vCPU VM, one NUMA
+//! node, six interleaved triples of 2-PE jobs over `UCX_TLS=tcp,self` showed no difference
+//! beyond the machine's noise: an 8-byte get took 9.5–16.0 µs unbound, 9.7–11.2 bound, and
+//! 9.7–16.4 under Open MPI's `oshrun`, which binds.)
 //!
 //! `shmemrun` tells each PE its index among the job's PEs on its host and their number
 //! (`SHMEM_LOCAL_RANK`, `SHMEM_LOCAL_SIZE`) and whether to bind (`SHMEM_BIND_TO`, from
