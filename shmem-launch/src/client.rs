@@ -205,22 +205,31 @@ impl LaunchEnv {
                     .map_err(|_| bad(name, &v, "expected a non-negative integer".into())),
             }
         };
-        let nnodes = optional(ENV_NNODES, 1)?;
-        if nnodes == 0 || nnodes > npes {
-            return Err(bad(
-                ENV_NNODES,
-                &nnodes.to_string(),
-                format!("must be from 1 to {ENV_NPES}={npes}"),
-            ));
-        }
-        let node = optional(ENV_NODE, 0)?;
-        if node >= nnodes {
-            return Err(bad(
-                ENV_NODE,
-                &node.to_string(),
-                format!("must be below {ENV_NNODES}={nnodes}"),
-            ));
-        }
+        // A count from 1 to npes and an index below it: the hosts and this PE's, or the PEs on
+        // this host and this PE's place among them.
+        let placed = |count_name: &'static str,
+                      count_default: usize,
+                      index_name: &'static str|
+         -> Result<(usize, usize), EnvError> {
+            let count = optional(count_name, count_default)?;
+            if count == 0 || count > npes {
+                return Err(bad(
+                    count_name,
+                    &count.to_string(),
+                    format!("must be from 1 to {ENV_NPES}={npes}"),
+                ));
+            }
+            let index = optional(index_name, 0)?;
+            if index >= count {
+                return Err(bad(
+                    index_name,
+                    &index.to_string(),
+                    format!("must be below {count_name}={count}"),
+                ));
+            }
+            Ok((index, count))
+        };
+        let (node, nnodes) = placed(ENV_NNODES, 1, ENV_NODE)?;
         let local = match (text(ENV_LOCAL_RANK)?, text(ENV_LOCAL_SIZE)?) {
             (None, None) => None,
             (Some(_), None) => {
@@ -233,25 +242,7 @@ impl LaunchEnv {
                     name: ENV_LOCAL_RANK,
                 });
             }
-            (Some(_), Some(_)) => {
-                let size = optional(ENV_LOCAL_SIZE, 0)?;
-                if size == 0 || size > npes {
-                    return Err(bad(
-                        ENV_LOCAL_SIZE,
-                        &size.to_string(),
-                        format!("must be from 1 to {ENV_NPES}={npes}"),
-                    ));
-                }
-                let rank = optional(ENV_LOCAL_RANK, 0)?;
-                if rank >= size {
-                    return Err(bad(
-                        ENV_LOCAL_RANK,
-                        &rank.to_string(),
-                        format!("must be below {ENV_LOCAL_SIZE}={size}"),
-                    ));
-                }
-                Some((rank, size))
-            }
+            (Some(_), Some(_)) => Some(placed(ENV_LOCAL_SIZE, 0, ENV_LOCAL_RANK)?),
         };
         let bind_to_core = match text(ENV_BIND_TO)? {
             None => false,
