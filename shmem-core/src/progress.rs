@@ -36,12 +36,15 @@ const SPINS_OVERSUBSCRIBED: u32 = 2;
 /// one idle round in this many when the PE has a core of its own.
 const UCX_YIELD_EVERY_OWN_CORE: u32 = 8;
 
-/// How many times a collective's wait on one node looks at its flags between two rounds of UCX
-/// progress (each look after a spin-loop hint, about 25 ns on AMD Zen 4): over tcp a round is a
-/// system call (0.3-0.5 us) during which an arrived flag waits to be seen, while the PEs that
-/// this one serves through UCX (its gets and atomics over tcp) wait for the next round. 2 PEs
-/// over tcp: with 8, barrier_all 0.34 us and broadcast 0.1 us against 0.46 and 0.21 with none,
-/// a peer's get 1% slower; with 32, the get was 7% slower.
+/// How many times a collective's wait on one node looks at its flags before its first round of
+/// UCX progress (each look after a spin-loop hint, about 25 ns on AMD Zen 4); after that, once
+/// between two rounds. Over tcp a round is a system call (0.3-0.5 us) during which an arrived
+/// flag waits to be seen, so the first window catches the PEs that arrive together; while the
+/// wait goes on, the PEs that this one serves through UCX (their gets and atomics over tcp) wait
+/// for its next round instead, and looks between rounds delay them. 2 PEs over tcp, against 8
+/// looks between every two rounds: 1 look between every two cost barrier_all 2.4x (82 -> 196
+/// ns); this window kept it (70-78 ns) and made a peer's get and put + quiet 1-2% faster
+/// (9.46-9.52 against 9.66-9.75 us).
 pub(crate) const POLLS_PER_PROGRESS: u32 = 8;
 
 /// The CPUs this node's PEs share when this PE bound itself to one of them (0: it did not, and

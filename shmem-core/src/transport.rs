@@ -825,9 +825,10 @@ impl Transport {
 
     /// [`wait_local`](Self::wait_local), or with `polls` (`Some(n)`) a wait for a condition that
     /// the PEs of this node fulfil through shared memory (a collective's flags on one node): it
-    /// looks at `done()` `n` more times between two rounds of UCX progress (over tcp a round is
-    /// a system call, during which an arrived flag waits to be seen), and a condition that
-    /// already holds returns at once, without progress. That is safe for collectives: they
+    /// looks at `done()` `n` more times before its first round of UCX progress and once more
+    /// between later rounds (over tcp a round is a system call, during which an arrived flag
+    /// waits to be seen; see [`POLLS_PER_PROGRESS`](progress::POLLS_PER_PROGRESS)), and a
+    /// condition that already holds returns at once, without progress. That is safe for collectives: they
     /// progress whenever they do wait, and a PE whose peers need its progress is one they keep
     /// waiting. (A condition that needs this PE's UCX progress, as a quiet does, takes `None`.)
     #[track_caller]
@@ -838,15 +839,17 @@ impl Transport {
             self.progress.progress();
         }
         let mut spins = 0;
+        let mut window = polls.unwrap_or(0);
         while !done() {
             self.check_live();
             if self.progress.any_ucx() {
-                for _ in 0..polls.unwrap_or(0) {
+                for _ in 0..window {
                     std::hint::spin_loop();
                     if done() {
                         return;
                     }
                 }
+                window = window.min(1);
             }
             self.progress.progress();
             progress::backoff(&mut spins);
