@@ -72,11 +72,12 @@
 //! them). Copies left to `memcpy` (only from [`VECTOR_MIN`] bytes on) end with unaligned
 //! moves from the end that the aligned moves before them do not reach.
 //!
-//! What is left: a short copy across a page boundary still costs 1-2 ns more than one within
-//! a page (more moves, and a branch for each side's width), and copies in a tight loop
-//! between the *same* two buffers where the destination lies just *below* the source
-//! (distance `4096 - n .. 4096`) pay a few nanoseconds when one copy's loads meet the previous
-//! copy's stores. `benches/run.sh`'s sweep shows both.
+//! What is left: a short copy across a page boundary still costs 0.5-1.5 ns more than one
+//! within a page (more moves, and a few comparisons for each side's width), and copies in a
+//! tight loop between the *same* two buffers where the destination lies just *below* the
+//! source (distance `4096 - n .. 4096`), or where a load straddles the source's page boundary
+//! at the page offsets the previous copy stored to, pay a few nanoseconds when one copy's
+//! loads meet the previous copy's stores. `benches/run.sh`'s sweep shows both.
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
@@ -251,11 +252,16 @@ unsafe fn across_upto16(dst: *mut u8, src: *const u8, n: usize) {
     debug_assert!(n <= 16 && 0 < c && c < n);
     // SAFETY: forwarded contract; each arm's moves fit `c` (below 16) as `two_parts` needs.
     unsafe {
-        match c {
-            8.. => upper_words::<Pair<u64>>(dst, src, n, c),
-            4.. => upper_words::<Pair<u32>>(dst, src, n, c),
-            2.. => upper_words::<Pair<u16>>(dst, src, n, c),
-            _ => upper_words::<Pair<u8>>(dst, src, n, c),
+        if c >= 4 {
+            if c >= 8 {
+                upper_words::<Pair<u64>>(dst, src, n, c)
+            } else {
+                upper_words::<Pair<u32>>(dst, src, n, c)
+            }
+        } else if c >= 2 {
+            upper_words::<Pair<u16>>(dst, src, n, c)
+        } else {
+            upper_words::<Pair<u8>>(dst, src, n, c)
         }
     }
 }
@@ -269,11 +275,17 @@ unsafe fn upper_words<L: Moves>(dst: *mut u8, src: *const u8, n: usize, c: usize
     debug_assert!(n - c < 16);
     // SAFETY: each arm's moves fit `n - c` as `two_parts` needs.
     unsafe {
-        match n - c {
-            8.. => two_parts::<L, Pair<u64>>(dst, src, n, c),
-            4.. => two_parts::<L, Pair<u32>>(dst, src, n, c),
-            2.. => two_parts::<L, Pair<u16>>(dst, src, n, c),
-            _ => two_parts::<L, Pair<u8>>(dst, src, n, c),
+        let u = n - c;
+        if u >= 4 {
+            if u >= 8 {
+                two_parts::<L, Pair<u64>>(dst, src, n, c)
+            } else {
+                two_parts::<L, Pair<u32>>(dst, src, n, c)
+            }
+        } else if u >= 2 {
+            two_parts::<L, Pair<u16>>(dst, src, n, c)
+        } else {
+            two_parts::<L, Pair<u8>>(dst, src, n, c)
         }
     }
 }
@@ -281,9 +293,13 @@ unsafe fn upper_words<L: Moves>(dst: *mut u8, src: *const u8, n: usize, c: usize
 /// A copy of `n` bytes whose destination's page boundary lies `c` bytes in: `L`'s moves on
 /// `[0, c)` and `U`'s on `[c, n)`, all loaded before any is stored (so that no load of the
 /// copy waits on one of its own stores to the same page offset). The callers pick `L` and `U`
-/// by two matches on the parts' lengths: one code path per combination. (Measured here, a copy
-/// of one part after the other cost about 1 ns more at 64 bytes, and moves from both ends of
-/// the whole range with those that would straddle the boundary replaced 1.3 ns more at 256.)
+/// by the parts' lengths, each through a balanced tree of comparisons (at most 3 for words, 4
+/// for 256-byte copies): one code path per combination. (Measured here, a copy of one part
+/// after the other cost about 1 ns more at 64 bytes, and moves from both ends of the whole
+/// range with those that would straddle the boundary replaced 1.3 ns more at 256. Matches on
+/// ranges, which compile to a chain of comparisons from the widest down, put up to 8 taken
+/// branches before a short lower part's moves: 0.3-0.5 ns more at 8 and 64 bytes, 0.8-1.4 ns
+/// at 256; a jump table on the parts' size classes was slower still.)
 /// The last element lies above the boundary, where `U` stores it once, last.
 ///
 /// # Safety
@@ -623,26 +639,50 @@ mod x86 {
         ) {
             // SAFETY: each arm's moves fit `n - c` as `two_parts` needs.
             unsafe {
-                match n - c {
-                    129.. if BIG => two_parts::<L, Ends4>(dst, src, n, c),
-                    65.. if BIG => two_parts::<L, Ends2>(dst, src, n, c),
-                    V.. => two_parts::<L, Pair<__m256i>>(dst, src, n, c),
-                    W16.. => two_parts::<L, Pair<__m128i>>(dst, src, n, c),
-                    _ => upper_words::<L>(dst, src, n, c),
+                let u = n - c;
+                if u >= V {
+                    if BIG && u > 2 * V {
+                        if u > 4 * V {
+                            two_parts::<L, Ends4>(dst, src, n, c)
+                        } else {
+                            two_parts::<L, Ends2>(dst, src, n, c)
+                        }
+                    } else {
+                        two_parts::<L, Pair<__m256i>>(dst, src, n, c)
+                    }
+                } else if u >= W16 {
+                    two_parts::<L, Pair<__m128i>>(dst, src, n, c)
+                } else {
+                    upper_words::<L>(dst, src, n, c)
                 }
             }
         }
         // SAFETY: each arm's moves fit `c` as `two_parts` needs.
         unsafe {
-            match c {
-                129.. if BIG => upper::<Ends4, BIG>(dst, src, n, c),
-                65.. if BIG => upper::<Ends2, BIG>(dst, src, n, c),
-                V.. => upper::<Pair<__m256i>, BIG>(dst, src, n, c),
-                W16.. => upper::<Pair<__m128i>, BIG>(dst, src, n, c),
-                8.. => upper::<Pair<u64>, BIG>(dst, src, n, c),
-                4.. => upper::<Pair<u32>, BIG>(dst, src, n, c),
-                2.. => upper::<Pair<u16>, BIG>(dst, src, n, c),
-                _ => upper::<Pair<u8>, BIG>(dst, src, n, c),
+            if c >= W16 {
+                if c >= V {
+                    if BIG && c > 2 * V {
+                        if c > 4 * V {
+                            upper::<Ends4, BIG>(dst, src, n, c)
+                        } else {
+                            upper::<Ends2, BIG>(dst, src, n, c)
+                        }
+                    } else {
+                        upper::<Pair<__m256i>, BIG>(dst, src, n, c)
+                    }
+                } else {
+                    upper::<Pair<__m128i>, BIG>(dst, src, n, c)
+                }
+            } else if c >= 4 {
+                if c >= 8 {
+                    upper::<Pair<u64>, BIG>(dst, src, n, c)
+                } else {
+                    upper::<Pair<u32>, BIG>(dst, src, n, c)
+                }
+            } else if c >= 2 {
+                upper::<Pair<u16>, BIG>(dst, src, n, c)
+            } else {
+                upper::<Pair<u8>, BIG>(dst, src, n, c)
             }
         }
     }
