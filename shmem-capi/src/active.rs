@@ -7,9 +7,11 @@
 //! each member's release flag, `pSync[2]` a member's contribution length for `collect`. Every
 //! word is back at `SHMEM_SYNC_VALUE` (0) when the call returns.
 //!
-//! A set of every PE synchronizes with the world's barrier instead, and its collect, fcollect
-//! and all-to-all are the world team's (`pSync` then stays as it is). 2 PEs here: fcollect
-//! 261-288 ns down to 125-135, alltoall 192 to 125-132.
+//! A set of every PE synchronizes with the world's barrier instead, and its collect, fcollect,
+//! all-to-all and reductions are the world team's (`pSync` then stays as it is). 2 PEs here:
+//! fcollect 261-288 ns down to 125-135, alltoall 192 to 125-132, `shmem_long_sum_to_all`
+//! 213-252 to 156-175 (one exchange through the team segment instead of two barriers around
+//! gets).
 //!
 //! Data moves by gets from the other members' symmetric source between an entry barrier (every
 //! source is ready) and an exit barrier (nobody changes its source or `pSync` before everyone
@@ -416,9 +418,31 @@ unsafe fn to_all<E: Element>(
     }
 }
 
-/// One `shmem_TYPE_OP_to_all`.
+/// The world team, C's `dest` as a symmetric object of `n` elements and a copy of `source`
+/// (so that `dest == source` works), for a reduction over a set of every PE; `None` when `n`
+/// is 0 (nothing to do).
+///
+/// # Safety
+/// `source` holds `n` readable elements.
+unsafe fn world_operands<E: Element>(
+    op: &str,
+    (dest, source, n): (*mut E, *const E, usize),
+) -> Option<(&'static Team<'static>, SymSlice<'static, E>, Vec<E>)> {
+    if n == 0 {
+        return None;
+    }
+    let t = state::team_or_invalid(op, world_team())?;
+    let d = sym(op, "dest", dest.cast_const(), n);
+    // SAFETY: per this function's contract.
+    let s = unsafe { state::src(op, source, n) }.to_vec();
+    Some((&t.team, d, s))
+}
+
+/// One `shmem_TYPE_OP_to_all`: over a set of every PE the world team's reduction `$method`
+/// (the same combination, in the same member order: bit-identical on every PE), else
+/// [`to_all`] with `$f`.
 macro_rules! to_all_fn {
-    ($t:ty, $name:ident, $f:expr) => {
+    ($t:ty, $name:ident, $f:expr, $method:ident) => {
         #[doc = concat!("`", stringify!($name), "` (deprecated).")]
         ///
         /// # Safety
@@ -439,6 +463,13 @@ macro_rules! to_all_fn {
             let set = ActiveSet::new(op, pe_start, log_pe_stride, pe_size);
             let n = usize::try_from(nreduce)
                 .unwrap_or_else(|_| fatal!("{op}: nreduce {nreduce} is negative"));
+            if set.is_world(op) {
+                // SAFETY: forwarded C contract.
+                if let Some((t, d, s)) = unsafe { world_operands(op, (dest, source, n)) } {
+                    t.$method(&d, &s);
+                }
+                return;
+            }
             // SAFETY: forwarded C contract.
             unsafe { to_all::<$t>(op, (dest, source, n), set, psync, $f) }
         }
@@ -448,25 +479,25 @@ macro_rules! to_all_fn {
 /// `and`, `or`, `xor` to_all.
 macro_rules! to_all_bitwise {
     ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
-        to_all_fn!($t, [<shmem_ $name _and_to_all>], <$t as ReduceBitwise>::and);
-        to_all_fn!($t, [<shmem_ $name _or_to_all>], <$t as ReduceBitwise>::or);
-        to_all_fn!($t, [<shmem_ $name _xor_to_all>], <$t as ReduceBitwise>::xor);
+        to_all_fn!($t, [<shmem_ $name _and_to_all>], <$t as ReduceBitwise>::and, and_reduce);
+        to_all_fn!($t, [<shmem_ $name _or_to_all>], <$t as ReduceBitwise>::or, or_reduce);
+        to_all_fn!($t, [<shmem_ $name _xor_to_all>], <$t as ReduceBitwise>::xor, xor_reduce);
     )* } };
 }
 
 /// `max`, `min` to_all.
 macro_rules! to_all_minmax {
     ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
-        to_all_fn!($t, [<shmem_ $name _max_to_all>], |a: $t, b: $t| if b > a { b } else { a });
-        to_all_fn!($t, [<shmem_ $name _min_to_all>], |a: $t, b: $t| if b < a { b } else { a });
+        to_all_fn!($t, [<shmem_ $name _max_to_all>], |a: $t, b: $t| if b > a { b } else { a }, max_reduce);
+        to_all_fn!($t, [<shmem_ $name _min_to_all>], |a: $t, b: $t| if b < a { b } else { a }, min_reduce);
     )* } };
 }
 
 /// `sum`, `prod` to_all.
 macro_rules! to_all_sum {
     ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
-        to_all_fn!($t, [<shmem_ $name _sum_to_all>], <$t as ReduceSum>::sum);
-        to_all_fn!($t, [<shmem_ $name _prod_to_all>], <$t as ReduceSum>::prod);
+        to_all_fn!($t, [<shmem_ $name _sum_to_all>], <$t as ReduceSum>::sum, sum_reduce);
+        to_all_fn!($t, [<shmem_ $name _prod_to_all>], <$t as ReduceSum>::prod, prod_reduce);
     )* } };
 }
 

@@ -1,16 +1,22 @@
-/* Team sum and max reductions, and the deprecated active-set sum over all PEs. */
+/* Team sum and max reductions, and the deprecated active-set reductions: over all PEs (the
+ * world team's reductions underneath), in place, on doubles, and over the even PEs only (the
+ * pSync path). */
 #include <shmem.h>
 #include <stdio.h>
 
-static int src[4], dst[4], old_dst[4];
+static int src[4], dst[4], old_dst[4], inplace[4], even_dst[4];
+static double dsrc[3], ddst[3];
+static double dwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static long psync2[SHMEM_REDUCE_SYNC_SIZE];
 static int pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 static long psync[SHMEM_REDUCE_SYNC_SIZE];
 
 int main(void) {
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
-    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) psync[i] = SHMEM_SYNC_VALUE;
-    for (int i = 0; i < 4; i++) src[i] = me + i;
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) psync[i] = psync2[i] = SHMEM_SYNC_VALUE;
+    for (int i = 0; i < 4; i++) src[i] = inplace[i] = me + i;
+    for (int i = 0; i < 3; i++) dsrc[i] = (me == n - 1 ? 0.5 : -1.0) * (i + 1) + me;
     shmem_barrier_all();
     shmem_int_sum_reduce(SHMEM_TEAM_WORLD, dst, src, 4);
     int bad = 0;
@@ -22,6 +28,19 @@ int main(void) {
     shmem_int_sum_to_all(old_dst, src, 4, 0, 0, n, pwrk, psync);
     for (int i = 0; i < 4; i++)
         if (old_dst[i] != n * (n - 1) / 2 + n * i) bad = 1;
+    shmem_int_sum_to_all(inplace, inplace, 4, 0, 0, n, pwrk, psync);
+    for (int i = 0; i < 4; i++)
+        if (inplace[i] != n * (n - 1) / 2 + n * i) bad = 1;
+    shmem_double_max_to_all(ddst, dsrc, 3, 0, 0, n, dwrk, psync2);
+    for (int i = 0; i < 3; i++)
+        if (ddst[i] != 0.5 * (i + 1) + (n - 1)) bad = 1;
+    /* The even PEs: PE_start 0, logPE_stride 1, ceil(n / 2) members. */
+    int members = (n + 1) / 2;
+    if (me % 2 == 0) {
+        shmem_int_sum_to_all(even_dst, src, 4, 0, 1, members, pwrk, psync);
+        for (int i = 0; i < 4; i++)
+            if (even_dst[i] != members * (members - 1) + members * i) bad = 1;
+    }
     if (bad) fprintf(stderr, "PE %d: wrong reduction\n", me);
     shmem_finalize();
     return bad;
