@@ -51,6 +51,44 @@ fn broadcast_from_every_root_and_fcollect_collect() {
 }
 
 #[test]
+fn broadcast_to_others_leaves_the_roots_dest_as_it_is() {
+    multi_pe_hosts(
+        "broadcast_to_others_leaves_the_roots_dest_as_it_is",
+        |world| {
+            let team = world.team_world();
+            let (me, n) = (team.my_pe(), team.n_pes());
+            // 3 elements go through the mailboxes, 3000 (12 KB) by puts down the tree.
+            for len in [3usize, 3000] {
+                let dest = world.alloc::<u32>(len);
+                for root in 0..n {
+                    let src: Vec<u32> = (0..len).map(|i| (root * 10_000 + i) as u32).collect();
+                    let before: Vec<u32> = (0..len).map(|i| (me * 7 + i + 1) as u32).collect();
+                    dest.local_write(0..len, &before);
+                    team.barrier();
+                    let mine = if me == root {
+                        src.clone()
+                    } else {
+                        vec![0; len]
+                    };
+                    team.broadcast_to_others(&dest, &mine, root);
+                    let mut got = vec![0u32; len];
+                    dest.local_read(.., &mut got);
+                    let want = if me == root { &before } else { &src };
+                    if let Some(i) = (0..len).find(|&i| got[i] != want[i]) {
+                        panic!(
+                            "broadcast_to_others of {len} from root {root}: PE {me} element {i} is \
+                         {} instead of {}",
+                            got[i], want[i]
+                        );
+                    }
+                    team.barrier();
+                }
+            }
+        },
+    );
+}
+
+#[test]
 fn alltoall_and_alltoalls() {
     multi_pe_hosts("alltoall_and_alltoalls", |world| {
         let team = world.team_world();

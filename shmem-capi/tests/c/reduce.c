@@ -1,6 +1,7 @@
 /* Team sum and max reductions, and the deprecated active-set reductions: over all PEs (the
  * world team's reductions underneath), in place, on doubles, and over the even PEs only (the
- * pSync path). */
+ * pSync path); and the deprecated active-set broadcast over all PEs from every root, which
+ * leaves the root's dest as it was (OpenSHMEM 1.4). */
 #include <shmem.h>
 #include <stdio.h>
 
@@ -8,6 +9,8 @@ static int src[4], dst[4], old_dst[4], inplace[4], even_dst[4];
 static double dsrc[3], ddst[3];
 static double dwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 static long psync2[SHMEM_REDUCE_SYNC_SIZE];
+static long bsrc[5], bdst[5];
+static long bsync[SHMEM_BCAST_SYNC_SIZE];
 static int pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 static long psync[SHMEM_REDUCE_SYNC_SIZE];
 
@@ -15,6 +18,7 @@ int main(void) {
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++) psync[i] = psync2[i] = SHMEM_SYNC_VALUE;
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++) bsync[i] = SHMEM_SYNC_VALUE;
     for (int i = 0; i < 4; i++) src[i] = inplace[i] = me + i;
     for (int i = 0; i < 3; i++) dsrc[i] = (me == n - 1 ? 0.5 : -1.0) * (i + 1) + me;
     shmem_barrier_all();
@@ -41,7 +45,18 @@ int main(void) {
         for (int i = 0; i < 4; i++)
             if (even_dst[i] != members * (members - 1) + members * i) bad = 1;
     }
-    if (bad) fprintf(stderr, "PE %d: wrong reduction\n", me);
+    for (int root = 0; root < n; root++) {
+        for (int i = 0; i < 5; i++) {
+            bsrc[i] = 1000 * root + i;
+            bdst[i] = -1 - me;
+        }
+        shmem_barrier_all();
+        shmem_broadcast64(bdst, bsrc, 5, root, 0, 0, n, bsync);
+        for (int i = 0; i < 5; i++)
+            if (bdst[i] != (me == root ? -1 - me : 1000 * root + i)) bad = 1;
+        shmem_barrier_all();
+    }
+    if (bad) fprintf(stderr, "PE %d: wrong reduction or broadcast\n", me);
     shmem_finalize();
     return bad;
 }

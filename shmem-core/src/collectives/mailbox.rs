@@ -472,13 +472,14 @@ pub(crate) fn alltoall(
 }
 
 /// Eager broadcast of up to [`CHUNK`] bytes down a binomial tree through ring slots: the root
-/// copies `source` into `out`; every other member takes the message from its ring, copies it
-/// into `out` and forwards it to its children.
+/// copies `source` into `out` (unless `keep_root`) and sends `source`; every other member takes
+/// the message from its ring, copies it into `out` and forwards it to its children.
 pub(crate) fn broadcast(
     team: &Team<'_>,
     out: RawBytes<'_>,
     source: &[u8],
     tree: &super::Tree,
+    keep_root: bool,
     what: &str,
 ) {
     let rt = team.rt;
@@ -493,6 +494,7 @@ pub(crate) fn broadcast(
         tree.parent().map(|(p, _)| p)
     };
     match parent {
+        None if keep_root => {}
         None => out.write(0, source),
         Some(parent) => {
             let got = receive(team, slot, epoch, (Tag::Broadcast, len), parent, what);
@@ -506,14 +508,12 @@ pub(crate) fn broadcast(
     let n = team.n_pes();
     let mut send = |child: usize| {
         wait_ring_slot(team, child, epoch);
-        post(
-            team,
-            child,
-            slot,
-            epoch,
-            Tag::Broadcast,
-            &[out.part(0..len)],
-        );
+        let data = if parent.is_none() {
+            Part::from(source)
+        } else {
+            out.part(0..len)
+        };
+        post(team, child, slot, epoch, Tag::Broadcast, &[data]);
     };
     if flat {
         if parent.is_none() {

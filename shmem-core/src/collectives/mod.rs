@@ -168,12 +168,52 @@ impl Team<'_> {
         source: &[E],
         root: usize,
     ) {
-        check_root(self, root, "broadcast");
-        check_fits(dest, source.len(), "broadcast");
+        self.broadcast_from(dest, source, root, false, "broadcast");
+    }
+
+    /// [`broadcast`](Self::broadcast), except that the root's `dest` is left as it is: only
+    /// the other members receive `source`. This is OpenSHMEM 1.4's `shmem_broadcast32/64`
+    /// over an active set, which this runtime's C API serves with it when the set is every PE.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let dest = world.alloc::<u32>(3);
+    /// dest.local_write(0..3, &[1, 1, 1]);
+    /// team.barrier();
+    /// let src = if team.my_pe() == 0 { [7, 8, 9] } else { [0; 3] };
+    /// team.broadcast_to_others(&dest, &src, 0);
+    /// let want = if team.my_pe() == 0 { 1 } else { 9 };
+    /// assert_eq!(dest.local_get(2), want);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn broadcast_to_others<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+        root: usize,
+    ) {
+        self.broadcast_from(dest, source, root, true, "broadcast_to_others");
+    }
+
+    /// [`broadcast`](Self::broadcast), the root's `dest` left as it is when `keep_root`.
+    #[track_caller]
+    fn broadcast_from<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+        root: usize,
+        keep_root: bool,
+        what: &str,
+    ) {
+        check_root(self, root, what);
+        check_fits(dest, source.len(), what);
         let tree = Tree::new(self, root);
         if size_of_val(source) <= CHUNK {
             let out = own_bytes(dest, source.len());
-            mailbox::broadcast(self, out, source.as_bytes(), &tree, "broadcast");
+            mailbox::broadcast(self, out, source.as_bytes(), &tree, keep_root, what);
             return;
         }
         let rt = self.rt;
@@ -182,13 +222,18 @@ impl Team<'_> {
         let epoch = next_epoch(self.coll_epoch());
         let bytes = size_of_val(source);
         let at = dest.__heap_offset();
-        if tree.rel == 0 {
-            dest.local_write(0..source.len(), source);
+        // The root sends from `source`, the others forward what arrived in their `dest`.
+        let from = if tree.rel == 0 {
+            if !keep_root {
+                dest.local_write(0..source.len(), source);
+            }
+            source.as_ptr().cast::<u8>()
         } else {
             wait_flag(self, rt, DOWN_FLAG, epoch);
-        }
+            rt.local(at).cast_const()
+        };
         for (child, _) in tree.children() {
-            put_then_flag(self, child, at, rt.local(at), bytes, DOWN_FLAG, epoch);
+            put_then_flag(self, child, at, from, bytes, DOWN_FLAG, epoch);
         }
         // Puts through UCX must have left this PE before it returns.
         rt.quiet();
