@@ -163,12 +163,9 @@ unsafe fn broadcast<E: Element>(
     };
     if set.is_world(op) {
         // The world team's broadcast, which leaves the root's `dest` alone as 1.4 asks.
-        if n > 0 {
-            let d = sym(op, "dest", dest.cast_const(), n);
-            // SAFETY: `source` holds `n` readable elements (C's contract).
-            let s = unsafe { state::src(op, source, n) }.to_vec();
-            let world = &state::g(op).team_world.team;
-            world.broadcast_to_others(&d, &s, root);
+        // SAFETY: per this function's contract, and C's for `source`.
+        if let Some((t, d, s)) = unsafe { world_operands(op, (dest, source, n)) } {
+            t.broadcast_to_others(&d, &s, root);
         }
         return;
     }
@@ -431,8 +428,8 @@ unsafe fn to_all<E: Element>(
 }
 
 /// The world team, C's `dest` as a symmetric object of `n` elements and a copy of `source`
-/// (so that `dest == source` works), for a reduction over a set of every PE; `None` when `n`
-/// is 0 (nothing to do).
+/// (so that `dest == source` works), for a broadcast or reduction over a set of every PE;
+/// `None` when `n` is 0 (nothing to do).
 ///
 /// # Safety
 /// `source` holds `n` readable elements.

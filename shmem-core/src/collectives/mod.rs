@@ -222,12 +222,13 @@ impl Team<'_> {
         let epoch = next_epoch(self.coll_epoch());
         let bytes = size_of_val(source);
         let at = dest.__heap_offset();
-        // The root sends from `source`, the others forward what arrived in their `dest`.
-        let from = if tree.rel == 0 {
-            if !keep_root {
-                dest.local_write(0..source.len(), source);
-            }
+        // Every member sends from its `dest` (registered with UCX, in the heap), except a root
+        // that keeps its `dest`, which sends from `source`.
+        let from = if tree.rel == 0 && keep_root {
             source.as_ptr().cast::<u8>()
+        } else if tree.rel == 0 {
+            dest.local_write(0..source.len(), source);
+            rt.local(at).cast_const()
         } else {
             wait_flag(self, rt, DOWN_FLAG, epoch);
             rt.local(at).cast_const()
