@@ -241,6 +241,26 @@ unsafe fn by_parts(dst: *mut u8, src: *const u8, len: usize) {
     unsafe { by_page(dst, src, len, |d, s, n| short(d, s, n)) }
 }
 
+/// `$go!(Pair<T>)` with the word `T` whose [`Pair`] takes `0 < p < 16` bytes, picked by a
+/// balanced tree of at most 3 comparisons (`$go` a macro of the caller's, naming its own
+/// locals). One tree for both parts of every crossing copy.
+macro_rules! by_word {
+    ($p:expr, $go:ident) => {{
+        let p = $p;
+        if p >= 4 {
+            if p >= 8 {
+                $go!(Pair<u64>)
+            } else {
+                $go!(Pair<u32>)
+            }
+        } else if p >= 2 {
+            $go!(Pair<u16>)
+        } else {
+            $go!(Pair<u8>)
+        }
+    }};
+}
+
 /// A copy of `n <= 16` bytes whose destination crosses a page boundary: [`two_parts`] with
 /// the words each side's length takes.
 ///
@@ -250,20 +270,13 @@ unsafe fn by_parts(dst: *mut u8, src: *const u8, len: usize) {
 unsafe fn across_upto16(dst: *mut u8, src: *const u8, n: usize) {
     let c = PAGE - (dst as usize & (PAGE - 1));
     debug_assert!(n <= 16 && 0 < c && c < n);
-    // SAFETY: forwarded contract; each arm's moves fit `c` (below 16) as `two_parts` needs.
-    unsafe {
-        if c >= 4 {
-            if c >= 8 {
-                upper_words::<Pair<u64>>(dst, src, n, c)
-            } else {
-                upper_words::<Pair<u32>>(dst, src, n, c)
-            }
-        } else if c >= 2 {
-            upper_words::<Pair<u16>>(dst, src, n, c)
-        } else {
-            upper_words::<Pair<u8>>(dst, src, n, c)
-        }
+    macro_rules! go {
+        ($l:ty) => {
+            upper_words::<$l>(dst, src, n, c)
+        };
     }
+    // SAFETY: forwarded contract; each word's moves fit `c` (below 16) as `two_parts` needs.
+    unsafe { by_word!(c, go) }
 }
 
 /// [`two_parts`] with the words that `n - c < 16` bytes above the boundary take.
@@ -273,21 +286,13 @@ unsafe fn across_upto16(dst: *mut u8, src: *const u8, n: usize) {
 #[inline(always)]
 unsafe fn upper_words<L: Moves>(dst: *mut u8, src: *const u8, n: usize, c: usize) {
     debug_assert!(n - c < 16);
-    // SAFETY: each arm's moves fit `n - c` as `two_parts` needs.
-    unsafe {
-        let u = n - c;
-        if u >= 4 {
-            if u >= 8 {
-                two_parts::<L, Pair<u64>>(dst, src, n, c)
-            } else {
-                two_parts::<L, Pair<u32>>(dst, src, n, c)
-            }
-        } else if u >= 2 {
-            two_parts::<L, Pair<u16>>(dst, src, n, c)
-        } else {
-            two_parts::<L, Pair<u8>>(dst, src, n, c)
-        }
+    macro_rules! go {
+        ($u:ty) => {
+            two_parts::<L, $u>(dst, src, n, c)
+        };
     }
+    // SAFETY: each word's moves fit `n - c` as `two_parts` needs.
+    unsafe { by_word!(n - c, go) }
 }
 
 /// A copy of `n` bytes whose destination's page boundary lies `c` bytes in: `L`'s moves on
@@ -673,16 +678,13 @@ mod x86 {
                 } else {
                     upper::<Pair<__m128i>, BIG>(dst, src, n, c)
                 }
-            } else if c >= 4 {
-                if c >= 8 {
-                    upper::<Pair<u64>, BIG>(dst, src, n, c)
-                } else {
-                    upper::<Pair<u32>, BIG>(dst, src, n, c)
-                }
-            } else if c >= 2 {
-                upper::<Pair<u16>, BIG>(dst, src, n, c)
             } else {
-                upper::<Pair<u8>, BIG>(dst, src, n, c)
+                macro_rules! go {
+                    ($l:ty) => {
+                        upper::<$l, BIG>(dst, src, n, c)
+                    };
+                }
+                by_word!(c, go)
             }
         }
     }
