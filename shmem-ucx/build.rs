@@ -12,7 +12,7 @@ worker_create|worker_destroy|worker_query|worker_get_address|worker_release_addr
 worker_progress|worker_flush_nbx|worker_fence|worker_get_efd|worker_arm|worker_signal|ep_create|ep_close_nbx|ep_flush_nbx|mem_map|\
 mem_unmap|mem_query|rkey_pack|rkey_buffer_release|ep_rkey_unpack|rkey_ptr|rkey_destroy|\
 put_nbx|get_nbx|atomic_op_nbx|request_check_status|request_free|worker_set_am_recv_handler|\
-am_send_nbx)|ucs_status_string";
+am_send_nbx|ep_print_info)|ucs_status_string";
 
 /// Types whose fields or enum constants the safe layer uses.
 const TYPES: &str = "ucs_status_t|ucs_status_ptr_t|ucs_thread_mode_t|ucs_memory_type_t|\

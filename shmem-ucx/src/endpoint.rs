@@ -68,6 +68,9 @@ pub(crate) struct EpInner {
     /// NULL once closed by [`Endpoint::close`].
     ep: sys::ucp_ep_h,
     worker: Arc<WorkerInner>,
+    /// Whether UCX emulates this endpoint's RMA with active messages (see
+    /// [`Endpoint::rma_over_am`]).
+    rma_over_am: bool,
 }
 
 // SAFETY: a `ucp_ep_h` belongs to its worker, not to a thread. It is closed once (the
@@ -145,14 +148,28 @@ unsafe impl Sync for Endpoint {}
 
 impl Endpoint {
     pub(crate) fn new(ep: sys::ucp_ep_h, worker: &Arc<WorkerInner>) -> Endpoint {
+        // SAFETY: `ep` is a live endpoint just created on the live `worker`, used by nobody
+        // else yet.
+        let rma_over_am = unsafe { print_info(ep) }.is_some_and(|info| rma_emulated(&info));
         Endpoint {
             ep,
             worker: worker.raw,
             inner: Arc::new(EpInner {
                 ep,
                 worker: Arc::clone(worker),
+                rma_over_am,
             }),
         }
+    }
+
+    /// Whether UCX carries this endpoint's puts and gets as active messages because no
+    /// transport to the peer has remote memory access (tcp): the peer's progress carries
+    /// them out, and it answers every put with a completion message. Read once, when the
+    /// endpoint is made, from UCX's description of its lanes (`ucp_ep_print_info`: lanes,
+    /// but no `put[..]` protocol line); `false` where that text says otherwise or cannot be
+    /// read. [`Worker::flush`](crate::Worker::flush) uses it.
+    pub fn rma_over_am(&self) -> bool {
+        self.inner.rma_over_am
     }
 
     /// Unpacks a peer's packed remote key (`ucp_ep_rkey_unpack`), from
@@ -235,6 +252,15 @@ impl Endpoint {
         }
     }
 
+    /// Tells the worker that a put through this endpoint is about to start, where UCX emulates
+    /// it (see [`Worker::flush`](crate::Worker::flush)).
+    #[inline]
+    fn note_put(&self) {
+        if self.inner.rma_over_am {
+            self.inner.worker.note_am_put();
+        }
+    }
+
     /// Fails with `UCS_ERR_INVALID_PARAM` unless `rkey` was unpacked through this endpoint.
     #[inline]
     fn check_rkey(&self, rkey: &RemoteKey, op: &'static str) -> Result<()> {
@@ -265,6 +291,7 @@ impl Endpoint {
         rkey: &RemoteKey,
     ) -> Result<()> {
         self.check_rkey(rkey, "ucp_put_nbx")?;
+        self.note_put();
         let param = sys::ucp_request_param_t::default();
         // SAFETY: endpoint, worker and key are alive; the buffers are valid (caller's
         // contract) and `local` is not released before `complete` returns.
@@ -290,6 +317,7 @@ impl Endpoint {
         rkey: &RemoteKey,
     ) -> Result<()> {
         self.check_rkey(rkey, "ucp_put_nbx")?;
+        self.note_put();
         let param = sys::ucp_request_param_t::default();
         // SAFETY: as for `put`; the caller keeps `local` alive until a flush.
         let ptr = unsafe {
@@ -690,5 +718,77 @@ unsafe fn release(ptr: sys::ucs_status_ptr_t, op: &'static str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::from_status(op, ptr_status(ptr)))
+    }
+}
+
+/// UCX's description of endpoint `ep` (`ucp_ep_print_info`), or `None` if it could not be
+/// captured.
+///
+/// # Safety
+/// `ep` must be a live endpoint of a live worker.
+unsafe fn print_info(ep: sys::ucp_ep_h) -> Option<String> {
+    let mut buf: *mut libc::c_char = ptr::null_mut();
+    let mut size: libc::size_t = 0;
+    // SAFETY: both out-pointers are valid; the stream owns `buf` until fclose.
+    let stream = unsafe { libc::open_memstream(&mut buf, &mut size) };
+    if stream.is_null() {
+        return None;
+    }
+    // SAFETY: `ep` is live (caller's contract); `stream` is an open stream, the same C
+    // `FILE` that the bindings declare.
+    unsafe { sys::ucp_ep_print_info(ep, stream.cast()) };
+    // SAFETY: `stream` is open and closed once; afterwards `buf` holds the NUL-terminated
+    // text (or is null) and belongs to us.
+    let closed = unsafe { libc::fclose(stream) };
+    if buf.is_null() {
+        return None;
+    }
+    let text = (closed == 0).then(|| {
+        // SAFETY: after a successful fclose, `buf` is the stream's NUL-terminated text.
+        let c = unsafe { std::ffi::CStr::from_ptr(buf) };
+        c.to_string_lossy().into_owned()
+    });
+    // SAFETY: `buf` was allocated by open_memstream with malloc and is freed once.
+    unsafe { libc::free(buf.cast()) };
+    text
+}
+
+/// Whether UCX's description of an endpoint (`ucp_ep_print_info`) shows RMA emulated with
+/// active messages: it lists lanes, but no RMA protocol line (`put[lane]: ...`,
+/// `get[lane]: ...`), which UCX prints for each lane that does remote memory access.
+fn rma_emulated(info: &str) -> bool {
+    let mut lanes = false;
+    for line in info.lines() {
+        let text = line.trim_start_matches(['#', ' ', '\t']);
+        if text.starts_with("lane[") {
+            lanes = true;
+        } else if text.starts_with("put[") || text.starts_with("get[") {
+            return false;
+        }
+    }
+    lanes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rma_emulated;
+
+    #[test]
+    fn lanes_without_rma_protocols_are_emulated() {
+        // UCX 1.13.1, `UCX_TLS=tcp`.
+        let tcp = "#\n# UCP endpoint \n#\n#               peer: <no debug data>\n\
+#                 lane[0]:  0:tcp/lo.0 md[0]                -> md[0]/tcp/sysdev[255] am am_bw#0 wireup\n\
+#\n#                  rma_bw: mds #\n#\n";
+        assert!(rma_emulated(tcp));
+        // `UCX_TLS=sm`: RMA on both lanes.
+        let sm = "#\n# UCP endpoint \n#\n\
+#                 lane[0]:  0:sysv/memory.0 md[0]           -> md[0]/sysv/sysdev[255] amo#0 am am_bw#0\n\
+#                 lane[1]:  1:posix/memory.0 md[1]          -> md[1]/posix/sysdev[255] amo#1\n\
+#\n#                  put[0]: 0..<short>..4294967296..<bcopy>..(inf)\n\
+#                  get[0]: 0..<bcopy>..(inf)\n#                  rma_bw: mds #\n";
+        assert!(!rma_emulated(sm));
+        // Text without lanes says nothing: not emulated.
+        assert!(!rma_emulated(""));
+        assert!(!rma_emulated("# UCP endpoint\n"));
     }
 }

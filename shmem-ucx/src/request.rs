@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Error, Result};
@@ -83,15 +83,29 @@ unsafe fn complete_slow(
 /// `request` must be a live, not yet freed request of the live `worker`.
 #[inline]
 unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_status_t {
+    let mut status = sys::UCS_INPROGRESS;
+    // SAFETY: both handles are live (caller's contract) while the loop runs.
+    unsafe {
+        progress_until(worker, || {
+            status = sys::ucp_request_check_status(request);
+            status != sys::UCS_INPROGRESS
+        });
+    }
+    status
+}
+
+/// Progresses `worker` until `done()` holds (looked at before every round), backing off as a
+/// blocking wait does: after [`IDLE_SPINS`] rounds in which nothing moved it yields the CPU
+/// now and then ([`set_yield_every`]), and it calls the wait hook between rounds.
+///
+/// # Safety
+/// `worker` must be a live worker.
+#[inline]
+pub(crate) unsafe fn progress_until(worker: sys::ucp_worker_h, mut done: impl FnMut() -> bool) {
     let mut idle = 0u32;
-    loop {
-        // SAFETY: both handles are live (caller's contract).
-        let status = unsafe { sys::ucp_request_check_status(request) };
-        if status != sys::UCS_INPROGRESS {
-            return status;
-        }
-        // SAFETY: as above.
-        if unsafe { sys::ucp_worker_progress(worker) } == 0 {
+    while !done() {
+        // SAFETY: the worker is live (caller's contract).
+        if unsafe { progress_counted(worker) } == 0 {
             // Nothing moved: after a short spin, let the peer this wait depends on have the
             // CPU. Over tcp the operation completes only when the target process runs, and on
             // a node with more processes than cores it may be waiting for this very core
@@ -105,6 +119,32 @@ unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_
         }
         run_wait_hook(worker);
     }
+}
+
+/// Events (messages received, operations completed) that rounds of progress of this crate
+/// have handled so far, on any worker of the process.
+static EVENTS: AtomicU64 = AtomicU64::new(0);
+
+/// How many events rounds of progress made by this crate have handled so far, on any worker
+/// of this process (every `ucp_worker_progress` call of this crate counts its result here).
+#[inline]
+pub(crate) fn events() -> u64 {
+    EVENTS.load(Ordering::Acquire)
+}
+
+/// One round of progress on `worker` (`ucp_worker_progress`), its events counted in
+/// [`events`]; returns how many there were.
+///
+/// # Safety
+/// `worker` must be a live worker.
+#[inline]
+pub(crate) unsafe fn progress_counted(worker: sys::ucp_worker_h) -> u32 {
+    // SAFETY: the worker is live (caller's contract).
+    let n = unsafe { sys::ucp_worker_progress(worker) };
+    if n != 0 {
+        EVENTS.fetch_add(u64::from(n), Ordering::AcqRel);
+    }
+    n
 }
 
 /// Rounds of progress without any event before a blocking wait starts yielding its CPU.

@@ -49,6 +49,25 @@ fn blocking_waits_drive_another_worker_through_the_hook() {
             .expect("fetch_add");
         assert_eq!(old, i);
     }
+    // Over tcp UCX emulates puts with active messages, and a worker flush after one waits
+    // for the put's completion message (progressing the target through the hook) before it
+    // flushes: the data is in place when it returns, for single and back-to-back puts.
+    assert!(
+        ep.rma_over_am(),
+        "a tcp endpoint does RMA through active messages"
+    );
+    for (round, len) in [1usize, 8, 3000, 40_000].into_iter().enumerate() {
+        let data: Vec<u8> = (0..len).map(|i| (i * 13 + round) as u8).collect();
+        let at = base + 4096;
+        for k in 0..3u64 {
+            // SAFETY: `data` is readable for `len` bytes and the remote range lies in the region.
+            unsafe { ep.put(data.as_ptr(), len, at + k * 8, &rkey) }.expect("put");
+        }
+        origin.flush().expect("flush");
+        // SAFETY: our own live mapping; every put to it is complete (flushed).
+        let landed = unsafe { std::slice::from_raw_parts(mem.address().add(4096 + 16), len) };
+        assert_eq!(landed, &data[..], "{len} bytes after put + worker flush");
+    }
     // Closing flushes the endpoint, which over tcp needs the target's progress too.
     drop(rkey);
     ep.close().expect("close");
