@@ -286,8 +286,8 @@ t_start=$SECONDS
 # the median of the rounds' ratios: this machine's on-node latencies switch between two modes
 # from one minute to the next (a cache line between its two vCPUs: about 55 or 340 ns round
 # trip; barrier_all: about 55 or 200 ns), a job's memory-bound copies vary by up to 15% with
-# where its memory lies, and the network path's latency drifts by up to a third (put + quiet
-# over tcp: 17.8 or 24.6 us).
+# where its memory lies, and the network path's latency drifts by up to a third (get 8 B
+# over tcp: 9.5 or 13.2 us).
 ROUNDS=$PAIR_ROUNDS rounds 2 direct oshmem
 rounds 2 c-ours
 # The like-for-like pair over tcp, in more rounds.

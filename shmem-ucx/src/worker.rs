@@ -197,13 +197,13 @@ impl Worker {
 
     /// Waits until every operation started on this worker's endpoints is complete, remote
     /// completion included (`ucp_worker_flush_nbx`, then progress until done). This is
-    /// what completes [`Endpoint::put_nbi`] and [`Endpoint::put`].
+    /// what completes [`Endpoint::put_nbi`] and [`Endpoint::get_nbi`].
     ///
     /// Where UCX emulates RMA with active messages ([`Endpoint::rma_over_am`]: tcp), the
     /// target answers every put with a completion message, and a flush started before that
     /// message is in also makes the transport send a zero-length put and wait for its
     /// acknowledgement: a second exchange. So after such a put this first progresses the worker
-    /// until an event arrives (at most [`AM_PUT_REPLY_WAIT`]); when that event was the put's
+    /// until an event arrives (for at most 2 ms); when that event was the put's
     /// completion, the flush then finds nothing outstanding and returns at once. A put + flush
     /// over tcp is then one exchange, as a get is (8 B between 2 processes on loopback, in
     /// alternating jobs: 17.3 - 21.4 us before, 9.6 - 11.2 after). Any other outcome (the event
