@@ -249,6 +249,79 @@ fn fence_and_quiet_order_puts() {
     });
 }
 
+/// `quiet` alone completes contiguous puts: the target sees their data after a `sync_all`, which
+/// (unlike `barrier_all`) completes nothing, and on one node passes its flags through shared
+/// memory, which would overtake puts still travelling through UCX. Over tcp a quiet after a put
+/// first waits for the put's completion message and then flushes what is left (`Worker::flush`):
+/// single puts, back-to-back puts to both neighbours, puts of several fragments, `p` and
+/// non-blocking puts, in rounds that each overwrite the last.
+#[test]
+fn quiet_completes_puts_before_a_sync_all() {
+    multi_pe_hosts("quiet_completes_puts_before_a_sync_all", |world| {
+        let (me, n) = (world.my_pe(), world.n_pes());
+        let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+        // 8 B, 3000 B and 320 KiB (more than one 256 KiB TCP segment), from each neighbour.
+        const LENS: [usize; 3] = [1, 375, 40_000];
+        let from_left = world.alloc::<u64>(LENS.iter().sum::<usize>() + 1);
+        let from_right = world.alloc::<u64>(LENS.iter().sum::<usize>());
+        let value = |pe: usize, round: u64, k: usize| (pe as u64) << 48 | round << 32 | k as u64;
+        for round in 1..=12u64 {
+            let mut at = 0;
+            for (i, &len) in LENS.iter().enumerate() {
+                let mine: Vec<u64> = (at..at + len).map(|k| value(me, round, k)).collect();
+                match (round + i as u64) % 3 {
+                    0 => from_left.put(right, at..at + len, &mine),
+                    1 => world.nbi(|s| s.put(&from_left, right, at..at + len, &mine)),
+                    _ => {
+                        // The ends element by element, the middle as one put.
+                        let edge = len.min(4);
+                        let mid = edge..len.saturating_sub(edge).max(edge);
+                        for k in (0..edge).chain(mid.end..len) {
+                            from_left.p(right, at + k, mine[k]);
+                        }
+                        if !mid.is_empty() {
+                            from_left.put(right, at + mid.start..at + mid.end, &mine[mid]);
+                        }
+                    }
+                }
+                if round % 2 == 0 {
+                    from_right.put(left, at..at + len, &mine);
+                }
+                at += len;
+            }
+            from_left.p(right, at, round);
+            world.quiet();
+            world.sync_all();
+            assert_eq!(
+                from_left.local_get(at),
+                round,
+                "round {round}: PE {left}'s last p"
+            );
+            let mut got = vec![0u64; at];
+            from_left.local_read(0..at, &mut got);
+            for (k, &v) in got.iter().enumerate() {
+                assert_eq!(
+                    v,
+                    value(left, round, k),
+                    "round {round}: element {k} of PE {left}'s puts on PE {me} after quiet and sync_all"
+                );
+            }
+            if round % 2 == 0 {
+                from_right.local_read(0..at, &mut got);
+                for (k, &v) in got.iter().enumerate() {
+                    assert_eq!(
+                        v,
+                        value(right, round, k),
+                        "round {round}: element {k} of PE {right}'s puts on PE {me} after quiet and sync_all"
+                    );
+                }
+            }
+            // Nobody writes the next round before everyone has read this one.
+            world.sync_all();
+        }
+    });
+}
+
 #[test]
 fn many_allocations_reuse_the_heap() {
     multi_pe_hosts("many_allocations_reuse_the_heap", |world| {
