@@ -3,8 +3,8 @@
 use std::ffi::c_void;
 use std::mem;
 use std::ptr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::request::{Request, complete, ptr_is_ptr, ptr_status};
@@ -68,9 +68,9 @@ pub(crate) struct EpInner {
     /// NULL once closed by [`Endpoint::close`].
     ep: sys::ucp_ep_h,
     worker: Arc<WorkerInner>,
-    /// Whether UCX emulates this endpoint's RMA with active messages (see
-    /// [`Endpoint::rma_over_am`]).
-    rma_over_am: bool,
+    /// Whether UCX emulates this endpoint's RMA with active messages, read at the first put
+    /// (see [`Endpoint::rma_over_am`]).
+    rma_over_am: OnceLock<bool>,
 }
 
 // SAFETY: a `ucp_ep_h` belongs to its worker, not to a thread. It is closed once (the
@@ -148,28 +148,31 @@ unsafe impl Sync for Endpoint {}
 
 impl Endpoint {
     pub(crate) fn new(ep: sys::ucp_ep_h, worker: &Arc<WorkerInner>) -> Endpoint {
-        // SAFETY: `ep` is a live endpoint just created on the live `worker`, used by nobody
-        // else yet.
-        let rma_over_am = unsafe { print_info(ep) }.is_some_and(|info| rma_emulated(&info));
         Endpoint {
             ep,
             worker: worker.raw,
             inner: Arc::new(EpInner {
                 ep,
                 worker: Arc::clone(worker),
-                rma_over_am,
+                rma_over_am: OnceLock::new(),
             }),
         }
     }
 
     /// Whether UCX carries this endpoint's puts and gets as active messages because no
     /// transport to the peer has remote memory access (tcp): the peer's progress carries
-    /// them out, and it answers every put with a completion message. Read once, when the
-    /// endpoint is made, from UCX's description of its lanes (`ucp_ep_print_info`: lanes,
-    /// but no `put[..]` protocol line); `false` where that text says otherwise or cannot be
-    /// read. [`Worker::flush`](crate::Worker::flush) uses it.
+    /// them out, and it answers every put with a completion message. Read once, at the first
+    /// call (the first put), from UCX's description of the endpoint's lanes
+    /// (`ucp_ep_print_info`, about 20-40 us: lanes, but no `put[..]` protocol line); `false`
+    /// where that text says otherwise or cannot be read. [`Worker::flush`](crate::Worker::flush)
+    /// uses it.
     pub fn rma_over_am(&self) -> bool {
-        self.inner.rma_over_am
+        // SAFETY: the endpoint is alive while `self` is; `ucp_ep_print_info` takes the
+        // worker's lock, so any thread may call it.
+        *self
+            .inner
+            .rma_over_am
+            .get_or_init(|| unsafe { print_info(self.ep) }.is_some_and(|info| rma_emulated(&info)))
     }
 
     /// Unpacks a peer's packed remote key (`ucp_ep_rkey_unpack`), from
@@ -256,7 +259,7 @@ impl Endpoint {
     /// it (see [`Worker::flush`](crate::Worker::flush)).
     #[inline]
     fn note_put(&self) {
-        if self.inner.rma_over_am {
+        if self.rma_over_am() {
             self.inner.worker.note_am_put();
         }
     }
@@ -762,7 +765,10 @@ fn rma_emulated(info: &str) -> bool {
         let text = line.trim_start_matches(['#', ' ', '\t']);
         if text.starts_with("lane[") {
             lanes = true;
-        } else if text.starts_with("put[") || text.starts_with("get[") {
+        } else if ["put[", "get[", "put:", "get:"]
+            .iter()
+            .any(|p| text.starts_with(p))
+        {
             return false;
         }
     }
@@ -787,6 +793,10 @@ mod tests {
 #\n#                  put[0]: 0..<short>..4294967296..<bcopy>..(inf)\n\
 #                  get[0]: 0..<bcopy>..(inf)\n#                  rma_bw: mds #\n";
         assert!(!rma_emulated(sm));
+        // A protocol line without a lane index (another UCX version's format): not emulated.
+        assert!(!rma_emulated(
+            "#  lane[0]:  0:rc_mlx5/mlx5_0:1.0 md[0] -> md[0]/ib rma_bw#0\n#  put: 0..<short>..(inf)\n"
+        ));
         // Text without lanes says nothing: not emulated.
         assert!(!rma_emulated(""));
         assert!(!rma_emulated("# UCP endpoint\n"));
