@@ -68,6 +68,36 @@ fn blocking_waits_drive_another_worker_through_the_hook() {
         let landed = unsafe { std::slice::from_raw_parts(mem.address().add(4096 + 16), len) };
         assert_eq!(landed, &data[..], "{len} bytes after put + worker flush");
     }
+    // Non-blocking puts completed by the endpoint's own flush (over tcp, UCX 1.13 flushes the
+    // lane with a zero-length put, whose acknowledgement needs the target's progress too); a
+    // worker flush after it still waits for, and completes, a put made after it.
+    for (round, len) in [1usize, 8, 3000, 40_000].into_iter().enumerate() {
+        let data: Vec<u8> = (0..len).map(|i| (i * 7 + round + 100) as u8).collect();
+        let at = base + 8192;
+        for k in 0..3u64 {
+            // SAFETY: as above; `data` outlives the flush below.
+            unsafe { ep.put_nbi(data.as_ptr(), len, at + k * 8, &rkey) }.expect("put_nbi");
+        }
+        ep.flush().expect("endpoint flush");
+        // SAFETY: our own live mapping; every put to it is complete (flushed).
+        let landed = unsafe { std::slice::from_raw_parts(mem.address().add(8192 + 16), len) };
+        assert_eq!(
+            landed,
+            &data[..],
+            "{len} bytes after put_nbi + endpoint flush"
+        );
+        let last = [round as u8 ^ 0x5a; 8];
+        // SAFETY: as above.
+        unsafe { ep.put(last.as_ptr(), 8, at + 50_000, &rkey) }.expect("put");
+        origin.flush().expect("flush");
+        // SAFETY: as above.
+        let landed = unsafe { std::slice::from_raw_parts(mem.address().add(8192 + 50_000), 8) };
+        assert_eq!(
+            landed,
+            &last[..],
+            "round {round}: put + worker flush after an endpoint flush"
+        );
+    }
     // Closing flushes the endpoint, which over tcp needs the target's progress too.
     drop(rkey);
     ep.close().expect("close");
