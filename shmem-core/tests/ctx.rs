@@ -188,6 +188,22 @@ fn context_signals_strided_nbi_default_and_threads() {
             );
             sig.wait_until(0, Cmp::Eq, 1);
             assert_eq!((BOARD.local_get(0), BOARD.local_get(2)), (l, l + 2));
+            // More than one message (80 KiB): through UCX the data goes as puts on the
+            // context's endpoint, and the signal after that endpoint's flush.
+            const BIG: usize = 10 << 10;
+            let big = world.alloc::<u64>(BIG);
+            let big_sig = world.alloc::<u64>(1);
+            let src: Vec<u64> = (0..BIG as u64).map(|k| m << 32 | k).collect();
+            world.barrier_all();
+            ctx.put_signal(&big, right, .., &src, big_sig.signal(0), SignalOp::Add(1));
+            big_sig.wait_until(0, Cmp::Eq, 1);
+            for k in [0, 1, BIG / 2, BIG - 1] {
+                assert_eq!(
+                    big.local_get(k),
+                    l << 32 | k as u64,
+                    "80 KiB put_signal, element {k}"
+                );
+            }
             // Strided: four elements at stride 3 from 10, and back.
             ctx.iput(
                 &BOARD,

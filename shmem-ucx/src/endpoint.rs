@@ -203,7 +203,18 @@ impl Endpoint {
 
     /// Waits until every operation issued on this endpoint is complete, remote completion
     /// included (`ucp_ep_flush_nbx`, then progress until done).
+    ///
+    /// Where UCX emulates the endpoint's RMA ([`rma_over_am`](Endpoint::rma_over_am): tcp),
+    /// this is the flush of the endpoint's whole worker ([`Worker::flush`](crate::Worker::flush)),
+    /// which completes the other endpoints' operations too: UCX's endpoint flush always
+    /// flushes the tcp lane, a zero-length put and its acknowledgement after the put's own
+    /// completion, while the worker's flush waits for that completion and then finds nothing
+    /// left. (8 B put + `pe_quiet` between 2 PEs over tcp: 17.6 - 20.7 us with the endpoint's
+    /// flush, 9.7 - 11.8 with the worker's, as put + `quiet`.)
     pub fn flush(&self) -> Result<()> {
+        if self.rma_over_am() {
+            return self.inner.worker.flush();
+        }
         let param = sys::ucp_request_param_t::default();
         // SAFETY: endpoint and worker are alive; `param` selects nothing (mask 0); the
         // result goes to `complete` untouched.

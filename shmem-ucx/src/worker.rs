@@ -44,6 +44,47 @@ impl WorkerInner {
     pub(crate) fn note_am_put(&self) {
         self.am_put_mark.store(events() + 1, Ordering::Release);
     }
+
+    /// [`Worker::flush`], also used by [`Endpoint::flush`](crate::Endpoint::flush) where UCX
+    /// emulates the endpoint's RMA.
+    pub(crate) fn flush(&self) -> Result<()> {
+        let mark = self.am_put_mark.swap(0, Ordering::AcqRel);
+        if mark != 0 && self.am_put_timeouts.load(Ordering::Relaxed) < AM_PUT_REPLY_GIVE_UP {
+            self.wait_am_put_reply(mark);
+        }
+        let param = sys::ucp_request_param_t::default();
+        // SAFETY: the worker is alive while `self` is; `param` selects no optional field
+        // (op_attr_mask 0) and lives across the call; the result is handed to `complete`
+        // untouched.
+        unsafe {
+            let ptr = sys::ucp_worker_flush_nbx(self.raw, &param);
+            complete(self.raw, ptr, "ucp_worker_flush_nbx")
+        }
+    }
+
+    /// Progresses until an event arrives after the put that set `mark` (see
+    /// [`Worker::flush`]), or [`AM_PUT_REPLY_WAIT`] passes.
+    #[cold]
+    fn wait_am_put_reply(&self, mark: u64) {
+        let start = Instant::now();
+        let mut timed_out = false;
+        // SAFETY: the worker is alive for the lifetime of `self`.
+        unsafe {
+            progress_until(self.raw, || {
+                if events() + 1 != mark {
+                    return true;
+                }
+                timed_out = start.elapsed() > AM_PUT_REPLY_WAIT;
+                timed_out
+            });
+        }
+        let timeouts = &self.am_put_timeouts;
+        if timed_out {
+            timeouts.fetch_add(1, Ordering::Relaxed);
+        } else if timeouts.load(Ordering::Relaxed) != 0 {
+            timeouts.store(0, Ordering::Relaxed);
+        }
+    }
 }
 
 // SAFETY: a `ucp_worker_h` is a heap object that UCX does not tie to the creating thread; it
@@ -210,41 +251,7 @@ impl Worker {
     /// was something else, or several puts are outstanding) leaves a plain flush, which is
     /// always correct.
     pub fn flush(&self) -> Result<()> {
-        let mark = self.inner.am_put_mark.swap(0, Ordering::AcqRel);
-        if mark != 0 && self.inner.am_put_timeouts.load(Ordering::Relaxed) < AM_PUT_REPLY_GIVE_UP {
-            self.wait_am_put_reply(mark);
-        }
-        let param = sys::ucp_request_param_t::default();
-        // SAFETY: the worker is alive; `param` selects no optional field (op_attr_mask 0)
-        // and lives across the call; the result is handed to `complete` untouched.
-        unsafe {
-            let ptr = sys::ucp_worker_flush_nbx(self.raw, &param);
-            complete(self.raw, ptr, "ucp_worker_flush_nbx")
-        }
-    }
-
-    /// Progresses until an event arrives after the put that set `mark` (see
-    /// [`flush`](Worker::flush)), or [`AM_PUT_REPLY_WAIT`] passes.
-    #[cold]
-    fn wait_am_put_reply(&self, mark: u64) {
-        let start = Instant::now();
-        let mut timed_out = false;
-        // SAFETY: the worker is alive for the lifetime of `self`.
-        unsafe {
-            progress_until(self.raw, || {
-                if events() + 1 != mark {
-                    return true;
-                }
-                timed_out = start.elapsed() > AM_PUT_REPLY_WAIT;
-                timed_out
-            });
-        }
-        let timeouts = &self.inner.am_put_timeouts;
-        if timed_out {
-            timeouts.fetch_add(1, Ordering::Relaxed);
-        } else if timeouts.load(Ordering::Relaxed) != 0 {
-            timeouts.store(0, Ordering::Relaxed);
-        }
+        self.inner.flush()
     }
 
     /// Orders the operations issued before it on this worker before those issued after it
