@@ -162,10 +162,10 @@ impl Endpoint {
     /// Whether UCX carries this endpoint's puts and gets as active messages because no
     /// transport to the peer has remote memory access (tcp): the peer's progress carries
     /// them out, and it answers every put with a completion message. Read once, at the first
-    /// call (the first put), from UCX's description of the endpoint's lanes
-    /// (`ucp_ep_print_info`, about 20-40 us: lanes, but no `put[..]` protocol line); `false`
-    /// where that text says otherwise or cannot be read. [`Worker::flush`](crate::Worker::flush)
-    /// uses it.
+    /// call (the first put or flush through the endpoint), from UCX's description of the
+    /// endpoint's lanes (`ucp_ep_print_info`, about 20-40 us: lanes, but no `put[..]` protocol
+    /// line); `false` where that text says otherwise or cannot be read.
+    /// [`Worker::flush`](crate::Worker::flush) and [`flush`](Endpoint::flush) use it.
     pub fn rma_over_am(&self) -> bool {
         // SAFETY: the endpoint is alive while `self` is; `ucp_ep_print_info` takes the
         // worker's lock, so any thread may call it.
