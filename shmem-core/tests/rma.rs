@@ -260,7 +260,7 @@ fn quiet_completes_puts_before_a_sync_all() {
     multi_pe_hosts("quiet_completes_puts_before_a_sync_all", |world| {
         let (me, n) = (world.my_pe(), world.n_pes());
         let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-        // 8 B, 3000 B and 320 KiB (more than one 256 KiB TCP segment), from each neighbour.
+        // 8 B, 3000 B and 320 000 B (more than one 256 KiB TCP segment), from each neighbour.
         const LENS: [usize; 3] = [1, 375, 40_000];
         let from_left = world.alloc::<u64>(LENS.iter().sum::<usize>() + 1);
         let from_right = world.alloc::<u64>(LENS.iter().sum::<usize>());

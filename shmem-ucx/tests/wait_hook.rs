@@ -71,6 +71,9 @@ fn blocking_waits_drive_another_worker_through_the_hook() {
     // Non-blocking puts completed by the endpoint's own flush (over tcp, UCX 1.13 flushes the
     // lane with a zero-length put, whose acknowledgement needs the target's progress too); a
     // worker flush after it still waits for, and completes, a put made after it.
+    // The three puts overlap (8 bytes apart) and the check reads the third one's bytes: one
+    // tcp endpoint carries its puts' fragments over one stream, in order, so the third lands
+    // last (UCX orders RMA on an endpoint only after a fence in general; this test is tcp only).
     for (round, len) in [1usize, 8, 3000, 40_000].into_iter().enumerate() {
         let data: Vec<u8> = (0..len).map(|i| (i * 7 + round + 100) as u8).collect();
         let at = base + 8192;
