@@ -24,9 +24,14 @@
 //! round every point of a size (forwards, then backwards on the next), and times at each point
 //! one loop of `max(4, --bytes / size)` copies per copy, the three copies' loops alternating
 //! (order rotated per repetition), each after an untimed loop of an eighth as many copies.
-//! So a change in the machine's speed during the sweep (this VM's on-node latencies switch
-//! between two modes from one minute to the next) falls on every point alike, not on a run of
-//! neighbouring points whose best or worst it would then decide. The other PEs wait in
+//! So a change in the machine's speed during the sweep falls on every point alike, not on a
+//! run of neighbouring points whose best or worst it would then decide. This VM also slows
+//! down by 1.2-1.7x for spells of 0.1-2 s, a few times a minute (a plain C loop of `memcpy`
+//! calls, with no runtime and no other PE, shows them too): a spell over fewer than half of
+//! a point's loops leaves its median alone, a longer one can still move some points'
+//! medians and so a size's worst/best ratio; `benches/run.sh` takes the median over three
+//! jobs. (Timing each loop against a twin loop at a reference point, back to back, did not
+//! steady the ratios here: the loop-to-loop noise is as large.) The other PEs wait in
 //! `barrier_all`.
 //!
 //! Output (stdout, CSV): a header `op,size,d,src_align,median_ns,min_ns`, then one line per
