@@ -2,6 +2,7 @@
 //! so long, and stop it (and fail the test with its output) when it runs over.
 
 use std::io::{self, Read};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Mutex, MutexGuard};
@@ -79,6 +80,21 @@ fn drain(mut pipe: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
 /// [`Running::stop_with`].
 pub fn start(mut cmd: Command) -> Running {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe
+    // functions may be called: signal(2) is one; creating an io::Error from errno does not
+    // allocate.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Tests started in the background by a shell without job control (`nohup cargo
+            // test &`, a script's `&`) inherit SIGINT ignored, and an ignored signal stays
+            // ignored across exec: the stop signal would not reach a child that does not set
+            // its own handler. It gets the default action back.
+            if libc::signal(libc::SIGINT, libc::SIG_DFL) == libc::SIG_ERR {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     let what = format!("{cmd:?}");
     let started = Instant::now();
     let mut child = cmd
