@@ -13,6 +13,8 @@
 #      its collectives once more with its own OpenSHMEM collectives over that transport instead
 #      of Open MPI's shared-memory ones (oshmem-tcp-basic: --mca scoll basic, collectives only),
 #      and the C twin on this runtime (c-ours: latency.c built with shmemcc, under shmemrun);
+#      in each tcp round also the kernel's TCP round trip on loopback with no library
+#      (tcp-floor: benches/c/tcp_rtt.c), the floor under the tcp gets and atomics;
 #   2. the collectives alone at every PE count of NPES_LIST other than 2 (2 comes from part 1):
 #      ours direct and oshmem;
 #   3. bandwidth: a 256 KiB put + quiet against a local 256 KiB memcpy, on PE 0 (ours, oshmem);
@@ -138,6 +140,9 @@ oshcc -O2 -falign-loops=64 -Wall -o "$out_dir/copy_sweep" benches/c/copy_sweep.c
 # The same C program on this runtime, through its C API (libshmem.so, shmemcc).
 cargo build --release -p shmem-capi >&2
 target/release/shmemcc -O2 -falign-loops=64 -Wall -o "$out_dir/latency-ours" benches/c/latency.c
+# The kernel's TCP round trip over loopback, no library: the floor of the tcp table's gets and
+# atomics.
+"${CC:-cc}" -O2 -Wall -o "$out_dir/tcp_rtt" benches/c/tcp_rtt.c
 
 # Raw results of this run: NAME.NPES.ROUND.csv and .log per job.
 results=target/bench-results
@@ -227,6 +232,12 @@ run_job() {
         "${t[@]}" "${osh[@]}" "${OSH_TCP_UCX[@]}" "$out_dir/latency" csv iters "$UCX_ITERS" \
             reps "$UCX_REPS" >"$csv" 2>"$log" || rc=$?
         ;;
+    tcp-floor)
+        # benches/c/tcp_rtt.c: two processes, 8 B each way over TCP on loopback, busy-polling.
+        want=1
+        "${t[@]}" "$out_dir/tcp_rtt" iters "$UCX_ITERS" reps "$UCX_REPS" >"$csv" 2>"$log" ||
+            rc=$?
+        ;;
     oshmem-tcp-basic)
         # oshmem's collectives through its SPML (UCX, here tcp) rather than Open MPI's MPI
         # collectives, which use shared memory whatever UCX_TLS says.
@@ -290,8 +301,9 @@ t_start=$SECONDS
 # over tcp: 9.5 or 13.2 us).
 ROUNDS=$PAIR_ROUNDS rounds 2 direct oshmem
 rounds 2 c-ours
-# The like-for-like pair over tcp, in more rounds.
-ROUNDS=$TCP_ROUNDS rounds 2 ucx oshmem-tcp
+# The like-for-like pair over tcp, in more rounds, with the kernel's round trip (a fraction of
+# a second) in each round.
+ROUNDS=$TCP_ROUNDS rounds 2 ucx oshmem-tcp tcp-floor
 rounds 2 oshmem-tcp-basic
 for n in "${NPES[@]}"; do
     [[ $n == 2 ]] || rounds "$n" coll-direct coll-oshmem
@@ -418,6 +430,8 @@ tables=$results/tables.md
     echo "3 of the heap array (a get's distance 14). Each run's log lists the distances."
     echo
     all_rows | awk -F, "$awk_lib"'
+    # The kernel round trip (tcp_rtt), by round.
+    $2 == 2 && $1 == "tcp-floor" { fl[$8] = $6 + 0; val["floor", ++cnt["floor"]] = $6 + 0; next }
     $2 == 2 && ($1 == "direct" || $1 == "ucx" || $1 == "oshmem" || $1 == "oshmem-tcp" || $1 == "oshmem-tcp-basic") {
         key = $1 SUBSEP $3 SUBSEP $4 SUBSEP $5
         val[key, ++cnt[key]] = $6 + 0
@@ -447,9 +461,28 @@ tables=$results/tables.md
                     val["tcp-all", ++cnt["tcp-all"]] = x
                     if (x < 1.0) tcp_faster++
                 }
+            # One round trip each (8 B get, g and the fetching atomics): against the kernel
+            # round trip of the same round.
+            if (rs[r] != 8 || rc[r] !~ /^(get|g|fetch_add|compare_swap|swap)$/) continue
+            fl_rows++
+            for (k = 1; k <= 64; k++) {
+                if (!(k in fl) || fl[k] <= 0) continue
+                if (("ucx", order[r], k) in at) {
+                    val["flu" SUBSEP r, ++cnt["flu" SUBSEP r]] = at["ucx", order[r], k] / fl[k]
+                    val["flu-all", ++cnt["flu-all"]] = at["ucx", order[r], k] / fl[k]
+                }
+                if (("oshmem-tcp", order[r], k) in at) {
+                    val["flo" SUBSEP r, ++cnt["flo" SUBSEP r]] = at["oshmem-tcp", order[r], k] / fl[k]
+                    val["flo-all", ++cnt["flo-all"]] = at["oshmem-tcp", order[r], k] / fl[k]
+                }
+            }
+            if (cnt["flu" SUBSEP r]) { x = median("flu" SUBSEP r); if (!fu_n++ || x < fu_lo) fu_lo = x; if (fu_n == 1 || x > fu_hi) fu_hi = x }
+            if (cnt["flo" SUBSEP r]) { x = median("flo" SUBSEP r); if (!fo_n++ || x < fo_lo) fo_lo = x; if (fo_n == 1 || x > fo_hi) fo_hi = x }
         }
         if (tcp_rows)
             printf "\nOver tcp, the RMA and atomics rows (all but the collectives): %d of %d at or below 1.0 in UCX/oshmem tcp. Taking every round of every such row on its own, ours was the faster of the two in %d of %d, and the median of those %d ratios is %.3f.\n", tcp_met, tcp_rows, tcp_faster, cnt["tcp-all"], cnt["tcp-all"], median("tcp-all")
+        if (cnt["floor"] && fu_n && fo_n)
+            printf "\nThe floor under the %d one-round-trip rows (get, g, fetch_add, compare_swap, swap; 8 B): one TCP round trip on loopback between two busy-polling processes, no library (benches/c/tcp_rtt.c, 8 B each way), median %.1f us over %d rounds. Each row over the floor in the same round, median over rounds: ours UCX %.2f - %.2f (every round of every row: median %.2f), oshmem tcp %.2f - %.2f (%.2f).\n", fl_rows, median("floor") / 1000, cnt["floor"], fu_lo, fu_hi, median("flu-all"), fo_lo, fo_hi, median("flo-all")
     }'
     echo
     echo "### The C twin on this runtime, 2 PEs on one node, ns per operation"
