@@ -12,7 +12,8 @@
  *
  * The listening socket is bound to 127.0.0.1 on a port the kernel picks. The child proves it is
  * the child with 16 random bytes drawn before fork(2); a connection that does not start with
- * them (another user's process on this machine) is closed and another accepted, at most 16.
+ * them within 5 s (another user's process on this machine) is closed and another accepted, at
+ * most 16.
  *
  * Build: cc -O2 -o tcp_rtt tcp_rtt.c
  * Run:   ./tcp_rtt [iters N] [reps N]
@@ -120,6 +121,24 @@ static void echo_child(const struct sockaddr_in *addr, const char *token)
     _exit(0);
 }
 
+/* Reads the TOKEN bytes a connection starts with, waiting at most 5 s for them; returns 0, or
+ * -1 if they did not come (a peer that connects and stays silent must not stall the job). */
+static int recv_token(int fd, char *buf)
+{
+    struct timeval wait_max = {.tv_sec = 5};
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait_max, sizeof wait_max) != 0)
+        die("setsockopt SO_RCVTIMEO");
+    size_t got = 0;
+    while (got < TOKEN) {
+        ssize_t r = recv(fd, buf + got, TOKEN - got, 0);
+        if (r > 0)
+            got += (size_t)r;
+        else if (r == 0 || errno != EINTR)
+            return -1;
+    }
+    return 0;
+}
+
 /* Accepts connections on `listener` until one starts with `token`; returns it. */
 static int accept_child(int listener, const char *token)
 {
@@ -131,7 +150,7 @@ static int accept_child(int listener, const char *token)
             die("accept");
         }
         char got[TOKEN];
-        if (recv_all(fd, got, TOKEN) == 0 && memcmp(got, token, TOKEN) == 0)
+        if (recv_token(fd, got) == 0 && memcmp(got, token, TOKEN) == 0)
             return fd;
         close(fd);
     }
