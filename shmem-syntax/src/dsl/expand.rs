@@ -12,7 +12,7 @@ use syn::{Expr, ExprRange, Ident, RangeLimits};
 
 use super::ast::{Kind, Local, Sel, SignalWord, Stmt, SymRef};
 use super::consts::{const_count, const_end};
-use super::mode::{Op, call};
+use super::mode::{Op, call, sm};
 use super::tokens::AssignOp;
 
 /// The statements, in one block whose value is the last statement's.
@@ -20,11 +20,6 @@ pub(crate) fn expand(stmts: &[Stmt]) -> TokenStream {
     let mut code: Vec<TokenStream> = stmts.iter().map(expand_stmt).collect();
     let last = code.pop();
     quote!({ #(#code;)* #last })
-}
-
-/// The path of the expansion's helpers, spanned where an error about them should point.
-pub(crate) fn sm(span: Span) -> TokenStream {
-    quote_spanned!(span=> ::shmem_core::__private::dsl)
 }
 
 fn expand_stmt(stmt: &Stmt) -> TokenStream {

@@ -12,7 +12,12 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
 use super::ast::{Kind, Mode, Sel, Stmt};
-use super::expand::sm;
+
+/// The path of the expansion's helpers (`shmem_core::__private::dsl`), spanned where an error
+/// about them should point.
+pub(crate) fn sm(span: Span) -> TokenStream {
+    quote_spanned!(span=> ::shmem_core::__private::dsl)
+}
 
 /// The runtime call a statement makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
