@@ -17,19 +17,19 @@ cd "$(dirname "$0")/.."
 # is reported.
 TESTS=(
     # The symmetric-heap allocator (first fit, alignment, coalescing).
-    "shmem-core   | --lib heap::"
+    "shmem-core   | --lib mem::allocator::"
     # The heap layout: regions, page rounding, overflow, placement of statics on cache lines.
     # (The linkme list of statics itself cannot be read under Miri: extern static
     # `__start_linkme_...` is unsupported.)
-    "shmem-core   | --lib layout::"
+    "shmem-core   | --lib mem::layout::"
     # The start-up record each PE publishes (encode, decode of truncated and foreign bytes).
-    "shmem-core   | --lib runtime::"
+    "shmem-core   | --lib runtime::peer_info::"
     # Parsing of the SHMEM_* settings.
     "shmem-core   | --lib config::"
     # The direct path's copy engine: every short length, at page offsets that put a page
     # boundary inside the source or the destination (Miri's CPU has no AVX2, so this covers
     # the SSE2 and memcpy paths).
-    "shmem-core   | --lib copy::"
+    "shmem-core   | --lib mem::copy::"
     # The launch protocol: frames and messages (encode, decode of malformed input), and the
     # parsing of the environment the launcher gives its PEs.
     "shmem-launch | --lib wire"

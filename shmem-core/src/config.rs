@@ -1,4 +1,6 @@
 //! Run-time configuration from environment variables.
+//!
+//! Base layer: uses `error` only (the runtime reads the settings at start-up).
 
 use crate::error::{Error, Result};
 

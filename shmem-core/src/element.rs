@@ -1,4 +1,6 @@
 //! Element types: the plain-data types that may live in symmetric memory and cross the wire.
+//!
+//! Base layer: uses nothing of the crate; every layer moves elements.
 
 use zerocopy::{FromBytes, Immutable, IntoBytes};
 

@@ -1,4 +1,6 @@
 //! The error type of the runtime.
+//!
+//! Base layer: uses nothing of the crate; every layer reports through it.
 
 use std::time::Duration;
 

@@ -47,71 +47,69 @@
 
 extern crate self as shmem_core;
 
-mod amo;
-mod bootstrap;
-mod collectives;
+// The layers, lowest first (each module's docs say what it may use; `tests/layers.rs` checks
+// that no import points up):
+// - base: `element`, `complex`, `error`, `config`;
+// - `mem`: bytes and layouts (segment, words, allocator, copy engine, private shared memory);
+// - `transport`: the PEs as this process reaches them, put/get/atomics, progress, the
+//   transport's own collectives;
+// - `object`: symmetric objects (statics, heap arrays, views) and their contract;
+// - `ops`: RMA, atomics, signals, waits, locks, queries, contexts;
+// - `coll`: teams and collectives;
+// - `adapter`: the C API's port (`raw`) and what `shmem!` expands to;
+// - `runtime`: the composition root (start-up, finalize);
+// - `world`: `World` and its methods; then this file, which only re-exports.
+mod adapter;
+mod coll;
 mod complex;
 mod config;
-mod copy;
-mod ctx;
-mod dataseg;
-mod dsl;
 mod element;
 pub mod error;
-mod heap;
-mod layout;
-mod lock;
-mod p2p;
-mod private_shm;
-mod progress;
-mod query;
-pub mod raw;
-mod rma;
+mod mem;
+mod object;
+mod ops;
 mod runtime;
-mod signal;
-mod statics;
-mod storage;
-mod strided;
-mod sync;
-mod team;
 mod transport;
-mod view;
 mod world;
 
-pub use amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
-pub use collectives::{ReduceArith, ReduceBitwise, ReduceSum};
+pub use adapter::raw;
+pub use coll::reduce::{ReduceArith, ReduceBitwise, ReduceSum};
+pub use coll::team::{Team, TeamConfig};
 pub use complex::{Complex32, Complex64};
-pub use ctx::{
-    Ctx, CtxFactory, CtxMode, CtxOptions, Private, Serialized, Shared, ThreadLevel, init_thread,
-};
 pub use element::Element;
 pub use error::{Error, Result};
-pub use heap::SymArray;
-pub use rma::{NbiScope, SymmetricArray};
+pub use object::heap::{MallocHints, SymArray};
+pub use object::statics::Symmetric;
+pub use object::storage::Storable;
+pub use object::view::SymSlice;
+pub use ops::amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
+pub use ops::ctx::{Ctx, CtxFactory, CtxMode, CtxOptions, Private, Serialized, Shared};
+pub use ops::lock::{Lock, LockArray, LockGuard, LockRef};
+pub use ops::p2p::WaitSet;
+pub use ops::query::{MAX_NAME_LEN, PeerAccess, PeerView, SymmetricObject, VENDOR_STRING, VERSION};
+pub use ops::rma::{NbiScope, SymmetricArray};
+pub use ops::signal::{Cmp, Signal, SignalOp};
+pub use ops::wait::{SignalArray, WaitArray, WaitWord};
 pub use shmem_macros::{Element, element, shmem, symmetric};
-pub use signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray, WaitWord};
-pub use statics::Symmetric;
-pub use storage::Storable;
-pub use team::{Team, TeamConfig};
-pub use view::SymSlice;
-pub use world::{World, init};
+pub use world::{ThreadLevel, World, init, init_thread};
 
 /// Everything a PGAS program usually needs, in one glob import: `use shmem_core::prelude::*;`.
 pub mod prelude {
-    pub use crate::amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
-    pub use crate::collectives::{ReduceArith, ReduceBitwise, ReduceSum};
-    pub use crate::ctx::{Ctx, CtxOptions, Private, Serialized, Shared};
+    pub use crate::coll::reduce::{ReduceArith, ReduceBitwise, ReduceSum};
+    pub use crate::coll::team::{Team, TeamConfig};
     pub use crate::element::Element;
-    pub use crate::heap::{MallocHints, SymArray};
-    pub use crate::lock::{Lock, LockArray, LockGuard, LockRef};
-    pub use crate::p2p::WaitSet;
-    pub use crate::query::{PeerAccess, PeerView, SymmetricObject};
-    pub use crate::rma::{NbiScope, SymmetricArray};
-    pub use crate::signal::{Cmp, Signal, SignalArray, SignalOp, WaitArray};
-    pub use crate::statics::Symmetric;
-    pub use crate::storage::Storable;
-    pub use crate::team::{Team, TeamConfig};
-    pub use crate::view::SymSlice;
+    pub use crate::object::heap::{MallocHints, SymArray};
+    pub use crate::object::statics::Symmetric;
+    pub use crate::object::storage::Storable;
+    pub use crate::object::view::SymSlice;
+    pub use crate::ops::amo::{AmoBitwise, AmoExtended, AmoStandard, Remote};
+    pub use crate::ops::ctx::{Ctx, CtxOptions, Private, Serialized, Shared};
+    pub use crate::ops::lock::{Lock, LockArray, LockGuard, LockRef};
+    pub use crate::ops::p2p::WaitSet;
+    pub use crate::ops::query::{PeerAccess, PeerView, SymmetricObject};
+    pub use crate::ops::rma::{NbiScope, SymmetricArray};
+    pub use crate::ops::signal::{Cmp, Signal, SignalOp};
+    pub use crate::ops::wait::{SignalArray, WaitArray};
     pub use crate::world::World;
     pub use shmem_macros::{Element, element, shmem, symmetric};
 }
@@ -119,13 +117,13 @@ pub mod prelude {
 /// Items used by the macros' expansions; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::statics::{SYMMETRIC_STATICS, StaticObject, register};
+    pub use crate::object::statics::{SYMMETRIC_STATICS, StaticObject, register};
     pub use linkme;
     /// The zerocopy derives of `#[element]` name this copy, so that users need not depend on it.
     pub use zerocopy;
     /// Conversions and checks used by `shmem!`.
     pub mod dsl {
-        pub use crate::dsl::*;
+        pub use crate::adapter::dsl::*;
     }
 }
 
@@ -133,8 +131,3 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
-
-pub use heap::MallocHints;
-pub use lock::{Lock, LockArray, LockGuard, LockRef};
-pub use p2p::WaitSet;
-pub use query::{MAX_NAME_LEN, PeerAccess, PeerView, SymmetricObject, VENDOR_STRING, VERSION};

@@ -1,0 +1,447 @@
+//! Collectives on teams: sync, broadcast, reductions, scans, fcollect, collect, alltoall(s).
+//!
+//! Algorithms scale with the team size (`ceil(log2 n)` rounds where the data allows):
+//! - small messages go through mailbox slots in the team block ([`mailbox`]): binomial-tree
+//!   broadcast (up to 1 KiB), recursive-doubling reductions (any size, in 1 KiB chunks; the same
+//!   combining order everywhere, so results are bit-identical on every PE), Bruck fcollect and a
+//!   direct all-to-all. No member writes another's `dest`, so they need no entry sync;
+//! - larger broadcasts, fcollects and all-to-alls write every block straight into its
+//!   destination (direct stores on one node). They start with a sync (nobody's `dest` changes
+//!   before it has entered) and the all-gathers end with a barrier (every block has arrived);
+//! - dissemination sync, Hillis-Steele scans.
+//!
+//! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `ops::rma`, `transport`,
+//! `mem`.
+
+use super::mailbox::{self, RawBytes};
+use super::team::{Team, Tree};
+use crate::element::Element;
+use crate::mem::segment::{CHUNK, DATA_FLAGS, DOWN_FLAG, SCRATCH};
+use crate::mem::word::SignalKind;
+use crate::ops::rma::SymmetricArray;
+use crate::transport::collective::wait_in_collective;
+use crate::transport::slots::next_epoch;
+use std::sync::atomic::Ordering;
+use zerocopy::IntoBytes;
+
+/// Copies `bytes` bytes from `src` to `offset` on team PE `pe` and raises its flag at
+/// `flag` (team block offset) to `epoch`, in that order.
+fn put_then_flag(
+    team: &Team<'_>,
+    pe: usize,
+    offset: usize,
+    src: *const u8,
+    bytes: usize,
+    flag: usize,
+    epoch: u64,
+) {
+    let rt = team.tp();
+    let peer = rt.peer(team.world_pe(pe));
+    // SAFETY: callers pass a live source of `bytes` bytes (and a checked destination range in
+    // the heap).
+    let data = unsafe { std::slice::from_raw_parts(src, bytes) };
+    rt.put_with_signal(
+        peer,
+        (offset, &[data]),
+        (team.block(flag), SignalKind::Max, epoch),
+    );
+}
+
+fn wait_flag(team: &Team<'_>, flag: usize, epoch: u64) {
+    let f = team.flag(flag);
+    wait_in_collective(team.tp(), Some(&team.group), || {
+        f.load(Ordering::Acquire) >= epoch
+    });
+}
+
+#[track_caller]
+fn check_root(team: &Team<'_>, root: usize, op: &str) {
+    if root >= team.n_pes() {
+        panic!(
+            "shmem: {op}: root {root} is out of range: the team has {} PEs",
+            team.n_pes()
+        );
+    }
+}
+
+#[track_caller]
+pub(crate) fn check_fits<E: Element, A: SymmetricArray<E> + ?Sized>(
+    dest: &A,
+    need: usize,
+    op: &str,
+) {
+    if dest.len() < need {
+        panic!(
+            "shmem: {op}: the destination has {} elements but {need} are needed",
+            dest.len()
+        );
+    }
+}
+
+/// This PE's own copy of the first `elems` elements of `dest`, for a collective to assemble its
+/// result in through raw pointers (another thread may use `dest`'s safe methods meanwhile, so no
+/// reference to it is ever made).
+#[track_caller]
+fn own_bytes<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, elems: usize) -> RawBytes<'_> {
+    debug_assert!(elems <= dest.len());
+    let rt = dest.__transport();
+    rt.check_live();
+    // SAFETY: the callers checked `elems <= dest.len()`, so the bytes lie in this PE's mapped
+    // heap, which outlives the collective; they are only touched through raw pointers.
+    unsafe { RawBytes::new(rt.local(dest.__heap_offset()), elems * size_of::<E>()) }
+}
+
+impl Team<'_> {
+    /// `shmem_broadcast`: copies `source` (read on team PE `root` only) into elements
+    /// `0..source.len()` of `dest` on every member, the root included. Binomial tree.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let dest = world.alloc::<u32>(3);
+    /// let src = if team.my_pe() == 0 { [7, 8, 9] } else { [0; 3] };
+    /// team.broadcast(&dest, &src, 0);
+    /// assert_eq!(dest.local_get(2), 9);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_broadcast")]
+    #[track_caller]
+    pub fn broadcast<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+        root: usize,
+    ) {
+        self.broadcast_from(dest, source, root, false, "broadcast");
+    }
+
+    /// [`broadcast`](Self::broadcast), except that the root's `dest` is left as it is: only
+    /// the other members receive `source`. This is OpenSHMEM 1.4's `shmem_broadcast32/64`
+    /// over an active set, which this runtime's C API serves with it when the set is every PE.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let dest = world.alloc::<u32>(3);
+    /// dest.local_write(0..3, &[1, 1, 1]);
+    /// team.barrier();
+    /// let src = if team.my_pe() == 0 { [7, 8, 9] } else { [0; 3] };
+    /// team.broadcast_to_others(&dest, &src, 0);
+    /// let want = if team.my_pe() == 0 { 1 } else { 9 };
+    /// assert_eq!(dest.local_get(2), want);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn broadcast_to_others<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+        root: usize,
+    ) {
+        self.broadcast_from(dest, source, root, true, "broadcast_to_others");
+    }
+
+    /// [`broadcast`](Self::broadcast), the root's `dest` left as it is when `keep_root`.
+    #[track_caller]
+    fn broadcast_from<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+        root: usize,
+        keep_root: bool,
+        what: &str,
+    ) {
+        check_root(self, root, what);
+        check_fits(dest, source.len(), what);
+        let tree = Tree::new(self, root);
+        if size_of_val(source) <= CHUNK {
+            let out = own_bytes(dest, source.len());
+            mailbox::broadcast(self, out, source.as_bytes(), &tree, keep_root, what);
+            return;
+        }
+        let rt = self.tp();
+        // No member's `dest` is written before that member has entered the broadcast.
+        self.sync();
+        let epoch = next_epoch(self.coll_epoch());
+        let bytes = size_of_val(source);
+        let at = dest.__heap_offset();
+        // Every member sends from its `dest` (registered with UCX, in the heap), except a root
+        // that keeps its `dest`, which sends from `source`.
+        let from = if tree.rel == 0 && keep_root {
+            source.as_ptr().cast::<u8>()
+        } else if tree.rel == 0 {
+            dest.local_write(0..source.len(), source);
+            rt.local(at).cast_const()
+        } else {
+            wait_flag(self, DOWN_FLAG, epoch);
+            rt.local(at).cast_const()
+        };
+        for (child, _) in tree.children() {
+            put_then_flag(self, child, at, from, bytes, DOWN_FLAG, epoch);
+        }
+        // Puts through UCX must have left this PE before it returns.
+        rt.quiet();
+    }
+
+    /// [`broadcast`](Self::broadcast) in place: the root's own copy of `dest` (all of it; use
+    /// [`slice`](crate::SymmetricArray::slice) for part of an array) is the source, as C's
+    /// `dest == source`.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let a = world.alloc::<u32>(3);
+    /// if team.my_pe() == 0 {
+    ///     a.local_write(.., &[7, 8, 9]);
+    /// }
+    /// team.broadcast_in_place(&a, 0);
+    /// assert_eq!(a.local_get(2), 9);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_broadcast")]
+    #[track_caller]
+    pub fn broadcast_in_place<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        root: usize,
+    ) {
+        check_root(self, root, "broadcast_in_place");
+        let source = if self.my_pe() == root {
+            own_copy(dest)
+        } else {
+            vec![E::new_zeroed(); dest.len()]
+        };
+        self.broadcast(dest, &source, root);
+    }
+
+    /// `shmem_fcollect`: concatenates every member's `source` (all the same length) in team
+    /// order into `dest` on every member.
+    #[doc(alias = "shmem_fcollect")]
+    #[track_caller]
+    pub fn fcollect<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
+        let n = self.n_pes();
+        let k = source.len();
+        check_fits(dest, n * k, "fcollect");
+        if mailbox::allgather_fits(n, size_of_val(source)) {
+            let out = own_bytes(dest, n * k);
+            mailbox::allgather(self, out, source.as_bytes(), "fcollect");
+            return;
+        }
+        // The maxima of k and !k give both the largest and the smallest k, and every member has
+        // entered once they are known.
+        let mut span = [k as u64, !(k as u64)];
+        mailbox::allreduce(self, &mut span, u64::max, "fcollect");
+        if span[0] != !span[1] {
+            panic!(
+                "shmem: fcollect: members contribute between {} and {} elements; fcollect needs \
+                 the same number everywhere (use collect)",
+                !span[1], span[0]
+            );
+        }
+        for i in 0..n {
+            let pe = (self.my_pe() + i) % n;
+            dest.put(
+                self.world_pe(pe),
+                self.my_pe() * k..(self.my_pe() + 1) * k,
+                source,
+            );
+        }
+        self.barrier();
+    }
+
+    /// `shmem_collect`: concatenates every member's `source` (lengths may differ) in team
+    /// order into `dest` on every member; returns the total number of elements.
+    #[doc(alias = "shmem_collect")]
+    #[track_caller]
+    pub fn collect<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+    ) -> usize {
+        let n = self.n_pes();
+        let me = self.my_pe();
+        let k = source.len() as u64;
+        // Every member's length (which also tells that every member has entered).
+        let (before, total) = if mailbox::allgather_fits(n, 8) {
+            let mut lens = vec![0u64; n];
+            mailbox::allgather(
+                self,
+                RawBytes::from_mut(lens.as_mut_bytes()),
+                k.as_bytes(),
+                "collect",
+            );
+            let before: u64 = lens[..me].iter().sum();
+            (before as usize, lens.iter().sum::<u64>() as usize)
+        } else {
+            let before = self.exscan_u64(k) as usize;
+            let mut total = [k];
+            mailbox::allreduce(self, &mut total, u64::wrapping_add, "collect");
+            (before, total[0] as usize)
+        };
+        check_fits(dest, total, "collect");
+        for i in 0..n {
+            let pe = (me + i) % n;
+            dest.put(self.world_pe(pe), before..before + source.len(), source);
+        }
+        self.barrier();
+        total
+    }
+
+    /// `shmem_alltoall`: block `j` (of `source.len() / n` elements) of this PE's `source` goes
+    /// to block `my_pe` of `dest` on team PE `j`.
+    #[doc(alias = "shmem_alltoall")]
+    #[track_caller]
+    pub fn alltoall<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
+        let n = self.n_pes();
+        if !source.len().is_multiple_of(n) {
+            panic!(
+                "shmem: alltoall: the source has {} elements, not a multiple of the {n} team PEs",
+                source.len()
+            );
+        }
+        let k = source.len() / n;
+        check_fits(dest, n * k, "alltoall");
+        let block = k * size_of::<E>();
+        if mailbox::alltoall_fits(n, block) {
+            let out = own_bytes(dest, n * k);
+            mailbox::alltoall(self, out, source.as_bytes(), block, "alltoall");
+            return;
+        }
+        let me = self.my_pe();
+        // No member's `dest` is written before that member has entered.
+        self.sync();
+        for i in 0..n {
+            let j = (me + i) % n;
+            dest.put(
+                self.world_pe(j),
+                me * k..(me + 1) * k,
+                &source[j * k..(j + 1) * k],
+            );
+        }
+        self.barrier();
+    }
+
+    /// `shmem_alltoalls`: strided all-to-all. For each team PE `j` and `i in 0..nelems`,
+    /// `source[(j * nelems + i) * sst]` goes to `dest[(me * nelems + i) * dst]` on PE `j`.
+    #[doc(alias = "shmem_alltoalls")]
+    #[track_caller]
+    pub fn alltoalls<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        dst: usize,
+        source: &[E],
+        sst: usize,
+        nelems: usize,
+    ) {
+        let n = self.n_pes();
+        if dst == 0 || sst == 0 {
+            panic!("shmem: alltoalls: strides must be positive (dst {dst}, sst {sst})");
+        }
+        if nelems == 0 {
+            self.barrier();
+            return;
+        }
+        let need_src = ((n * nelems - 1) * sst) + 1;
+        if source.len() < need_src {
+            panic!(
+                "shmem: alltoalls: the source has {} elements but {need_src} are needed",
+                source.len()
+            );
+        }
+        check_fits(dest, (n * nelems - 1) * dst + 1, "alltoalls");
+        let me = self.my_pe();
+        self.sync();
+        for i in 0..n {
+            let j = (me + i) % n;
+            let first_src = j * nelems * sst;
+            let first_dst = me * nelems * dst;
+            let span = (nelems - 1) * dst + 1;
+            let src = &source[first_src..first_src + (nelems - 1) * sst + 1];
+            dest.iput(self.world_pe(j), first_dst..first_dst + span, dst, src, sst);
+        }
+        self.barrier();
+    }
+
+    /// Exclusive prefix sum of one `u64` over the team (internal, for collect).
+    fn exscan_u64(&self, v: u64) -> u64 {
+        let mut out = [0u64];
+        scan_chunks::<u64>(self, &[v], &mut out, |a, b| a.wrapping_add(b), false);
+        out[0]
+    }
+}
+
+/// Hillis-Steele scan of `source` into `out` (inclusive or exclusive; exclusive leaves PE 0's
+/// `out` at zero bits).
+pub(crate) fn scan_chunks<E: Element>(
+    team: &Team<'_>,
+    source: &[E],
+    out: &mut [E],
+    op: impl Fn(E, E) -> E,
+    inclusive: bool,
+) {
+    let rt = team.tp();
+    let n = team.n_pes();
+    let me = team.my_pe();
+    let per = (CHUNK / size_of::<E>()).max(1);
+    for (c, chunk) in source.chunks(per).enumerate() {
+        // `acc` is the inclusive prefix of PEs max(0, me - 2^k + 1) ..= me after round k.
+        let mut acc: Vec<E> = chunk.to_vec();
+        let mut excl: Option<Vec<E>> = None;
+        let (mut dist, mut round) = (1, 0);
+        while dist < n {
+            let epoch = next_epoch(team.coll_epoch());
+            if me + dist < n {
+                put_then_flag(
+                    team,
+                    me + dist,
+                    team.block(SCRATCH + round * CHUNK),
+                    acc.as_ptr().cast(),
+                    size_of_val(acc.as_slice()),
+                    DATA_FLAGS + round * 8,
+                    epoch,
+                );
+            }
+            if me >= dist {
+                wait_flag(team, DATA_FLAGS + round * 8, epoch);
+                let slot = rt.local(team.block(SCRATCH + round * CHUNK)).cast::<E>();
+                let mut left: Vec<E> = (0..acc.len())
+                    // SAFETY: the sender wrote `acc.len()` elements before raising the flag.
+                    .map(|i| unsafe { slot.add(i).read_volatile() })
+                    .collect();
+                // Exclusive prefix: combine what lies strictly left of this PE.
+                excl = Some(match excl.take() {
+                    None => left.clone(),
+                    Some(e) => left.iter().zip(&e).map(|(&l, &x)| op(l, x)).collect(),
+                });
+                for (a, l) in acc.iter_mut().zip(left.drain(..)) {
+                    *a = op(l, *a);
+                }
+            }
+            // Nobody overwrites a scratch slot before its reader has used it.
+            team.sync();
+            dist <<= 1;
+            round += 1;
+        }
+        let dst = &mut out[c * per..c * per + chunk.len()];
+        if inclusive {
+            dst.copy_from_slice(&acc);
+        } else if let Some(e) = excl {
+            dst.copy_from_slice(&e);
+        } else {
+            for d in dst.iter_mut() {
+                *d = E::new_zeroed();
+            }
+        }
+    }
+}
+
+/// This PE's own copy of `dest`, as the source of an in-place collective.
+#[track_caller]
+pub(crate) fn own_copy<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A) -> Vec<E> {
+    let mut v = vec![E::new_zeroed(); dest.len()];
+    dest.local_read(.., &mut v);
+    v
+}

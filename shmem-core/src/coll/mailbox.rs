@@ -1,0 +1,571 @@
+//! Eager small-message collectives through mailbox slots in the team block.
+//!
+//! A message is written into a slot of the receiver's team block: the payload, then a header
+//! word holding a tag and the payload length, then the slot's epoch word, raised with release
+//! ordering (on a UCX peer: the data is flushed and the epoch set by an atomic swap). The
+//! receiver waits for the epoch, checks the tag and length against what it expects (so members
+//! that call different collectives, or pass different lengths, get a clear panic rather than
+//! garbage), and reads the payload. Up to 48 payload bytes share the header's cache line, so a
+//! small message crosses between cores as one line.
+//!
+//! Nobody writes another member's `dest`: each PE assembles its own result, which is why these
+//! collectives need no entry sync.
+//!
+//! Teams of up to [`FLAT_MAX`] members exchange directly (every member posts to every other,
+//! a broadcast root to every member): one hop instead of `log2 n` chained ones, which on shared
+//! memory costs a few more stores but never waits for an intermediate PE to be scheduled.
+//! Larger teams use recursive doubling, Bruck and a binomial tree.
+//!
+//! Slot reuse:
+//! - Recursive doubling and Bruck (the mail slots, one per round) and the flat exchanges and
+//!   all-to-all (the all-to-all slots, one per sender) use two sets of slots, alternating by the
+//!   parity of the team's mail epoch. In each of these collectives a PE finishes epoch
+//!   `e + 1` only after every member has sent its part of `e + 1`, which every member does only
+//!   after finishing `e`; so whoever writes a slot for `e + 2` knows that its reader is done with
+//!   `e`. (This holds because only such all-waiting collectives use the mail epoch.)
+//! - A broadcast root waits for nobody, so broadcasts use a ring of [`RING`] slots and a parent
+//!   checks its child's [`BCAST_DONE`] word before reusing a slot. It caches what it read, so the
+//!   check costs one remote load per few turns of the ring.
+//!
+//! Part of the collectives layer; uses `coll::team`, `transport` (its puts, flags and collective
+//! waits), `mem`.
+
+use super::team::{Team, Tree};
+use crate::element::Element;
+use crate::mem::copy::copy_bytes;
+use crate::mem::segment::{
+    A2A, A2A_BYTES, BCAST, BCAST_DONE, CHUNK, MAIL, MAIL_ROUNDS, RING, SLOT,
+};
+use crate::mem::word::SignalKind;
+use crate::transport::collective::wait_in_collective;
+use crate::transport::slots::next_epoch;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use zerocopy::IntoBytes;
+
+/// Header bytes before a slot's payload.
+const HEADER: usize = 16;
+/// Largest team that uses the flat (one-hop) exchanges.
+pub(crate) const FLAT_MAX: usize = 8;
+/// Mail slots of the fold and unfold steps of non-power-of-two teams.
+const FOLD: usize = MAIL_ROUNDS - 2;
+const UNFOLD: usize = MAIL_ROUNDS - 1;
+
+/// What a message belongs to, checked by the receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Tag {
+    Reduce = 1,
+    Gather = 2,
+    AllToAll = 3,
+    Broadcast = 4,
+}
+
+impl Tag {
+    fn name(raw: u32) -> &'static str {
+        match raw {
+            1 => "a reduction",
+            2 => "an fcollect or collect",
+            3 => "an alltoall",
+            4 => "a broadcast",
+            _ => "an unknown collective",
+        }
+    }
+}
+
+/// Local memory that a collective assembles its result in: this PE's own copy of a symmetric
+/// object (which other threads may access through its safe methods, and which must therefore
+/// never be borrowed as a `&`/`&mut` slice), or a private buffer. Bytes move in and out only
+/// through raw pointers, with bounds checked here.
+#[derive(Clone, Copy)]
+pub(crate) struct RawBytes<'a> {
+    ptr: *mut u8,
+    len: usize,
+    _borrow: PhantomData<&'a mut [u8]>,
+}
+
+/// A byte range to post: a local slice or part of a [`RawBytes`].
+#[derive(Clone, Copy)]
+pub(crate) struct Part<'a> {
+    ptr: *const u8,
+    len: usize,
+    _borrow: PhantomData<&'a [u8]>,
+}
+
+impl<'a> From<&'a [u8]> for Part<'a> {
+    fn from(s: &'a [u8]) -> Part<'a> {
+        Part {
+            ptr: s.as_ptr(),
+            len: s.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<'a> RawBytes<'a> {
+    /// `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads and writes of `len` bytes until the collective returns, and no
+    /// `&`/`&mut` reference to those bytes is used meanwhile.
+    pub(crate) unsafe fn new(ptr: *mut u8, len: usize) -> RawBytes<'a> {
+        RawBytes {
+            ptr,
+            len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A private buffer.
+    pub(crate) fn from_mut(s: &'a mut [u8]) -> RawBytes<'a> {
+        RawBytes {
+            ptr: s.as_mut_ptr(),
+            len: s.len(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Copies `src` to byte `at`.
+    #[track_caller]
+    fn write(&self, at: usize, src: &[u8]) {
+        assert!(
+            at + src.len() <= self.len,
+            "collective output out of bounds"
+        );
+        // SAFETY: in bounds (checked); valid per `new`; `src` is a different buffer (a local
+        // slice or a mailbox slot, never the output itself).
+        unsafe { copy_bytes(self.ptr.add(at), src.as_ptr(), src.len()) }
+    }
+
+    /// Bytes `r` as a part to post.
+    #[track_caller]
+    fn part(&self, r: std::ops::Range<usize>) -> Part<'a> {
+        assert!(
+            r.start <= r.end && r.end <= self.len,
+            "collective output out of bounds"
+        );
+        Part {
+            // SAFETY: in bounds (checked).
+            ptr: unsafe { self.ptr.add(r.start) },
+            len: r.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+/// The epoch and header words at `ptr` (a slot in a mapped heap).
+///
+/// # Safety
+/// `ptr` is a 64-byte aligned slot of a team block in a live mapping.
+unsafe fn words<'a>(ptr: *mut u8) -> &'a [AtomicU64; 2] {
+    // SAFETY: per the caller; slots are only accessed atomically in their header words.
+    unsafe { &*(ptr as *const [AtomicU64; 2]) }
+}
+
+/// Writes `parts` (back to back) as one message into the slot at team-block offset `slot` of
+/// team PE `to`, tagged `tag`, published with `epoch`. The caller has made sure the slot is free
+/// and the payload fits it.
+fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[Part<'_>]) {
+    let rt = team.tp();
+    let len: usize = parts.iter().map(|p| p.len).sum();
+    let meta = tag as u64 | (len as u64) << 32;
+    let peer = rt.peer(team.world_pe(to));
+    let at = team.block(slot);
+    if let Some(base) = rt.mapped(peer, at) {
+        let mut off = HEADER;
+        for p in parts {
+            // SAFETY: the slot lies in the peer's mapped team block and has room for the payload
+            // (the callers' size checks); the parts are valid local bytes (`Part`).
+            unsafe { copy_bytes(base.add(off), p.ptr, p.len) };
+            off += p.len;
+        }
+        // SAFETY: a slot of a mapped team block.
+        let w = unsafe { words(base) };
+        w[1].store(meta, Ordering::Relaxed);
+        w[0].store(epoch, Ordering::Release);
+    } else {
+        // The header word, then the payload: one message (or puts, a flush and an atomic)
+        // that raises the epoch last.
+        let m = meta.to_ne_bytes();
+        let mut bytes: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
+        bytes.push(&m);
+        for p in parts {
+            // SAFETY: the parts are valid local bytes (`Part`).
+            bytes.push(unsafe { std::slice::from_raw_parts(p.ptr, p.len) });
+        }
+        rt.put_with_signal(peer, (at + 8, &bytes), (at, SignalKind::Max, epoch));
+    }
+}
+
+/// Waits for the message of `epoch` in this PE's slot at `slot`, checks that team PE `from`
+/// sent `len` bytes of `tag`, and returns the payload.
+#[track_caller]
+fn receive<'a>(
+    team: &'a Team<'_>,
+    slot: usize,
+    epoch: u64,
+    (tag, len): (Tag, usize),
+    from: usize,
+    what: &str,
+) -> &'a [u8] {
+    let rt = team.tp();
+    let base = rt.local(team.block(slot));
+    // SAFETY: a slot of this PE's team block.
+    let w = unsafe { words(base) };
+    wait_in_collective(rt, Some(&team.group), || {
+        w[0].load(Ordering::Acquire) >= epoch
+    });
+    let meta = w[1].load(Ordering::Relaxed);
+    let (their_tag, their_len) = (meta as u32, (meta >> 32) as usize);
+    if their_tag != tag as u32 || their_len != len {
+        mismatch(team, what, from, their_tag, their_len, len);
+    }
+    // SAFETY: the sender wrote `len` payload bytes before raising the epoch (acquired above),
+    // and nobody writes this slot again before this PE is done with it (module docs).
+    unsafe { std::slice::from_raw_parts(base.add(HEADER), len) }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn mismatch(team: &Team<'_>, what: &str, from: usize, tag: u32, len: usize, mine: usize) -> ! {
+    panic!(
+        "shmem: {what}: team PE {from} sent {len} bytes for {} while team PE {} expects {mine} \
+         bytes for {what}: every member must call the same collectives in the same order, with \
+         the same number of elements",
+        Tag::name(tag),
+        team.my_pe()
+    )
+}
+
+fn mail_slot(parity: usize, round: usize) -> usize {
+    MAIL + (parity * MAIL_ROUNDS + round) * SLOT
+}
+
+/// In-place all-reduce of `data` over the team by recursive doubling (non-power-of-two teams
+/// fold the extra members in first and out last), in chunks of [`CHUNK`] bytes. Every member
+/// combines in the same order (lower team PE first), so all get bit-identical results.
+pub(crate) fn allreduce<E: Element>(
+    team: &Team<'_>,
+    data: &mut [E],
+    op: impl Fn(E, E) -> E,
+    what: &str,
+) {
+    const { assert!(size_of::<E>() <= CHUNK) };
+    if team.n_pes() == 1 {
+        return;
+    }
+    for chunk in data.chunks_mut(CHUNK / size_of::<E>().max(1)) {
+        allreduce_chunk(team, chunk, &op, what);
+    }
+}
+
+fn combine<E: Element>(data: &mut [E], theirs: &[u8], mine_first: bool, op: &impl Fn(E, E) -> E) {
+    for (i, d) in data.iter_mut().enumerate() {
+        let x = E::read_from_bytes(&theirs[i * size_of::<E>()..(i + 1) * size_of::<E>()])
+            .unwrap_or_else(|_| unreachable!("the slice has exactly one element's bytes"));
+        *d = if mine_first { op(*d, x) } else { op(x, *d) };
+    }
+}
+
+fn allreduce_chunk<E: Element>(
+    team: &Team<'_>,
+    data: &mut [E],
+    op: &impl Fn(E, E) -> E,
+    what: &str,
+) {
+    let (n, me) = (team.n_pes(), team.my_pe());
+    if n <= FLAT_MAX && alltoall_fits(n, size_of_val(data)) {
+        return allreduce_flat(team, data, op, what);
+    }
+    // The largest power of two not above n; members from `m` up are folded in.
+    let m = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    let epoch = next_epoch(team.mail_epoch());
+    let parity = (epoch & 1) as usize;
+    let expect = (Tag::Reduce, size_of_val(data));
+    if me >= m {
+        post(
+            team,
+            me - m,
+            mail_slot(parity, FOLD),
+            epoch,
+            Tag::Reduce,
+            &[data.as_bytes().into()],
+        );
+        let got = receive(team, mail_slot(parity, UNFOLD), epoch, expect, me - m, what);
+        data.as_mut_bytes().copy_from_slice(got);
+        return;
+    }
+    if me + m < n {
+        let got = receive(team, mail_slot(parity, FOLD), epoch, expect, me + m, what);
+        combine(data, got, true, op);
+    }
+    let (mut bit, mut round) = (1, 0);
+    while bit < m {
+        let partner = me ^ bit;
+        post(
+            team,
+            partner,
+            mail_slot(parity, round),
+            epoch,
+            Tag::Reduce,
+            &[data.as_bytes().into()],
+        );
+        let got = receive(team, mail_slot(parity, round), epoch, expect, partner, what);
+        combine(data, got, me < partner, op);
+        bit <<= 1;
+        round += 1;
+    }
+    if me + m < n {
+        post(
+            team,
+            me + m,
+            mail_slot(parity, UNFOLD),
+            epoch,
+            Tag::Reduce,
+            &[data.as_bytes().into()],
+        );
+    }
+}
+
+/// Flat all-reduce: every member sends `data` to every other member, then each combines all
+/// contributions in team order (so every member computes the very same value).
+fn allreduce_flat<E: Element>(
+    team: &Team<'_>,
+    data: &mut [E],
+    op: &impl Fn(E, E) -> E,
+    what: &str,
+) {
+    let (n, len) = (team.n_pes(), size_of_val(data));
+    let mut all = vec![0u8; n * len];
+    all[team.my_pe() * len..(team.my_pe() + 1) * len].copy_from_slice(data.as_bytes());
+    exchange(
+        team,
+        Tag::Reduce,
+        len,
+        |_| data.as_bytes(),
+        RawBytes::from_mut(&mut all),
+        what,
+    );
+    data.as_mut_bytes().copy_from_slice(&all[..len]);
+    for theirs in all[len..].chunks_exact(len) {
+        combine(data, theirs, true, op);
+    }
+}
+
+/// One flat exchange through the all-to-all slots of a new mail epoch: member `j` receives
+/// `part(j)` from this PE (`block` bytes), and `out[j * block..]` receives member `j`'s part for
+/// this PE, for every `j` but this PE (whose block the caller fills).
+fn exchange<'a>(
+    team: &Team<'_>,
+    tag: Tag,
+    block: usize,
+    part: impl Fn(usize) -> &'a [u8],
+    out: RawBytes<'_>,
+    what: &str,
+) {
+    let (n, me) = (team.n_pes(), team.my_pe());
+    let (area, stride, epoch) = a2a_round(team);
+    for i in 1..n {
+        let j = (me + i) % n;
+        post(team, j, area + me * stride, epoch, tag, &[part(j).into()]);
+    }
+    for i in 1..n {
+        let j = (me + n - i) % n;
+        let got = receive(team, area + j * stride, epoch, (tag, block), j, what);
+        out.write(j * block, got);
+    }
+}
+
+/// True when [`allgather`] takes `block` bytes per member on a team of `n`.
+pub(crate) fn allgather_fits(n: usize, block: usize) -> bool {
+    if n <= FLAT_MAX {
+        alltoall_fits(n, block)
+    } else {
+        n.div_ceil(2).saturating_mul(block) <= CHUNK
+    }
+}
+
+/// Bruck all-gather of `block` bytes per member into `out` (`n * block` bytes, member order),
+/// `mine` being this PE's block. `ceil(log2 n)` rounds; the caller checked [`allgather_fits`].
+pub(crate) fn allgather(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &str) {
+    let (n, me, block) = (team.n_pes(), team.my_pe(), mine.len());
+    debug_assert_eq!(out.len, n * block);
+    out.write(me * block, mine);
+    if n == 1 {
+        return;
+    }
+    if n <= FLAT_MAX {
+        // Flat: everyone's block straight to everyone.
+        return exchange(team, Tag::Gather, block, |_| mine, out, what);
+    }
+    let epoch = next_epoch(team.mail_epoch());
+    let parity = (epoch & 1) as usize;
+    // Blocks `first, first + 1, ..` (wrapping) as at most two byte ranges of `out`.
+    let ranges = |first: usize, count: usize| {
+        let tail = count.min(n - first);
+        [
+            first * block..(first + tail) * block,
+            0..(count - tail) * block,
+        ]
+    };
+    let (mut dist, mut round) = (1, 0);
+    while dist < n {
+        // Send the blocks of me .. me + cnt to `me - dist`; receive those of `me + dist` ...
+        let cnt = dist.min(n - dist);
+        let to = (me + n - dist) % n;
+        let from = (me + dist) % n;
+        let [a, b] = ranges(me, cnt);
+        post(
+            team,
+            to,
+            mail_slot(parity, round),
+            epoch,
+            Tag::Gather,
+            &[out.part(a), out.part(b)],
+        );
+        let got = receive(
+            team,
+            mail_slot(parity, round),
+            epoch,
+            (Tag::Gather, cnt * block),
+            from,
+            what,
+        );
+        let [a, b] = ranges(from, cnt);
+        let split = a.len();
+        out.write(a.start, &got[..split]);
+        out.write(b.start, &got[split..]);
+        dist <<= 1;
+        round += 1;
+    }
+}
+
+/// True when [`alltoall`] takes `block` bytes per pair on a team of `n` (each sender's slot,
+/// header included, must hold one block).
+pub(crate) fn alltoall_fits(n: usize, block: usize) -> bool {
+    a2a_stride(n) >= HEADER + block
+}
+
+fn a2a_stride(n: usize) -> usize {
+    (A2A_BYTES / n) & !63
+}
+
+/// A new mail epoch for an exchange through the all-to-all slots: `(area, stride, epoch)`, the
+/// area of the epoch's parity and each sender's slot size in it.
+fn a2a_round(team: &Team<'_>) -> (usize, usize, u64) {
+    let epoch = next_epoch(team.mail_epoch());
+    (
+        A2A + (epoch & 1) as usize * A2A_BYTES,
+        a2a_stride(team.n_pes()),
+        epoch,
+    )
+}
+
+/// All-to-all of `block`-byte blocks: block `j` of `source` goes to member `j`, and `out`
+/// receives member `j`'s block at position `j`. The caller checked [`alltoall_fits`].
+pub(crate) fn alltoall(
+    team: &Team<'_>,
+    out: RawBytes<'_>,
+    source: &[u8],
+    block: usize,
+    what: &str,
+) {
+    let (n, me) = (team.n_pes(), team.my_pe());
+    debug_assert_eq!(out.len, n * block);
+    out.write(me * block, &source[me * block..(me + 1) * block]);
+    if n == 1 {
+        return;
+    }
+    let part = |j: usize| &source[j * block..(j + 1) * block];
+    exchange(team, Tag::AllToAll, block, part, out, what);
+}
+
+/// Eager broadcast of up to [`CHUNK`] bytes down a binomial tree through ring slots: the root
+/// copies `source` into `out` (unless `keep_root`) and sends `source`; every other member takes
+/// the message from its ring, copies it into `out` and forwards it to its children.
+pub(crate) fn broadcast(
+    team: &Team<'_>,
+    out: RawBytes<'_>,
+    source: &[u8],
+    tree: &Tree,
+    keep_root: bool,
+    what: &str,
+) {
+    let rt = team.tp();
+    let len = source.len();
+    debug_assert!(len <= CHUNK && out.len == len);
+    let epoch = next_epoch(team.bcast_epoch());
+    let slot = BCAST + (epoch as usize % RING) * SLOT;
+    let flat = team.n_pes() <= FLAT_MAX;
+    let parent = if flat {
+        (team.my_pe() != tree.root).then_some(tree.root)
+    } else {
+        tree.parent().map(|(p, _)| p)
+    };
+    match parent {
+        None if keep_root => {}
+        None => out.write(0, source),
+        Some(parent) => {
+            let got = receive(team, slot, epoch, (Tag::Broadcast, len), parent, what);
+            out.write(0, got);
+        }
+    }
+    // The slot may be reused from here on.
+    // The BCAST_DONE word of this PE's team block, accessed atomically by everyone.
+    rt.local_word(team.block(BCAST_DONE))
+        .store(epoch, Ordering::Release);
+    let n = team.n_pes();
+    let mut send = |child: usize| {
+        wait_ring_slot(team, child, epoch);
+        let data = if parent.is_none() {
+            Part::from(source)
+        } else {
+            out.part(0..len)
+        };
+        post(team, child, slot, epoch, Tag::Broadcast, &[data]);
+    };
+    if flat {
+        if parent.is_none() {
+            (1..n).map(|i| (tree.root + i) % n).for_each(&mut send);
+        }
+    } else {
+        tree.children().for_each(|(child, _)| send(child));
+    }
+}
+
+/// Waits until team PE `child` is done with the ring slot that `epoch` reuses.
+fn wait_ring_slot(team: &Team<'_>, child: usize, epoch: u64) {
+    let Some(need) = epoch.checked_sub(RING as u64) else {
+        return;
+    };
+    let mut known = team.bcast_known.borrow_mut();
+    if known.len() != team.n_pes() {
+        *known = vec![0; team.n_pes()];
+    }
+    if known[child] >= need {
+        return;
+    }
+    let rt = team.tp();
+    let peer = rt.peer(team.world_pe(child));
+    let at = team.block(BCAST_DONE);
+    wait_in_collective(rt, Some(&team.group), || {
+        known[child] = if let Some(word) = rt.mapped(peer, at) {
+            // SAFETY: the child's BCAST_DONE word in its mapped team block, accessed atomically.
+            unsafe { AtomicU64::from_ptr(word.cast()) }.load(Ordering::Acquire)
+        } else {
+            let mut word = [0u8; 8];
+            // SAFETY: the word lies in the peer's team segment; `word` is a local buffer.
+            unsafe { rt.get_bytes(peer, at, word.as_mut_ptr(), 8) };
+            u64::from_ne_bytes(word)
+        };
+        known[child] >= need
+    });
+}
+
+/// All-reduce of one `u64` over the team with a commutative, associative `op`.
+pub(crate) fn allreduce_u64(team: &Team<'_>, v: u64, op: fn(u64, u64) -> u64) -> u64 {
+    let mut out = [v];
+    allreduce(team, &mut out, op, "team split");
+    out[0]
+}

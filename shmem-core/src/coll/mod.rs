@@ -1,0 +1,17 @@
+//! **Layer 5, collectives**: teams and the collective operations on them (OpenSHMEM's teams and
+//! collectives chapters). Lowest first:
+//! - [`team`]: the [`Team`](crate::Team) handle over a transport group (members and team
+//!   block), its sync and barrier;
+//! - [`mailbox`]: eager small-message exchanges through mailbox slots (broadcast, all-reduce,
+//!   all-gather, all-to-all);
+//! - [`collectives`]: broadcast, fcollect, collect, alltoall(s), the scans;
+//! - [`reduce`]: the reduction type sets and the `*_reduce` operations;
+//! - [`split`]: making teams (`SHMEM_TEAM_SHARED`, splits).
+//!
+//! May use: `ops`, `object`, `transport`, `mem` and the base modules.
+
+pub(crate) mod collectives;
+pub(crate) mod mailbox;
+pub(crate) mod reduce;
+pub(crate) mod split;
+pub(crate) mod team;

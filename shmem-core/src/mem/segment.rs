@@ -1,0 +1,90 @@
+//! The team segment's layout: the runtime's own words that PEs write into each other's memory
+//! to synchronize (flags, small payloads, mailbox slots), as byte offsets from the segment's
+//! start. Identical on every PE.
+//!
+//! ```text
+//! 0            SYNC_BYTES                                                      SEGMENT
+//! | sync area  | team block 0 (world) | team block 1 | ... | team block TEAM_SLOTS - 1 |
+//! ```
+//!
+//! - The **sync area** serves the transport's own collectives: the all-reduce of collective
+//!   allocation (flags and payloads, two parities of one slot per round) and the finalize
+//!   announcements (a count, then one bit per PE).
+//! - Every **team block** serves one team's collectives: barrier flags, data flags, the scan
+//!   scratch, the mailbox slots of the eager exchanges, the all-to-all slots and the
+//!   eager-broadcast ring.
+//!
+//! The segment is a `memfd` of its own that every PE of a node maps, whatever `UCX_TLS` says,
+//! so that on one node collectives synchronize and pass their small messages through shared
+//! memory (as Open MPI's do) even where the heap is reached through UCX; PEs of other nodes reach
+//! it through UCX, where it is registered too. In the runtime's offset space it takes offsets
+//! `0..SEGMENT` (the heap mapping's first `SEGMENT` bytes are left unused).
+//!
+//! Part of the memory layer: uses nothing of the crate. Pure arithmetic, checked at compile time.
+
+/// Rounds of the sync area's all-reduce: enough for up to 2^64 PEs.
+pub(crate) const SYNC_ROUNDS: usize = 64;
+/// Collective flags of the sync area: two parities, one u64 per round each.
+pub(crate) const COLL_FLAGS: usize = 0;
+/// Collective payloads of the sync area: two parities, one [u64; PAYLOAD_WORDS] per round each.
+pub(crate) const COLL_PAYLOAD: usize = COLL_FLAGS + 2 * SYNC_ROUNDS * 8;
+/// Words of one sync-area payload.
+pub(crate) const PAYLOAD_WORDS: usize = 4;
+/// Bytes at the start of the team segment for synchronization (page multiple).
+pub(crate) const SYNC_BYTES: usize = 8192;
+/// Finalize announcements: how many PEs announced, then one bit per PE.
+pub(crate) const FINAL_COUNT: usize = COLL_PAYLOAD + 2 * SYNC_ROUNDS * PAYLOAD_WORDS * 8;
+/// The first word of the finalize bits (bit `pe % 64` of word `pe / 64`).
+pub(crate) const FINAL_BITS: usize = FINAL_COUNT + 8;
+/// PEs with a finalize bit (the others are counted only).
+pub(crate) const FINAL_BIT_PES: usize = (SYNC_BYTES - FINAL_BITS) * 8;
+const _: () = assert!(FINAL_BITS < SYNC_BYTES);
+
+/// Number of team blocks (the world team uses block 0).
+pub(crate) const TEAM_SLOTS: usize = 64;
+/// Rounds of the dissemination and tree algorithms (teams of up to 2^32 PEs).
+pub(crate) const ROUNDS: usize = 32;
+/// Bytes of scratch per tree round (scans and the mailbox slots move data in chunks of this
+/// size).
+pub(crate) const CHUNK: usize = 1024;
+/// Layout of one team block (byte offsets within the block, each region 64-byte aligned):
+/// the barrier flags, one per round.
+pub(crate) const BARRIER_FLAGS: usize = 0;
+/// The scans' data flags, one per round.
+pub(crate) const DATA_FLAGS: usize = BARRIER_FLAGS + ROUNDS * 8;
+/// The flag of the large broadcast's tree.
+pub(crate) const DOWN_FLAG: usize = DATA_FLAGS + ROUNDS * 8;
+/// The last eager-broadcast epoch this PE has taken out of its ring (parents read it before
+/// reusing a ring slot).
+pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;
+/// The scans' scratch: one [`CHUNK`] per round.
+pub(crate) const SCRATCH: usize = BCAST_DONE + 64;
+/// A mailbox slot: a 16-byte header (epoch, tag and length) and up to [`CHUNK`] payload bytes,
+/// the header sharing its cache line with the first 48 payload bytes.
+pub(crate) const SLOT: usize = (16 + CHUNK).next_multiple_of(64);
+/// Mailbox slots per parity for the recursive-doubling and Bruck exchanges: one per round, plus
+/// the fold and unfold slots of non-power-of-two teams.
+pub(crate) const MAIL_ROUNDS: usize = ROUNDS + 2;
+/// Two parities of [`MAIL_ROUNDS`] slots.
+pub(crate) const MAIL: usize = SCRATCH + ROUNDS * CHUNK;
+/// Bytes per parity of the all-to-all mailbox (one slot per sender).
+pub(crate) const A2A_BYTES: usize = 16 << 10;
+/// Two parities of [`A2A_BYTES`].
+pub(crate) const A2A: usize = MAIL + 2 * MAIL_ROUNDS * SLOT;
+/// Slots of the eager-broadcast ring.
+pub(crate) const RING: usize = 8;
+/// The eager-broadcast ring: [`RING`] slots.
+pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
+/// Bytes of one team block.
+pub(crate) const BLOCK: usize = BCAST + RING * SLOT;
+/// Bytes of the whole pool of team blocks (placed after the sync area).
+pub(crate) const POOL_BYTES: usize = TEAM_SLOTS * BLOCK;
+/// The team segment: the sync area, then the team blocks (see the module docs).
+pub(crate) const SEGMENT: usize = SYNC_BYTES + POOL_BYTES;
+const _: () =
+    assert!(SCRATCH.is_multiple_of(64) && MAIL.is_multiple_of(64) && BLOCK.is_multiple_of(64));
+
+/// Offset of team block `slot` in the team segment.
+pub(crate) fn block_offset(slot: usize) -> usize {
+    SYNC_BYTES + slot * BLOCK
+}

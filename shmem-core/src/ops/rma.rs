@@ -1,0 +1,636 @@
+//! Remote memory access: typed put, get, p, g, iput, iget and their non-blocking forms.
+//!
+//! Every operation checks its PE, range and lengths before any byte moves and panics with a
+//! message that names the values; then it is one copy (same node) or one UCX call (otherwise).
+//!
+//! Part of the operations layer: [`SymmetricArray`] is implemented for every symmetric object of
+//! elements (each keeps the contract `object::SymObject`), and its methods go straight to the
+//! transport's put and get. Uses `ops::amo`, `ops::signal`, `object`, `transport`, `mem`.
+
+use super::amo::Remote;
+use super::signal::{Signal, SignalOp};
+use crate::element::Element;
+use crate::mem::word::SignalKind;
+use crate::object::SymObject;
+use crate::object::bounds::{check_index, checked_offset, elem_offset, strided_selection};
+use crate::object::heap::SymArray;
+use crate::object::statics::Symmetric;
+use crate::object::view::SymSlice;
+use crate::transport::rma::{Completion, Dir};
+use crate::transport::{Peer, Transport};
+use std::marker::PhantomData;
+use std::ops::RangeBounds;
+use zerocopy::IntoBytes;
+
+/// Remote access to a symmetric array: a [`SymArray`](crate::SymArray) on the heap or a
+/// `#[symmetric]` static array.
+///
+/// Ranges select elements of the symmetric object (`2..6`, `..`, `3..=4`); the local buffer must
+/// hold exactly as many elements. PE numbers and ranges are checked before anything moves.
+///
+/// ```
+/// use shmem_core::prelude::*;
+///
+/// #[symmetric]
+/// static GRID: [f64; 16] = [0.0; 16];
+///
+/// let world = shmem_core::init()?;
+/// let right = (world.my_pe() + 1) % world.n_pes();
+/// GRID.put(right, 0..4, &[1.0, 2.0, 3.0, 4.0]);       // contiguous put
+/// GRID.iput(right, 8..16, 2, &[5.0, 6.0, 7.0, 8.0], 1); // elements 8, 10, 12, 14
+/// world.barrier_all();
+/// let mut back = [0.0; 4];
+/// GRID.get(right, 0..4, &mut back);
+/// assert_eq!(back, [1.0, 2.0, 3.0, 4.0]);
+/// assert_eq!(GRID.g(right, 12), 7.0);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a symmetric array",
+    label = "expected a `#[symmetric]` static array or a `SymArray`",
+    note = "`shmem!` targets and remote-access methods work on `#[symmetric]` statics and on \
+            `SymArray`s from `World::alloc`; a scalar `#[symmetric]` static is addressed as `NAME[pe]`"
+)]
+pub trait SymmetricArray<E: Element>: SymObject<E> {
+    /// Length known at compile time (`usize::MAX` when not known), for `shmem!`'s checks.
+    #[doc(hidden)]
+    const CONST_LEN: usize = <Self as SymObject<E>>::CONST_LEN;
+
+    /// Number of elements.
+    #[inline]
+    fn len(&self) -> usize {
+        self.__len()
+    }
+
+    /// True when the array has no elements.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Elements `range` of this object as a symmetric object of their own (C's `&dest[k]`),
+    /// accepted wherever a symmetric object is: RMA, atomics, waits, signals, collectives,
+    /// contexts. Checks the range; the view borrows this object.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static ROWS: [f64; 12] = [0.0; 12];
+    /// let world = shmem_core::init()?;
+    /// let row1 = ROWS.slice(4..8);
+    /// world.team_world().broadcast(&row1, &[1.0, 2.0, 3.0, 4.0], 0);
+    /// assert_eq!(ROWS.local_get(5), 2.0);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[track_caller]
+    fn slice<R: RangeBounds<usize>>(&self, range: R) -> SymSlice<'_, E> {
+        SymSlice::of(self, range)
+    }
+
+    /// `shmem_put`: copies `src` into elements `range` of this array on PE `pe`. `src` may be
+    /// reused on return; the data is delivered by the next [`quiet`](crate::World::quiet).
+    #[doc(alias = "shmem_put")]
+    #[inline]
+    #[track_caller]
+    fn put<R: RangeBounds<usize>>(&self, pe: usize, range: R, src: &[E]) {
+        let tp = self.__transport();
+        let at = checked_offset(self, &range, src.len(), "put", "source");
+        let peer = tp.peer(pe);
+        // SAFETY: the range was checked against the object, which lies in the heap.
+        unsafe { tp.put_bytes(peer, at, src.as_ptr().cast(), size_of_val(src)) }
+    }
+
+    /// `shmem_put_signal`: copies `src` into elements `range` on PE `pe`, then updates `signal`
+    /// on that PE (set or add) once the data is delivered there. `src` may be reused on return.
+    #[doc(alias = "shmem_put_signal")]
+    #[inline]
+    #[track_caller]
+    fn put_signal<R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        src: &[E],
+        signal: Signal<'_>,
+        op: SignalOp,
+    ) {
+        let tp = self.__transport();
+        put_signal_via(tp, tp.peer(pe), self, range, src, signal, op);
+    }
+
+    /// `shmem_get`: copies elements `range` of this array on PE `pe` into `dst`.
+    #[doc(alias = "shmem_get")]
+    #[inline]
+    #[track_caller]
+    fn get<R: RangeBounds<usize>>(&self, pe: usize, range: R, dst: &mut [E]) {
+        let tp = self.__transport();
+        let at = checked_offset(self, &range, dst.len(), "get", "destination");
+        let peer = tp.peer(pe);
+        let len = size_of_val(dst);
+        // SAFETY: the range was checked against the object; `dst` is a unique borrow of `len` bytes.
+        unsafe { tp.get_bytes(peer, at, dst.as_mut_ptr().cast(), len) }
+    }
+
+    /// `shmem_p`: writes one element on PE `pe`.
+    #[doc(alias = "shmem_p")]
+    #[inline]
+    #[track_caller]
+    fn p(&self, pe: usize, index: usize, value: E) {
+        let tp = self.__transport();
+        check_index("p", index, self.len());
+        let peer = tp.peer(pe);
+        // SAFETY: index checked; `value` lives across the blocking put.
+        unsafe {
+            tp.put_bytes(
+                peer,
+                elem_offset::<E>(self.__heap_offset(), index),
+                (&raw const value).cast(),
+                size_of::<E>(),
+            )
+        }
+    }
+
+    /// `shmem_g`: reads one element from PE `pe`.
+    #[doc(alias = "shmem_g")]
+    #[inline]
+    #[track_caller]
+    fn g(&self, pe: usize, index: usize) -> E {
+        let tp = self.__transport();
+        check_index("g", index, self.len());
+        let peer = tp.peer(pe);
+        let mut value = E::new_zeroed();
+        // SAFETY: index checked; `value` is a local of the element's size.
+        unsafe {
+            tp.get_bytes(
+                peer,
+                elem_offset::<E>(self.__heap_offset(), index),
+                (&raw mut value).cast(),
+                size_of::<E>(),
+            )
+        }
+        value
+    }
+
+    /// Element `index` of this array on PE `pe`, as a [`Remote`] for atomics and single-element
+    /// access (`A.at(pe, i).fetch_add(1)`). Checks the PE and the index.
+    #[inline]
+    #[track_caller]
+    fn at(&self, pe: usize, index: usize) -> Remote<'_, E> {
+        let tp = self.__transport();
+        check_index("at", index, self.len());
+        let peer = tp.peer(pe);
+        Remote::new(tp, peer, elem_offset::<E>(self.__heap_offset(), index))
+    }
+
+    /// `shmem_iput`: strided put. Writes the elements `range.start, range.start + stride, ...`
+    /// (below the range's end) on PE `pe` from `src[0], src[src_stride], ...`. Both sides must
+    /// select the same number of elements; strides must be positive.
+    #[doc(alias = "shmem_iput")]
+    #[track_caller]
+    fn iput<R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        stride: usize,
+        src: &[E],
+        src_stride: usize,
+    ) {
+        let tp = self.__transport();
+        iput_via(tp, tp.peer(pe), self, range, stride, src, src_stride);
+    }
+
+    /// `shmem_iget`: strided get. Reads the elements `range.start, range.start + stride, ...` of
+    /// PE `pe` into `dst[0], dst[dst_stride], ...`. Both sides must select the same number of
+    /// elements; strides must be positive.
+    #[doc(alias = "shmem_iget")]
+    #[track_caller]
+    fn iget<R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        stride: usize,
+        dst: &mut [E],
+        dst_stride: usize,
+    ) {
+        let tp = self.__transport();
+        iget_via(tp, tp.peer(pe), self, range, stride, dst, dst_stride);
+    }
+
+    /// `shmem_get` into a symmetric destination: copies elements `range` of this array on PE
+    /// `pe` into this PE's own copy of `dest` (all of it; use [`slice`](Self::slice) to place
+    /// them), as C programs pass `&sym[k]` as the destination. Lengths must match; `pe` may be
+    /// this PE, and the two may overlap then.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let a = world.alloc::<u32>(6);
+    /// a.local_write(0..3, &[1, 2, 3]);
+    /// a.get_to(me, 0..3, &a.slice(2..5)); // overlapping: a = [1, 2, 1, 2, 3, 0]
+    /// let mut all = [0; 6];
+    /// a.local_read(.., &mut all);
+    /// assert_eq!(all, [1, 2, 1, 2, 3, 0]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_get")]
+    #[track_caller]
+    fn get_to<D: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        dest: &D,
+    ) {
+        let tp = self.__transport();
+        let at = checked_offset(self, &range, dest.len(), "get_to", "destination");
+        let peer = tp.peer(pe);
+        let dst = tp.local(dest.__heap_offset());
+        let len = dest.len() * size_of::<E>();
+        if pe == tp.my_pe {
+            // SAFETY: both ranges were checked against their objects in this PE's heap; `copy`
+            // allows them to overlap.
+            unsafe { std::ptr::copy(tp.local(at), dst, len) };
+            return;
+        }
+        // SAFETY: the source range was checked against this object; `dst` is `dest`'s own copy
+        // (`len` bytes of this PE's heap, not the peer's mapping of them).
+        unsafe { tp.get_bytes(peer, at, dst, len) }
+    }
+
+    /// `shmem_iget` into a symmetric destination: reads elements `range.start, range.start +
+    /// stride, ...` of PE `pe` into this PE's own copy of `dest` at `0, dest_stride, ...`.
+    /// Both sides must select the same number of elements; strides must be positive.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let a = world.alloc::<u16>(8);
+    /// a.local_write(0..4, &[1, 2, 3, 4]);
+    /// a.iget_to(me, 0..4, 2, &a.slice(4..8), 2); // a[4] = a[0], a[6] = a[2]
+    /// assert_eq!((a.local_get(4), a.local_get(5), a.local_get(6)), (1, 0, 3));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_iget")]
+    #[track_caller]
+    fn iget_to<D: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        stride: usize,
+        dest: &D,
+        dest_stride: usize,
+    ) {
+        let tp = self.__transport();
+        let (start, count) = strided_selection(
+            "iget_to",
+            (&range, self.len(), stride),
+            (dest.len(), dest_stride),
+            ("source", "destination"),
+        );
+        let peer = tp.peer(pe);
+        let (base, dbase) = (self.__heap_offset(), dest.__heap_offset());
+        if pe == tp.my_pe {
+            // Source and destination may overlap in this PE's heap: gather, then scatter.
+            let mut tmp = vec![E::new_zeroed(); count];
+            for (k, t) in tmp.iter_mut().enumerate() {
+                *t = self.local_get(start + k * stride);
+            }
+            for (k, t) in tmp.into_iter().enumerate() {
+                dest.local_set(k * dest_stride, t);
+            }
+            return;
+        }
+        let elems = (0..count).map(|k| {
+            (
+                elem_offset::<E>(base, start + k * stride),
+                tp.local(elem_offset::<E>(dbase, k * dest_stride)),
+            )
+        });
+        // SAFETY: every source offset lies inside this object (checked); every destination is
+        // an element of `dest`'s own copy in this PE's heap, disjoint from the peer's mapping.
+        unsafe { tp.get_elems(peer, elems, size_of::<E>()) }
+    }
+
+    /// Reads element `index` of this PE's own copy.
+    #[inline]
+    #[track_caller]
+    fn local_get(&self, index: usize) -> E {
+        let tp = self.__transport();
+        check_index("local_get", index, self.len());
+        // A loop polling its own copy drives UCX, so that peers' puts over tcp land.
+        tp.progress();
+        // SAFETY: index checked; the element is plain data, read by value (a concurrent remote
+        // write may be observed torn, as in OpenSHMEM).
+        unsafe {
+            tp.local(elem_offset::<E>(self.__heap_offset(), index))
+                .cast::<E>()
+                .read_volatile()
+        }
+    }
+
+    /// Writes element `index` of this PE's own copy.
+    #[inline]
+    #[track_caller]
+    fn local_set(&self, index: usize, value: E) {
+        let tp = self.__transport();
+        check_index("local_set", index, self.len());
+        // SAFETY: index checked; plain data written by value.
+        unsafe {
+            tp.local(elem_offset::<E>(self.__heap_offset(), index))
+                .cast::<E>()
+                .write_volatile(value)
+        }
+    }
+
+    /// Copies elements `range` of this PE's own copy into `dst`.
+    #[track_caller]
+    fn local_read<R: RangeBounds<usize>>(&self, range: R, dst: &mut [E]) {
+        let tp = self.__transport();
+        let at = checked_offset(self, &range, dst.len(), "local_read", "destination");
+        let src = tp.local(at);
+        // SAFETY: range checked; `dst` is a unique local borrow, disjoint from the heap.
+        unsafe { crate::mem::copy::copy_bytes(dst.as_mut_ptr().cast(), src, size_of_val(dst)) }
+    }
+
+    /// Copies `src` into elements `range` of this PE's own copy.
+    #[track_caller]
+    fn local_write<R: RangeBounds<usize>>(&self, range: R, src: &[E]) {
+        let tp = self.__transport();
+        let at = checked_offset(self, &range, src.len(), "local_write", "source");
+        let dst = tp.local(at);
+        // SAFETY: range checked; `src` is a local borrow, disjoint from the heap.
+        unsafe { crate::mem::copy::copy_bytes(dst, src.as_ptr().cast(), size_of_val(src)) }
+    }
+
+    /// This PE's own copy as a slice.
+    ///
+    /// # Safety
+    /// While the slice lives, no PE may write to this array on this PE (for example, use it only
+    /// between two barriers in a phase where the others do not put here), and nothing may take a
+    /// [`local_slice_mut`](Self::local_slice_mut) of it.
+    #[track_caller]
+    unsafe fn local_slice(&self) -> &[E] {
+        let tp = self.__transport();
+        let p = tp.local(self.__heap_offset()).cast::<E>();
+        // SAFETY: the object is `len` aligned elements inside the heap; the caller rules out writes.
+        unsafe { std::slice::from_raw_parts(p, self.len()) }
+    }
+
+    /// This PE's own copy as a mutable slice.
+    ///
+    /// # Safety
+    /// While the slice lives, no PE may read or write this array on this PE and no other slice of
+    /// it may exist.
+    #[track_caller]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn local_slice_mut(&self) -> &mut [E] {
+        let tp = self.__transport();
+        let p = tp.local(self.__heap_offset()).cast::<E>();
+        // SAFETY: as `local_slice`, and the caller guarantees exclusivity.
+        unsafe { std::slice::from_raw_parts_mut(p, self.len()) }
+    }
+}
+
+// Every symmetric object of elements has the remote-access methods. (Written out per object,
+// not as a blanket impl over `SymObject`: a type that is not symmetric is then reported as not
+// implementing `SymmetricArray`, the trait users know, with its message and nothing more.)
+impl<E: Element> SymmetricArray<E> for SymArray<'_, E> {}
+impl<E: Element> SymmetricArray<E> for SymSlice<'_, E> {}
+impl<E: Element, const N: usize> SymmetricArray<E> for Symmetric<[E; N]> {}
+
+/// `put_signal` of `target` through `peer` (the runtime's own, or a context's).
+#[track_caller]
+pub(crate) fn put_signal_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+    tp: &Transport,
+    peer: &Peer,
+    target: &A,
+    range: R,
+    src: &[E],
+    signal: Signal<'_>,
+    op: SignalOp,
+) {
+    let at = checked_offset(target, &range, src.len(), "put_signal", "source");
+    let (kind, value) = match op {
+        SignalOp::Set(v) => (SignalKind::Set, v),
+        SignalOp::Add(v) => (SignalKind::Add, v),
+    };
+    // The range was checked against the object, which lies in the heap; a signal word is an
+    // aligned word of the heap.
+    tp.put_with_signal(
+        peer,
+        (at, &[src.as_bytes()]),
+        (signal.heap_offset(), kind, value),
+    );
+}
+
+/// `iput` into `target` through `peer` (the runtime's own, or a context's).
+#[track_caller]
+pub(crate) fn iput_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+    tp: &Transport,
+    peer: &Peer,
+    target: &A,
+    range: R,
+    stride: usize,
+    src: &[E],
+    src_stride: usize,
+) {
+    let (start, count) = strided_selection(
+        "iput",
+        (&range, target.len(), stride),
+        (src.len(), src_stride),
+        ("target", "source"),
+    );
+    let base = target.__heap_offset();
+    let elems = (0..count).map(|k| {
+        (
+            elem_offset::<E>(base, start + k * stride),
+            // SAFETY: k * src_stride < src.len() (the counts match, checked above).
+            unsafe { src.as_ptr().add(k * src_stride) }.cast::<u8>(),
+        )
+    });
+    // SAFETY: every offset lies inside the object (k < count, checked by strided_selection);
+    // every source is an element of `src`.
+    unsafe { tp.put_elems(peer, elems, size_of::<E>()) }
+}
+
+/// `iget` from `target` through `peer` (the runtime's own, or a context's).
+#[track_caller]
+pub(crate) fn iget_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+    tp: &Transport,
+    peer: &Peer,
+    target: &A,
+    range: R,
+    stride: usize,
+    dst: &mut [E],
+    dst_stride: usize,
+) {
+    let (start, count) = strided_selection(
+        "iget",
+        (&range, target.len(), stride),
+        (dst.len(), dst_stride),
+        ("source", "destination"),
+    );
+    let base = target.__heap_offset();
+    let elems = (0..count).map(|k| {
+        (
+            elem_offset::<E>(base, start + k * stride),
+            // SAFETY: k * dst_stride < dst.len() (the counts match, checked above).
+            unsafe { dst.as_mut_ptr().add(k * dst_stride) }.cast::<u8>(),
+        )
+    });
+    // SAFETY: every offset lies inside the object (k < count, checked by strided_selection);
+    // every local pointer is an element of `dst`, a unique borrow that outlives the call.
+    unsafe { tp.get_elems(peer, elems, size_of::<E>()) }
+}
+
+/// A region in which non-blocking puts and gets may be issued; made by [`World::nbi`].
+///
+/// Every local buffer handed to the scope stays borrowed until the scope ends with a quiet, so
+/// touching a buffer while its transfer may still be in flight does not compile:
+///
+/// ```compile_fail
+/// use shmem_core::prelude::*;
+/// # let world = shmem_core::init().unwrap();
+/// let arr = world.alloc::<u32>(4);
+/// let mut buf = [1u32, 2, 3, 4];
+/// world.nbi(|s| {
+///     s.put(&arr, 0, .., &buf);
+///     buf[0] = 9; // error: `buf` is borrowed until the scope's quiet
+/// });
+/// ```
+///
+/// [`World::nbi`]: crate::World::nbi
+pub struct NbiScope<'buf> {
+    tp: &'static Transport,
+    /// A context's own peers, or `None` for the runtime's.
+    peers: Option<&'buf [Peer]>,
+    /// Invariant in `'buf`: the scope cannot be shortened to accept buffers that die inside it.
+    _buf: PhantomData<fn(&'buf ()) -> &'buf ()>,
+    /// Tied to the thread that quiets it.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<'buf> NbiScope<'buf> {
+    pub(crate) fn new(tp: &'static Transport) -> NbiScope<'buf> {
+        NbiScope::on_route(tp, None)
+    }
+
+    /// A scope whose operations go through `peers` (a context's), or the runtime's own.
+    pub(crate) fn on_route(tp: &'static Transport, peers: Option<&'buf [Peer]>) -> NbiScope<'buf> {
+        NbiScope {
+            tp,
+            peers,
+            _buf: PhantomData,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Peer `pe` on this scope's route (the runtime checks the PE).
+    #[inline]
+    #[track_caller]
+    fn peer(&self, pe: usize) -> &Peer {
+        let main = self.tp.peer(pe);
+        self.peers.map_or(main, |p| &p[pe])
+    }
+
+    /// `shmem_put_nbi`: starts copying `src` into elements `range` of `target` on PE `pe`. `src`
+    /// stays borrowed until the scope's quiet.
+    #[doc(alias = "shmem_put_nbi")]
+    #[track_caller]
+    pub fn put<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        src: &'buf [E],
+    ) {
+        let at = checked_offset(target, &range, src.len(), "put_nbi", "source");
+        let peer = self.peer(pe);
+        // SAFETY: range checked; `src` is borrowed for 'buf, which outlives the quiet at scope end.
+        unsafe {
+            self.tp.rma(
+                peer,
+                Dir::Put,
+                Completion::Nbi,
+                at,
+                src.as_ptr().cast_mut().cast(),
+                size_of_val(src),
+            )
+        }
+    }
+
+    /// `shmem_get_nbi`: starts copying elements `range` of `target` on PE `pe` into `dst`. `dst`
+    /// holds the data after the scope ends.
+    #[doc(alias = "shmem_get_nbi")]
+    #[track_caller]
+    pub fn get<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        dst: &'buf mut [E],
+    ) {
+        let at = checked_offset(target, &range, dst.len(), "get_nbi", "destination");
+        let peer = self.peer(pe);
+        let len = size_of_val(dst);
+        // SAFETY: range checked; `dst` is uniquely borrowed for 'buf, past the quiet at scope end.
+        unsafe {
+            self.tp.rma(
+                peer,
+                Dir::Get,
+                Completion::Nbi,
+                at,
+                dst.as_mut_ptr().cast(),
+                len,
+            )
+        }
+    }
+}
+
+impl<'buf> NbiScope<'buf> {
+    /// `shmem_put_signal_nbi`: like [`SymmetricArray::put_signal`]; `src` stays borrowed until
+    /// the scope's quiet.
+    #[doc(alias = "shmem_put_signal_nbi")]
+    #[track_caller]
+    pub fn put_signal<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        src: &'buf [E],
+        signal: Signal<'_>,
+        op: SignalOp,
+    ) {
+        // Completing before the scope ends is a valid non-blocking implementation.
+        put_signal_via(self.tp, self.peer(pe), target, range, src, signal, op);
+    }
+
+    /// `shmem_atomic_fetch_nbi` and the other fetching non-blocking atomics: runs `op` on
+    /// `remote` and stores its result in `result`, which holds it once the scope has ended.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static COUNT: [u64; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// let (mut a, mut b) = (0, 0);
+    /// world.nbi(|s| {
+    ///     s.fetch(&mut a, || COUNT.at(0, 0).fetch_add(1));
+    ///     s.fetch(&mut b, || COUNT.at(0, 0).fetch_add(1));
+    /// });
+    /// assert_eq!(b, a + 1);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_atomic_fetch_nbi")]
+    pub fn fetch<T>(&self, result: &'buf mut T, op: impl FnOnce() -> T) {
+        *result = op();
+    }
+}
+
+/// Quiets when the scope ends, also when it ends by a panic.
+pub(crate) struct QuietOnDrop(pub(crate) &'static Transport);
+
+impl Drop for QuietOnDrop {
+    fn drop(&mut self) {
+        self.0.quiet();
+    }
+}

@@ -1,0 +1,323 @@
+//! The transport's own collectives, on groups of PEs and their blocks in the team segment:
+//! the dissemination sync of a group (every team's `sync` and `barrier`, and `barrier_all`),
+//! the small all-reduce used by collective allocation, and the finalize announcement that lets
+//! a PE waiting in a collective name a PE that finalized instead of hanging.
+//!
+//! The sync and the all-reduce are dissemination algorithms over flag words in the team segment
+//! (`mem::segment`, `ceil(log2 n)` rounds, each PE signalling one partner per round) that work
+//! for any PE count and take direct stores on one node.
+//!
+//! Part of the transport layer (it knows PE numbers, offsets and words, not teams as users see
+//! them); uses `slots`, `progress`, `mem` and [`Transport`]'s operations.
+
+use super::Transport;
+use super::atomic::AmoOp;
+use super::progress::POLLS_PER_PROGRESS;
+use super::slots::next_epoch;
+use crate::mem::segment::{
+    BARRIER_FLAGS, COLL_FLAGS, COLL_PAYLOAD, FINAL_BIT_PES, FINAL_BITS, FINAL_COUNT, PAYLOAD_WORDS,
+    SYNC_ROUNDS, block_offset,
+};
+use crate::mem::word::SignalKind;
+use shmem_ucx::AtomicSize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a PE waits in a collective after a member announced that it finalizes before it
+/// calls the collectives mismatched: long enough for the last flags of a collective that the
+/// finalizing PE did complete to arrive, even on an oversubscribed node.
+const MISMATCH_GRACE: Duration = Duration::from_millis(500);
+
+/// Set when this PE starts finalizing: its own finalize barrier must not count as a mismatch.
+static FINALIZING: AtomicBool = AtomicBool::new(false);
+
+/// A group of PEs as the transport sees it: the world PEs `start, start + stride, ...`
+/// (`size` of them), this PE's index among them, and the team block their collectives use.
+/// Every team wraps one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Group {
+    pub(crate) tp: &'static Transport,
+    start: usize,
+    stride: usize,
+    size: usize,
+    my_index: usize,
+    slot: usize,
+}
+
+impl Group {
+    /// Every PE of the job, on block 0.
+    pub(crate) fn world(tp: &'static Transport) -> Group {
+        Group::new(tp, (0, 1, tp.n_pes), tp.my_pe, 0)
+    }
+
+    /// The PEs `start, start + stride, ...` (`size` of them), of which this PE is number
+    /// `my_index`, on team block `slot`.
+    pub(crate) fn new(
+        tp: &'static Transport,
+        (start, stride, size): (usize, usize, usize),
+        my_index: usize,
+        slot: usize,
+    ) -> Group {
+        Group {
+            tp,
+            start,
+            stride,
+            size,
+            my_index,
+            slot,
+        }
+    }
+
+    /// This PE's number in the group.
+    #[inline]
+    pub(crate) fn my_pe(&self) -> usize {
+        self.my_index
+    }
+
+    /// Number of PEs in the group.
+    #[inline]
+    pub(crate) fn n_pes(&self) -> usize {
+        self.size
+    }
+
+    /// The first world PE and the stride between members.
+    pub(crate) fn start_stride(&self) -> (usize, usize) {
+        (self.start, self.stride)
+    }
+
+    /// The team block of the group.
+    pub(crate) fn slot(&self) -> usize {
+        self.slot
+    }
+
+    /// The world PE number of group PE `pe`; panics naming both unless `pe < n_pes()`.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn world_pe(&self, pe: usize) -> usize {
+        if pe >= self.size {
+            panic!(
+                "shmem: team PE {pe} is out of range: the team has {} PEs",
+                self.size
+            );
+        }
+        self.start + pe * self.stride
+    }
+
+    /// The group number of world PE `world_pe`, if it is a member.
+    pub(crate) fn index_of(&self, world_pe: usize) -> Option<usize> {
+        let d = world_pe.checked_sub(self.start)?;
+        (d % self.stride == 0 && d / self.stride < self.size).then_some(d / self.stride)
+    }
+
+    /// Offset of byte `at` of the group's team block.
+    #[inline]
+    pub(crate) fn block(&self, at: usize) -> usize {
+        block_offset(self.slot) + at
+    }
+
+    /// This PE's flag word at byte `at` of the group's block.
+    pub(crate) fn flag(&self, at: usize) -> &'static AtomicU64 {
+        // SAFETY: team blocks lie in the team segment, mapped for the process's life, 8-byte
+        // aligned; peers only touch flag words atomically.
+        unsafe { AtomicU64::from_ptr(self.tp.local(self.block(at)).cast()) }
+    }
+
+    /// The epochs of the group's syncs.
+    pub(crate) fn barrier_epoch(&self) -> &'static AtomicU64 {
+        &self.tp.slots.barrier_epoch[self.slot]
+    }
+
+    /// The epochs of the group's tree collectives that sync first (large broadcasts, scans).
+    pub(crate) fn coll_epoch(&self) -> &'static AtomicU64 {
+        &self.tp.slots.coll_epoch[self.slot]
+    }
+
+    /// The epochs of the group's all-waiting mailbox exchanges.
+    pub(crate) fn mail_epoch(&self) -> &'static AtomicU64 {
+        &self.tp.slots.mail_epoch[self.slot]
+    }
+
+    /// The epochs of the group's eager broadcasts.
+    pub(crate) fn bcast_epoch(&self) -> &'static AtomicU64 {
+        &self.tp.slots.bcast_epoch[self.slot]
+    }
+
+    /// Dissemination sync over the group's members (`shmem_team_sync`): returns once every
+    /// member has entered. Completes no put.
+    pub(crate) fn sync(&self) {
+        let n = self.n_pes();
+        if n == 1 {
+            return;
+        }
+        let tp = self.tp;
+        let epoch = next_epoch(self.barrier_epoch());
+        let me = self.my_pe();
+        let (mut dist, mut round) = (1, 0);
+        while dist < n {
+            let to = self.world_pe((me + dist) % n);
+            tp.store_flag(to, self.block(BARRIER_FLAGS + round * 8), epoch);
+            let f = self.flag(BARRIER_FLAGS + round * 8);
+            wait_in_collective(tp, Some(self), || f.load(Ordering::Acquire) >= epoch);
+            dist <<= 1;
+            round += 1;
+        }
+        // Flags sent through UCX must have left before this PE computes again.
+        tp.wait_sent();
+    }
+}
+
+/// `shmem_barrier_all`: quiet, then wait until every PE has arrived.
+#[doc(alias = "shmem_barrier_all")]
+pub(crate) fn barrier_all(tp: &'static Transport) {
+    tp.quiet();
+    Group::world(tp).sync();
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MinMax {
+    pub(crate) min: u64,
+    pub(crate) min_pe: u64,
+    pub(crate) max: u64,
+    pub(crate) max_pe: u64,
+}
+
+impl MinMax {
+    fn combine(self, o: MinMax) -> MinMax {
+        let (min, min_pe) = (self.min, self.min_pe).min((o.min, o.min_pe));
+        // Largest value, lowest PE among equals.
+        let (max, max_pe) = if o.max > self.max || (o.max == self.max && o.max_pe < self.max_pe) {
+            (o.max, o.max_pe)
+        } else {
+            (self.max, self.max_pe)
+        };
+        MinMax {
+            min,
+            min_pe,
+            max,
+            max_pe,
+        }
+    }
+}
+
+/// All-reduce of (min, max) over every PE; also a barrier. Min and max are idempotent, so the
+/// dissemination pattern's overlapping contributions for non-power-of-two counts do no harm.
+pub(crate) fn allreduce_minmax(rt: &Transport, value: u64) -> MinMax {
+    let me = rt.my_pe as u64;
+    let mut acc = MinMax {
+        min: value,
+        min_pe: me,
+        max: value,
+        max_pe: me,
+    };
+    let n = rt.n_pes;
+    if n == 1 {
+        return acc;
+    }
+    rt.quiet();
+    let epoch = next_epoch(&rt.slots.sync_epoch);
+    // A partner can be at most one collective ahead, so two alternating slot sets suffice.
+    let parity = (epoch & 1) as usize;
+    let mut dist = 1;
+    let mut round = 0;
+    while dist < n {
+        let to = (rt.my_pe + dist) % n;
+        let slot = parity * SYNC_ROUNDS + round;
+        let flag = COLL_FLAGS + slot * 8;
+        let payload = COLL_PAYLOAD + slot * PAYLOAD_WORDS * 8;
+        let words = [acc.min, acc.min_pe, acc.max, acc.max_pe];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        // The payload, then the flag that announces it (both in the team segment).
+        rt.put_with_signal(
+            rt.peer(to),
+            (payload, &[&bytes]),
+            (flag, SignalKind::Max, epoch),
+        );
+        let word = rt.local_word(flag);
+        wait_in_collective(rt, None, || word.load(Ordering::Acquire) >= epoch);
+        let mut got = [0u64; PAYLOAD_WORDS];
+        for (i, w) in got.iter_mut().enumerate() {
+            // In the sync area, aligned; written before the flag we acquired above.
+            *w = rt.local_word(payload + i * 8).load(Ordering::Relaxed);
+        }
+        acc = acc.combine(MinMax {
+            min: got[0],
+            min_pe: got[1],
+            max: got[2],
+            max_pe: got[3],
+        });
+        dist <<= 1;
+        round += 1;
+    }
+    rt.quiet();
+    acc
+}
+
+/// Tells every other PE that this one is finalizing (a count and this PE's bit in their sync
+/// areas), so that a PE waiting in a collective this one will never join can say so instead of
+/// hanging ([`wait_in_collective`]). Called by finalize before its barrier.
+pub(crate) fn announce_finalize(rt: &Transport) {
+    FINALIZING.store(true, Ordering::Release);
+    let me = rt.my_pe;
+    for pe in (0..rt.n_pes).filter(|&pe| pe != me) {
+        let peer = rt.peer(pe);
+        // Words of the sync area, aligned; peers update them only atomically.
+        rt.atomic(peer, FINAL_COUNT, AtomicSize::U64, AmoOp::Add, (1, 1));
+        if me < FINAL_BIT_PES {
+            let bit = 1 << (me % 64);
+            let word = FINAL_BITS + me / 64 * 8;
+            rt.atomic(peer, word, AtomicSize::U64, AmoOp::Or, (bit, bit));
+        }
+    }
+}
+
+/// The lowest PE of `team` (`None`: every PE) that announced it finalizes, if any.
+fn finalized_member(rt: &Transport, team: Option<&Group>) -> Option<usize> {
+    (0..rt.n_pes.min(FINAL_BIT_PES))
+        .filter(|&pe| team.is_none_or(|t| t.index_of(pe).is_some()))
+        .find(|&pe| {
+            let word = rt.local_word(FINAL_BITS + pe / 64 * 8);
+            word.load(Ordering::Acquire) & (1 << (pe % 64)) != 0
+        })
+}
+
+/// Waits in a collective of `team` (`None`: all PEs) until `done()`, as `wait_local`; if a
+/// member has announced that it finalizes and the wait goes on for [`MISMATCH_GRACE`] more,
+/// the PEs called different collectives (that member returned from `main` while this one waits
+/// here), and this PE panics naming it, which ends the job instead of hanging it.
+#[track_caller]
+pub(crate) fn wait_in_collective(
+    rt: &Transport,
+    team: Option<&Group>,
+    mut done: impl FnMut() -> bool,
+) {
+    let announced = rt.local_word(FINAL_COUNT);
+    let mut since: Option<Instant> = None;
+    // On one node every flag and message of a collective comes through shared memory: look
+    // for it between rounds of UCX progress too.
+    let polls = rt.one_node().then_some(POLLS_PER_PROGRESS);
+    rt.progress.wait(polls, || {
+        if done() {
+            return true;
+        }
+        if announced.load(Ordering::Relaxed) != 0 && !FINALIZING.load(Ordering::Relaxed) {
+            let t = *since.get_or_insert_with(Instant::now);
+            if t.elapsed() >= MISMATCH_GRACE
+                && let Some(pe) = finalized_member(rt, team)
+            {
+                mismatch(rt.my_pe, pe);
+            }
+        }
+        false
+    });
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn mismatch(me: usize, pe: usize) -> ! {
+    panic!(
+        "shmem: PE {pe} finalized (its World was dropped: it returned from main or called \
+         shmem_finalize) while PE {me} waits for it in a collective operation; every PE must \
+         call the same collectives in the same order"
+    )
+}

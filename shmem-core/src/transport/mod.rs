@@ -1,0 +1,571 @@
+//! **Layer 2, transport**: the PEs as this process reaches them, and the bytes that move between
+//! them (put, get, atomics, fence, quiet, the runtime's own collectives).
+//!
+//! Where does a put to a peer on this node happen? In [`Transport::rma`] (`rma.rs`): when the
+//! peer's heap is mapped into this process (`ucp_rkey_ptr` succeeded at start-up) it is a copy
+//! into `Peer::direct`; otherwise it is a UCX `ucp_put_nbx` on the peer's endpoint.
+//!
+//! This layer sits below the OpenSHMEM families: it knows offsets in the symmetric heap, not what
+//! lives at them (heap arrays, statics, teams). May use: `mem` and the base modules. Its parts,
+//! lowest first:
+//! - `progress`: waiting, progress of the UCX workers, the progress thread, liveness;
+//! - `slots`: the collectives' per-process state (team blocks in use, epochs);
+//! - `strided`: packed active messages for strided puts and gets and put-with-signal to peers
+//!   reached through UCX;
+//! - this file: [`Transport`] and [`Peer`], the offset space and the process's one transport;
+//! - `rma` (put, get, their strided and signalled forms, fence, quiet), `atomic` (AMOs),
+//!   `route` (a context's own worker and endpoints) and `collective` (the transport's own
+//!   collectives: sync of a group of PEs, barrier_all, the allocation all-reduce, the finalize
+//!   announcement): each adds methods to [`Transport`].
+//!
+//! # Offsets
+//! One offset space names every byte a peer can reach: `0..SEGMENT` the team segment (the
+//! runtime's flags and mailboxes, a `memfd` of its own that every PE of a node maps, whatever
+//! `UCX_TLS` says), then the heap (statics and heap arrays), and from `DATA_OFFSET` a C
+//! program's data segment. Whether a byte is reached by load and store or through UCX is decided
+//! per peer and per range ([`Transport::mapped`]): over `UCX_TLS=tcp,self` on one node the heap
+//! goes through UCX while the team segment is still shared memory. A peer whose heap is mapped
+//! has its team segment mapped too.
+//!
+//! # Lifetime
+//! The transport is created once per process and never freed (it lives in a `OnceLock`:
+//! [`transport`]), and the heap mappings it points into are never unmapped (the process's exit
+//! releases them): a handle that outlives the `World` cannot reach freed memory. Every operation
+//! checks that the runtime is live (one acquire load) and panics with "used after the World was
+//! dropped" when it is not. UCX endpoints and keys of peers reached through the network *are*
+//! closed at finalize; operations hold a read lock on a peer's endpoint while they use it, and
+//! finalize takes the write lock to close it, so the two cannot overlap.
+
+pub(crate) mod atomic;
+pub(crate) mod collective;
+pub(crate) mod progress;
+pub(crate) mod rma;
+pub(crate) mod route;
+pub(crate) mod slots;
+pub(crate) mod strided;
+
+use crate::error::Result;
+use crate::mem::dataseg::DATA_OFFSET;
+use crate::mem::layout::HeapLayout;
+use crate::mem::segment::SEGMENT;
+use progress::{Progress, used_after_finalize};
+use shmem_ucx::{Context, Endpoint, MemHandle, RemoteKey, Worker};
+use slots::Slots;
+use std::ptr;
+use std::sync::atomic::AtomicU64;
+use std::sync::{OnceLock, RwLock, RwLockReadGuard};
+
+/// The transport of this process, set by the first successful `init` and never freed.
+static TRANSPORT: OnceLock<Transport> = OnceLock::new();
+
+/// The process's transport, or a panic that tells the user to call `init` first. After
+/// finalize it is still returned: the operation that uses it then panics with "used after the
+/// World was dropped".
+#[inline]
+#[track_caller]
+pub(crate) fn transport() -> &'static Transport {
+    match TRANSPORT.get() {
+        Some(t) => t,
+        None => not_initialized(),
+    }
+}
+
+/// Makes `t` the process's transport (once: start-up publishes the transport it made).
+pub(crate) fn publish(t: Transport) -> &'static Transport {
+    if TRANSPORT.set(t).is_err() {
+        // Only one `init` gets this far, and a failed one publishes nothing.
+        unreachable!("the transport was published twice");
+    }
+    transport()
+}
+
+/// The panic of an operation on symmetric memory before `init`.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn not_initialized() -> ! {
+    panic!(
+        "shmem: symmetric memory used before the runtime is initialized: call shmem_core::init() \
+         first"
+    )
+}
+
+/// A region of the offset space (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Region {
+    /// `0..SEGMENT`: the team segment.
+    Team,
+    /// `SEGMENT..DATA_OFFSET`: statics and heap arrays, offsets counted from the heap
+    /// mapping's base (whose first `SEGMENT` bytes stay unused).
+    Heap,
+    /// `DATA_OFFSET..`: a C program's data segment.
+    Data,
+}
+
+impl Region {
+    /// The region `offset` names, and the offset from that region's base.
+    #[inline(always)]
+    fn of(offset: usize) -> (Region, usize) {
+        match offset.checked_sub(DATA_OFFSET) {
+            Some(at) => (Region::Data, at),
+            None if offset < SEGMENT => (Region::Team, offset),
+            None => (Region::Heap, offset),
+        }
+    }
+
+    /// The region's name in messages.
+    fn name(self) -> &'static str {
+        match self {
+            Region::Team => "team segment",
+            Region::Heap => "heap",
+            Region::Data => "data segment",
+        }
+    }
+}
+
+/// UCX state for a peer: its endpoint and the keys of its heap and data segment.
+pub(crate) struct UcxPeer {
+    // Field order is drop order: the rkeys go before their endpoint.
+    pub(crate) rkey: RemoteKey,
+    /// The key of the peer's data segment, in jobs that made it symmetric (C programs).
+    pub(crate) data_rkey: Option<RemoteKey>,
+    /// The key of the peer's team segment.
+    pub(crate) team_rkey: RemoteKey,
+    pub(crate) ep: Endpoint,
+}
+
+impl UcxPeer {
+    /// The peer's address of `offset` (team segment, heap or data segment) and the key that
+    /// reaches it.
+    #[inline]
+    #[track_caller]
+    fn target(&self, peer: &Peer, offset: usize) -> (u64, &RemoteKey) {
+        match Region::of(offset) {
+            (Region::Team, at) => (peer.team_remote + at as u64, &self.team_rkey),
+            (Region::Heap, at) => (peer.remote_base + at as u64, &self.rkey),
+            (Region::Data, at) => match &self.data_rkey {
+                Some(k) => (peer.data_remote + at as u64, k),
+                None => panic!("shmem: data-segment offset {offset:#x} in a job without one"),
+            },
+        }
+    }
+}
+
+/// One PE as seen from this process.
+pub(crate) struct Peer {
+    /// The peer's heap base mapped into this process, or null when it is not reachable by
+    /// load/store (another node, or shared-memory transports disabled). Never unmapped.
+    direct: *mut u8,
+    /// The peer's heap base in its own address space, for UCX.
+    remote_base: u64,
+    /// The peer's data segment mapped into this process (null: not mapped, or none).
+    data: *mut u8,
+    /// The peer's data segment base in its own address space, for UCX.
+    data_remote: u64,
+    /// The peer's team segment mapped into this process (null: not mapped: another node, or
+    /// the kernel refused). Never null where `direct` is not.
+    team: *mut u8,
+    /// The peer's team segment base in its own address space, for UCX.
+    team_remote: u64,
+    /// The endpoint and key; `None` once closed. Operations through UCX hold the read lock.
+    /// For a directly mapped peer the key owns the mapping: it is kept for the process's life.
+    ucx: RwLock<Option<UcxPeer>>,
+}
+
+// SAFETY: `direct` points into a shared-memory mapping that is never unmapped while the process
+// runs (see the module docs), and all access through it is by explicit copies and atomics; the
+// UCX parts are behind a lock and UCX's workers are multi-threaded.
+unsafe impl Send for Peer {}
+// SAFETY: as for Send: no `&`/`&mut` to the mapped memory is ever handed out through a `&Peer`.
+unsafe impl Sync for Peer {}
+
+impl Peer {
+    /// A peer mapped at `direct` (null: not mapped) whose heap starts at `remote_base` in its own
+    /// address space.
+    pub(crate) fn new(direct: *mut u8, remote_base: u64, ucx: Option<UcxPeer>) -> Peer {
+        Peer {
+            direct,
+            remote_base,
+            data: ptr::null_mut(),
+            data_remote: 0,
+            team: ptr::null_mut(),
+            team_remote: 0,
+            ucx: RwLock::new(ucx),
+        }
+    }
+
+    /// Adds the peer's team segment: mapped here at `mapped` (null when it is not), at `remote`
+    /// in the peer's own address space.
+    ///
+    /// # Panics
+    /// If the peer's heap is mapped but its team segment is not (callers reach such a peer
+    /// through UCX altogether).
+    pub(crate) fn with_team(mut self, mapped: *mut u8, remote: u64) -> Peer {
+        assert!(
+            self.direct.is_null() || !mapped.is_null(),
+            "a peer with a mapped heap has its team segment mapped too"
+        );
+        self.team = mapped;
+        self.team_remote = remote;
+        self
+    }
+
+    /// Adds the peer's data segment: mapped here at `direct` (null when it is not), at
+    /// `remote` in the peer's own address space.
+    pub(crate) fn with_data(mut self, direct: *mut u8, remote: u64) -> Peer {
+        self.data = direct;
+        self.data_remote = remote;
+        self
+    }
+
+    /// The address of `offset` (team segment, heap or data segment) in this peer's mappings.
+    ///
+    /// # Safety
+    /// The range of `offset` is mapped here (`team` for the team segment, `direct` for the heap
+    /// and data segment, not null) and `offset` lies inside it.
+    #[inline(always)]
+    unsafe fn at(&self, offset: usize) -> *mut u8 {
+        let (region, at) = Region::of(offset);
+        let base = match region {
+            Region::Team => self.team,
+            Region::Heap => self.direct,
+            Region::Data => self.data,
+        };
+        // SAFETY: per the caller (a job with a data segment maps it with the heap).
+        unsafe { base.add(at) }
+    }
+
+    /// The peer's UCX endpoint, held for the duration of one operation.
+    #[inline]
+    #[track_caller]
+    fn ucx(&self) -> UcxGuard<'_> {
+        let guard = self.ucx.read().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            used_after_finalize();
+        }
+        UcxGuard(guard)
+    }
+
+    /// Closes the endpoint (flushing it first) unless the peer is mapped directly.
+    fn close(&self) {
+        if !self.direct.is_null() {
+            return;
+        }
+        let taken = self.ucx.write().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(u) = taken {
+            drop(u.rkey);
+            drop(u.data_rkey);
+            drop(u.team_rkey);
+            // A failed close at exit changes nothing for the user; UCX already logged it.
+            let _ = u.ep.close();
+        }
+    }
+}
+
+/// A read lock on a peer's endpoint that is known to be open.
+struct UcxGuard<'a>(RwLockReadGuard<'a, Option<UcxPeer>>);
+
+impl std::ops::Deref for UcxGuard<'_> {
+    type Target = UcxPeer;
+    #[inline]
+    fn deref(&self) -> &UcxPeer {
+        match &*self.0 {
+            Some(u) => u,
+            None => unreachable!("checked when the guard was made"),
+        }
+    }
+}
+
+/// The PEs of the job as this process reaches them. (`pub` only so that the sealed supertrait
+/// of the symmetric objects can name it; the module is private.)
+pub struct Transport {
+    pub(crate) my_pe: usize,
+    pub(crate) n_pes: usize,
+    /// Local heap base.
+    base: *mut u8,
+    pub(crate) layout: HeapLayout,
+    /// This PE's data segment (base, length), in jobs that made it symmetric; (null, 0) else.
+    data: (*mut u8, usize),
+    /// This PE's team segment (`SEGMENT` bytes), mapped for the process's life.
+    team: *mut u8,
+    /// Every peer's team segment is mapped here.
+    one_node: bool,
+    peers: Box<[Peer]>,
+    /// Each PE's worker address and packed rkeys (heap, data segment), for the endpoints of
+    /// contexts.
+    wire: Box<[Wire]>,
+    pub(crate) progress: Progress,
+    /// The collectives' team blocks and epochs.
+    pub(crate) slots: Slots,
+    context: Context,
+    /// Owns this PE's heap mapping (never unmapped: see the module docs).
+    _mem: MemHandle,
+    /// The UCX registration of the data segment.
+    _data_mem: Option<MemHandle>,
+    /// The UCX registration of the team segment.
+    _team_mem: MemHandle,
+}
+
+/// What a PE published about itself for UCX.
+pub(crate) struct Wire {
+    /// Its worker address.
+    pub(crate) addr: Vec<u8>,
+    /// The packed key of its heap.
+    pub(crate) rkey: Vec<u8>,
+    /// That of its data segment, if it has one.
+    pub(crate) data_rkey: Option<Vec<u8>>,
+    /// That of its team segment.
+    pub(crate) team_rkey: Vec<u8>,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("my_pe", &self.my_pe)
+            .field("n_pes", &self.n_pes)
+            .finish_non_exhaustive()
+    }
+}
+
+// SAFETY: the raw pointers in `Transport` point into shared-memory mappings that live as long as
+// the process; all mutation through them is by explicit copies and atomics whose races are the
+// program's business exactly as in OpenSHMEM, and no reference into them is handed out. The UCX
+// worker and context are created in multi-threaded mode.
+unsafe impl Sync for Transport {}
+// SAFETY: as above; nothing in `Transport` is tied to the creating thread.
+unsafe impl Send for Transport {}
+
+/// What start-up hands to [`Transport::new`].
+pub(crate) struct TransportParts {
+    pub(crate) my_pe: usize,
+    pub(crate) n_pes: usize,
+    pub(crate) base: *mut u8,
+    pub(crate) layout: HeapLayout,
+    pub(crate) data: (*mut u8, usize),
+    pub(crate) data_mem: Option<MemHandle>,
+    pub(crate) team: *mut u8,
+    pub(crate) team_mem: MemHandle,
+    pub(crate) peers: Vec<Peer>,
+    pub(crate) wire: Vec<Wire>,
+    pub(crate) progress_thread: bool,
+    pub(crate) worker: Worker,
+    pub(crate) context: Context,
+    pub(crate) mem: MemHandle,
+}
+
+impl Transport {
+    /// Assembles the transport from what start-up made, and starts the progress thread if asked.
+    pub(crate) fn new(p: TransportParts) -> Result<Transport> {
+        let any_ucx = p.peers.iter().any(|peer| peer.direct.is_null());
+        // The PEs of this node: those whose team segment is mapped here (their heaps too,
+        // unless UCX_TLS leaves out shared memory).
+        progress::set_spin_limit(p.peers.iter().filter(|x| !x.team.is_null()).count());
+        Ok(Transport {
+            my_pe: p.my_pe,
+            n_pes: p.n_pes,
+            base: p.base,
+            layout: p.layout,
+            data: p.data,
+            team: p.team,
+            one_node: p.peers.iter().all(|x| !x.team.is_null()),
+            peers: p.peers.into_boxed_slice(),
+            wire: p.wire.into_boxed_slice(),
+            progress: Progress::new(p.worker, any_ucx, p.progress_thread)?,
+            slots: Slots::default(),
+            context: p.context,
+            _mem: p.mem,
+            _data_mem: p.data_mem,
+            _team_mem: p.team_mem,
+        })
+    }
+
+    /// Panics unless the runtime is live (the `World` has not been dropped).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn check_live(&self) {
+        self.progress.check_live();
+    }
+
+    /// Marks the runtime finalized and closes the endpoints of peers reached through UCX (those
+    /// mapped directly keep their mappings until the process exits).
+    pub(crate) fn close(&self) {
+        self.progress.end();
+        for peer in self.peers.iter() {
+            peer.close();
+        }
+    }
+
+    /// Marks the runtime finalized without touching UCX (a PE that is going down).
+    pub(crate) fn abandon(&self) {
+        self.progress.end();
+    }
+
+    /// The peer `pe`, or a panic naming the PE and the job size.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn peer(&self, pe: usize) -> &Peer {
+        match self.peers.get(pe) {
+            Some(p) => p,
+            None => bad_pe(pe, self.n_pes),
+        }
+    }
+
+    /// Local address of an offset (team segment, heap or data segment); panics after finalize.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn local(&self, offset: usize) -> *mut u8 {
+        self.check_live();
+        let (region, at) = Region::of(offset);
+        let (base, len) = match region {
+            Region::Team => (self.team, SEGMENT),
+            Region::Heap => (self.base, self.layout.total),
+            Region::Data => self.data,
+        };
+        assert!(
+            at <= len,
+            "offset {offset:#x} outside the {} ({len} bytes)",
+            region.name()
+        );
+        // SAFETY: inside the region (checked; one past its end at most), which is mapped for
+        // the process's life.
+        unsafe { base.add(at) }
+    }
+
+    /// This PE's data segment (base, length); (null, 0) in jobs without one.
+    pub(crate) fn data_segment(&self) -> (*mut u8, usize) {
+        self.data
+    }
+
+    /// Whether `offset .. offset + len` lies in the team segment, the heap or the data segment
+    /// (in one of them).
+    pub(crate) fn in_bounds(&self, offset: usize, len: usize) -> bool {
+        let (region, at) = Region::of(offset);
+        let limit = match region {
+            Region::Team => SEGMENT,
+            Region::Heap => self.layout.total,
+            Region::Data => self.data.1,
+        };
+        at.checked_add(len).is_some_and(|end| end <= limit)
+    }
+
+    /// Local heap base.
+    pub(crate) fn base(&self) -> *mut u8 {
+        self.base
+    }
+
+    /// True when `peer`'s heap is mapped here (load/store reaches it).
+    #[inline]
+    pub(crate) fn is_direct(&self, peer: &Peer) -> bool {
+        !peer.direct.is_null()
+    }
+
+    /// The local address of `offset` in `peer` when load and store reach it (its heap is
+    /// mapped here, or `offset` lies in its team segment and that is), `None` when only UCX
+    /// does; panics after finalize, or for an offset outside every region.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn mapped(&self, peer: &Peer, offset: usize) -> Option<*mut u8> {
+        self.check_live();
+        assert!(
+            self.in_bounds(offset, 1),
+            "offset {offset} outside the team segment, the heap and the data segment"
+        );
+        let region = match Region::of(offset).0 {
+            Region::Team => peer.team,
+            Region::Heap | Region::Data => peer.direct,
+        };
+        // SAFETY: the region is mapped (not null) and holds `offset` (checked above; the data
+        // segment is mapped with the heap).
+        (!region.is_null()).then(|| unsafe { peer.at(offset) })
+    }
+
+    /// Local address of `offset` in a peer that [`mapped`](Self::mapped) reaches there; panics
+    /// after finalize, or where it does not.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn direct_ptr(&self, peer: &Peer, offset: usize) -> *mut u8 {
+        match self.mapped(peer, offset) {
+            Some(p) => p,
+            None => panic!("offset {offset} of a peer that is not mapped here"),
+        }
+    }
+
+    /// The index of `peer` when it is one of the main worker's peers (not a context's).
+    fn pe_of(&self, peer: &Peer) -> Option<usize> {
+        let at = (peer as *const Peer as usize).wrapping_sub(self.peers.as_ptr() as usize);
+        let pe = at / size_of::<Peer>();
+        self.peers.get(pe).filter(|p| ptr::eq(*p, peer)).map(|_| pe)
+    }
+
+    /// The local 8-byte word at `offset`, which other PEs update atomically.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn local_word(&self, offset: usize) -> &AtomicU64 {
+        assert!(
+            offset.is_multiple_of(8) && self.in_bounds(offset, 8),
+            "heap offset {offset} is not a word of the heap"
+        );
+        // SAFETY: an aligned word inside the heap (checked; the heap is a whole number of
+        // pages), which every PE accesses only atomically (callers pass flag and signal
+        // words); the mapping lives as long as `self`.
+        unsafe { AtomicU64::from_ptr(self.local(offset).cast()) }
+    }
+
+    /// Waits until `done()` holds for local memory that other PEs write, driving UCX
+    /// ([`Progress::wait`] without polls).
+    #[track_caller]
+    pub(crate) fn wait_local(&self, done: impl FnMut() -> bool) {
+        self.progress.wait(None, done)
+    }
+
+    /// Whether every PE of the job is on this node (their team segments are mapped here).
+    pub(crate) fn one_node(&self) -> bool {
+        self.one_node
+    }
+
+    /// Drives UCX once (`shmem_test` and friends make progress without blocking). Every
+    /// operation that reads memory which peers may be updating through UCX calls it: gets and
+    /// `g` from mapped peers (this PE's own memory included), fetching atomics on them, signal
+    /// fetches, tests and waits, so that a loop polling with any of them completes on every
+    /// transport. Free when every peer is mapped (one branch on a constant flag).
+    #[doc(alias = "shmem_test")]
+    #[inline(always)]
+    pub(crate) fn progress(&self) {
+        self.progress.progress();
+    }
+
+    /// One round of progress on this process's workers other than `waiting_on`, whose own wait
+    /// progresses it (the UCX wait hook).
+    pub(crate) fn progress_except(&self, waiting_on: shmem_ucx::sys::ucp_worker_h) {
+        self.progress.progress_except(waiting_on);
+    }
+}
+
+/// A UCX failure in the middle of a data transfer cannot be handed back to the caller in a
+/// meaningful state: it ends this PE (and so the job) with UCX's own message.
+#[inline]
+#[track_caller]
+fn check(r: shmem_ucx::Result<()>, what: &str) {
+    if let Err(e) = r {
+        ucx_failed(what, e)
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn ucx_failed(what: &str, e: shmem_ucx::Error) -> ! {
+    // A transfer fails in UCX mostly because its target is gone (exited, killed, its host
+    // lost). The launcher names that cause, and ends the job (this PE included) within a second
+    // of it: give it that second, so that the job's end names the PE that left rather than this
+    // PE's consequence of it.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    panic!("shmem: {what} failed in UCX: {e}")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn bad_pe(pe: usize, n: usize) -> ! {
+    panic!("shmem: PE {pe} is out of range: this job has {n} PEs (valid PEs are 0..{n})")
+}

@@ -1,0 +1,469 @@
+//! Put, get and their strided and signalled forms, fence and quiet: the one dispatch between a
+//! copy into a peer's mapping and a UCX call, per peer and per region.
+//!
+//! Part of the transport layer (methods of [`Transport`]); uses `strided`, `progress`, `mem`.
+//! The direct path is `#[inline(always)]` down to the copy; the UCX half of every operation is
+//! out of line, so that a put to a PE on this node compiles to a liveness check, a branch and
+//! the copy.
+
+use super::atomic::amo_on;
+use super::strided;
+use super::{Peer, Transport, UcxPeer, check};
+use crate::mem::copy::{copy_bytes, copy_elem};
+use crate::mem::word::SignalKind;
+use shmem_ucx::{AtomicOp, AtomicSize};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Direction of a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dir {
+    /// Local to remote.
+    Put,
+    /// Remote to local.
+    Get,
+}
+
+/// When a transfer is complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Completion {
+    /// On return (a put's source may be reused; a get's destination holds the data).
+    Blocking,
+    /// At the next quiet.
+    Nbi,
+}
+
+impl Transport {
+    /// The one put/get dispatch: moves `len` bytes between `local` and `offset` in `peer`'s heap,
+    /// by a copy when the peer is mapped here, else through UCX.
+    ///
+    /// # Safety
+    /// `offset + len` lies inside the symmetric heap; `local` is valid for `len` bytes (reads for
+    /// a put, writes for a get) and not inside the peer's mapping of the same bytes; with
+    /// [`Completion::Nbi`] it stays valid (and, for a put, unchanged) until the next quiet.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) unsafe fn rma(
+        &self,
+        peer: &Peer,
+        dir: Dir,
+        completion: Completion,
+        offset: usize,
+        local: *mut u8,
+        len: usize,
+    ) {
+        self.check_live();
+        if !peer.direct.is_null() {
+            if dir == Dir::Get {
+                // A loop that polls memory with gets (its own included) must also let UCX carry
+                // out what peers reached through it send here (free in a direct-only job).
+                self.progress();
+            }
+            // SAFETY: the caller keeps the range inside the peer's mapped heap and `local` valid
+            // and disjoint from it.
+            unsafe {
+                let remote = peer.at(offset);
+                match dir {
+                    Dir::Put => copy_bytes(remote, local, len),
+                    Dir::Get => copy_bytes(local, remote, len),
+                }
+            }
+            return;
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.rma_ucx(peer, dir, completion, offset, local, len) }
+    }
+
+    /// The UCX half of [`rma`](Self::rma), out of line so that the direct path stays a copy.
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma).
+    #[inline(never)]
+    #[track_caller]
+    unsafe fn rma_ucx(
+        &self,
+        peer: &Peer,
+        dir: Dir,
+        completion: Completion,
+        offset: usize,
+        local: *mut u8,
+        len: usize,
+    ) {
+        let u = peer.ucx();
+        let (addr, rkey) = u.target(peer, offset);
+        // SAFETY: per the caller, for the peer's registered region described by `rkey`; the
+        // caller keeps `local` alive until completion.
+        let (r, what) = unsafe {
+            match (dir, completion) {
+                (Dir::Put, Completion::Blocking) => (u.ep.put(local, len, addr, rkey), "put"),
+                (Dir::Put, Completion::Nbi) => (u.ep.put_nbi(local, len, addr, rkey), "put_nbi"),
+                (Dir::Get, Completion::Blocking) => (u.ep.get(local, len, addr, rkey), "get"),
+                (Dir::Get, Completion::Nbi) => (u.ep.get_nbi(local, len, addr, rkey), "get_nbi"),
+            }
+        };
+        check(r, what);
+    }
+
+    /// Copies `len` bytes from `src` to `offset` in `peer`'s heap; `src` may be reused on return.
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma).
+    #[inline]
+    #[track_caller]
+    pub(crate) unsafe fn put_bytes(&self, peer: &Peer, offset: usize, src: *const u8, len: usize) {
+        // SAFETY: forwarded contract; a put only reads `src`.
+        unsafe {
+            self.rma(
+                peer,
+                Dir::Put,
+                Completion::Blocking,
+                offset,
+                src.cast_mut(),
+                len,
+            )
+        }
+    }
+
+    /// Copies `len` bytes from `offset` in `peer`'s heap to `dst`; complete on return.
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma).
+    #[inline]
+    #[track_caller]
+    pub(crate) unsafe fn get_bytes(&self, peer: &Peer, offset: usize, dst: *mut u8, len: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { self.rma(peer, Dir::Get, Completion::Blocking, offset, dst, len) }
+    }
+
+    /// Puts `size` bytes to each `(offset, local)` pair of `peer`'s heap (a strided put); the
+    /// sources may be reused on return. Checks liveness once; through UCX the elements travel
+    /// packed in a few messages and are in place at the target after the next quiet
+    /// ([`put_elems_ucx`](Self::put_elems_ucx)).
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma) for each pair, with blocking completion.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) unsafe fn put_elems(
+        &self,
+        peer: &Peer,
+        elems: impl Iterator<Item = (usize, *const u8)>,
+        size: usize,
+    ) {
+        self.check_live();
+        if !peer.direct.is_null() {
+            for (offset, local) in elems {
+                // SAFETY: per the caller.
+                unsafe { copy_elem(peer.at(offset), local, size) };
+            }
+            return;
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.put_elems_ucx(peer, elems, size) }
+    }
+
+    /// The UCX half of [`put_elems`](Self::put_elems): two or more elements to a PE of the
+    /// main worker travel packed in active messages ([`strided::put`]), complete at the next
+    /// quiet; a single element, or elements too large for one message (or empty ones), are
+    /// blocking puts.
+    ///
+    /// # Safety
+    /// As [`put_elems`](Self::put_elems).
+    #[inline(never)]
+    #[track_caller]
+    unsafe fn put_elems_ucx(
+        &self,
+        peer: &Peer,
+        mut elems: impl Iterator<Item = (usize, *const u8)>,
+        size: usize,
+    ) {
+        let u = peer.ucx();
+        let put_one = |(offset, local): (usize, *const u8)| {
+            let (addr, rkey) = u.target(peer, offset);
+            // SAFETY: per the caller; a blocking put reads `local` before it returns.
+            check(unsafe { u.ep.put(local, size, addr, rkey) }, "put");
+        };
+        let Some(first) = elems.next() else {
+            return;
+        };
+        let pe = self.pe_of(peer);
+        match (elems.next(), pe) {
+            (Some(second), Some(pe)) if strided::fits(size) => {
+                let all = std::iter::once(first)
+                    .chain(std::iter::once(second))
+                    .chain(elems);
+                // SAFETY: per the caller.
+                check(
+                    unsafe { strided::put(&self.progress, &u.ep, pe, all, size) },
+                    "iput",
+                );
+            }
+            (second, _) => {
+                put_one(first);
+                second.into_iter().chain(elems).for_each(put_one);
+            }
+        }
+    }
+
+    /// Gets `size` bytes from each `(offset, local)` pair of `peer`'s heap (a strided get);
+    /// complete on return. Through UCX the elements come packed in a few messages, all under
+    /// one hold of the endpoint, and nothing can write into a destination any more once this
+    /// returns or unwinds ([`get_elems_ucx`]).
+    ///
+    /// # Safety
+    /// As [`rma`](Self::rma) for each pair, with blocking completion.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) unsafe fn get_elems(
+        &self,
+        peer: &Peer,
+        elems: impl Iterator<Item = (usize, *mut u8)>,
+        size: usize,
+    ) {
+        self.check_live();
+        if !peer.direct.is_null() {
+            // As in `rma`: a polling get drives UCX too.
+            self.progress();
+            for (offset, local) in elems {
+                // SAFETY: per the caller.
+                unsafe { copy_elem(local, peer.at(offset), size) };
+            }
+            return;
+        }
+        // SAFETY: forwarded contract.
+        unsafe { get_elems_ucx(self, peer, elems, size) }
+    }
+
+    /// Completes outstanding UCX operations to `peer` (no-op for direct peers).
+    #[track_caller]
+    pub(crate) fn flush_peer(&self, peer: &Peer) {
+        if peer.direct.is_null() {
+            // Strided puts are complete when their target has acknowledged them (and adds
+            // when their replies are in: those are counted for the process only).
+            if let Some(pe) = self.pe_of(peer) {
+                self.wait_local(|| strided::acked(pe) && shmem_ucx::atomics_in_flight() == 0);
+            }
+            check(peer.ucx().ep.flush(), "flush");
+        }
+    }
+
+    /// Stores `value` into the 8-byte word at `offset` on `pe` so that a waiter sees it together
+    /// with everything this PE wrote to `pe` before (release ordering).
+    #[track_caller]
+    pub(crate) fn store_flag(&self, pe: usize, offset: usize, value: u64) {
+        let peer = self.peer(pe);
+        if let Some(p) = self.mapped(peer, offset) {
+            // SAFETY: flag offsets lie in the team segment, 8-byte aligned; peers only touch
+            // these words atomically.
+            let flag = unsafe { AtomicU64::from_ptr(p.cast()) };
+            flag.store(value, Ordering::Release);
+        } else {
+            self.put_with_signal(peer, (offset, &[]), (offset, SignalKind::Max, value));
+        }
+    }
+
+    /// Copies `parts` (back to back, possibly none) to offset `offset` of `peer` and then
+    /// updates the 8-byte word at offset `signal` there as `kind` says (release ordering:
+    /// whoever sees the word's new value sees the bytes). Where the word is mapped here, copies
+    /// (or, for bytes only UCX reaches, blocking puts and a flush) and an atomic; to a PE of the
+    /// main worker, one active message (`strided::put_signal`); through a context's endpoint,
+    /// or over [`strided::MAX_MSG`] bytes, blocking puts, a flush and a UCX atomic (`Max` there
+    /// is a plain swap, which only one writer per word makes safe). The caller keeps the bytes
+    /// inside one region (team segment, heap or data segment) and the word aligned.
+    #[track_caller]
+    pub(crate) fn put_with_signal(
+        &self,
+        peer: &Peer,
+        (offset, parts): (usize, &[&[u8]]),
+        (signal, kind, value): (usize, SignalKind, u64),
+    ) {
+        self.check_live();
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        match self.mapped(peer, signal) {
+            Some(word) if len == 0 || self.mapped(peer, offset).is_some() => {
+                let mut at = offset;
+                for p in parts {
+                    // SAFETY: the caller keeps the range inside one region of the peer, which
+                    // is mapped here (checked above); `p` is a local slice, disjoint from it.
+                    unsafe { copy_bytes(peer.at(at), p.as_ptr(), p.len()) };
+                    at += p.len();
+                }
+                // SAFETY: the word is mapped here, 8-byte aligned (the caller's contract).
+                unsafe { update_word(word, kind, value) };
+            }
+            word => {
+                // Some of it only UCX reaches (the word too, or a heap reached through UCX
+                // under a mapped team segment: UCX_TLS without shared memory).
+                if let Some(pe) = self.pe_of(peer)
+                    && len <= strided::MAX_MSG
+                {
+                    let u = peer.ucx();
+                    check(
+                        strided::put_signal(
+                            &self.progress,
+                            &u.ep,
+                            pe,
+                            (offset, parts),
+                            (signal, kind, value),
+                        ),
+                        "put_signal",
+                    );
+                    return;
+                }
+                let mut at = offset;
+                for p in parts {
+                    // SAFETY: as above, in the peer's registered memory; blocking puts.
+                    unsafe { self.put_bytes(peer, at, p.as_ptr(), p.len()) };
+                    at += p.len();
+                }
+                match word {
+                    Some(word) => {
+                        // The bytes are delivered before the mapped word changes.
+                        self.flush_peer(peer);
+                        // SAFETY: as above.
+                        unsafe { update_word(word, kind, value) };
+                    }
+                    None => self.signal_update(peer, signal, kind == SignalKind::Add, value),
+                }
+            }
+        }
+    }
+
+    /// Waits until every active message this process sent has left it (UCX finishes a send
+    /// that it could not complete at once inside this PE's progress): a PE about to compute
+    /// for a while calls it after sending flags that others wait for.
+    #[track_caller]
+    pub(crate) fn wait_sent(&self) {
+        if self.progress.any_ucx() && shmem_ucx::am_sends_in_flight() != 0 {
+            self.wait_local(|| shmem_ucx::am_sends_in_flight() == 0);
+        }
+    }
+
+    /// Updates the signal word at `offset` on `peer` after the data put before it to the same PE
+    /// has been delivered (`shmem_put_signal`'s ordering).
+    #[track_caller]
+    pub(crate) fn signal_update(&self, peer: &Peer, offset: usize, add: bool, value: u64) {
+        self.check_live();
+        if let Some(p) = self.mapped(peer, offset) {
+            // Data that went through UCX (a word in the team segment of a peer whose heap is
+            // not mapped) is delivered first.
+            self.flush_peer(peer);
+            let kind = if add {
+                SignalKind::Add
+            } else {
+                SignalKind::Set
+            };
+            // SAFETY: the signal word is mapped here, 8-byte aligned (checked by the caller);
+            // Release orders the data copies before it.
+            unsafe { update_word(p, kind, value) };
+        } else {
+            let u = peer.ucx();
+            // The data must be at the target before the signal: complete it, then update.
+            check(u.ep.flush(), "flush");
+            let op = if add { AtomicOp::Add } else { AtomicOp::Swap };
+            amo_on(
+                &u,
+                u.target(peer, offset),
+                AtomicSize::U64,
+                (op, false),
+                (value, 0),
+            );
+        }
+    }
+
+    /// OpenSHMEM fence: puts to each PE are delivered in order across the fence.
+    #[track_caller]
+    pub(crate) fn fence(&self) {
+        self.check_live();
+        std::sync::atomic::fence(Ordering::Release);
+        if self.progress.any_ucx() {
+            // Strided puts before the fence are in place before anything after it is sent, and
+            // the next strided put to a PE flushes the plain puts before it (see `strided`).
+            strided::note_fence();
+            self.wait_local(strided::all_acked);
+            check(self.progress.worker().fence(), "fence");
+        }
+    }
+
+    /// OpenSHMEM quiet: every put, get and non-blocking operation issued so far is complete.
+    #[track_caller]
+    pub(crate) fn quiet(&self) {
+        self.check_live();
+        if self.progress.any_ucx() {
+            // Strided puts are complete when their targets have acknowledged them, adds when
+            // their replies are in; the rest when the worker's flush completes (whose wait
+            // progresses the worker). With none of the former outstanding, no round of progress
+            // before the flush: over tcp it is a system call, 1-2% of a put + quiet.
+            let idle = || strided::all_acked() && shmem_ucx::atomics_in_flight() == 0;
+            if !idle() {
+                self.wait_local(idle);
+            }
+            check(self.progress.worker().flush(), "quiet");
+        }
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+}
+
+/// Updates the mapped signal word at `word` as `kind` says, with release ordering (whoever sees
+/// the new value sees what this thread wrote or delivered before).
+///
+/// # Safety
+/// `word` is an 8-byte aligned word of a live mapping that every PE accesses atomically.
+unsafe fn update_word(word: *mut u8, kind: SignalKind, value: u64) {
+    // SAFETY: per the caller.
+    kind.apply(unsafe { AtomicU64::from_ptr(word.cast()) }, value);
+}
+
+/// The UCX half of [`Transport::get_elems`]: two or more elements from a PE of the main worker
+/// are requested and answered in packed active messages ([`strided::get`]); a single element,
+/// or elements too large for one message, are gets issued back to back and completed by one
+/// flush.
+///
+/// # Safety
+/// As [`Transport::get_elems`].
+#[inline(never)]
+#[track_caller]
+unsafe fn get_elems_ucx(
+    rt: &Transport,
+    peer: &Peer,
+    mut elems: impl Iterator<Item = (usize, *mut u8)>,
+    size: usize,
+) {
+    /// Completes the endpoint's gets when dropped during a panic.
+    struct FlushOnDrop<'a>(&'a UcxPeer);
+    impl Drop for FlushOnDrop<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                // The error (if any) is already being reported; only completion matters.
+                let _ = self.0.ep.flush();
+            }
+        }
+    }
+    let u = peer.ucx();
+    let Some(first) = elems.next() else {
+        return;
+    };
+    let second = elems.next();
+    if let (Some(second), Some(pe)) = (second, rt.pe_of(peer))
+        && strided::fits(size)
+    {
+        let all = std::iter::once(first)
+            .chain(std::iter::once(second))
+            .chain(elems);
+        // SAFETY: per the caller; `strided::get` returns (or unwinds) only once no response
+        // can write into a destination any more.
+        check(
+            unsafe { strided::get(&rt.progress, &u.ep, pe, all, size) },
+            "iget",
+        );
+        return;
+    }
+    let flush = FlushOnDrop(&u);
+    for (offset, local) in std::iter::once(first).chain(second).chain(elems) {
+        let (addr, rkey) = u.target(peer, offset);
+        // SAFETY: per the caller; `local` stays valid until the flush below (or the one in
+        // `FlushOnDrop` on unwinding).
+        check(unsafe { u.ep.get_nbi(local, size, addr, rkey) }, "get_nbi");
+    }
+    check(u.ep.flush(), "flush");
+    drop(flush);
+}
