@@ -140,6 +140,25 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
     Ok((pid, forwarders))
 }
 
+/// The text of an I/O error without Rust's " (os error N)" suffix.
+pub fn os_message(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// The exit code for a program or start command that cannot be started.
+pub fn spawn_code(e: &io::Error) -> i32 {
+    match e.kind() {
+        io::ErrorKind::NotFound => 127,
+        io::ErrorKind::PermissionDenied => 126,
+        _ if e.raw_os_error() == Some(libc::ENOEXEC) => 126,
+        _ => 1,
+    }
+}
+
 /// Starts the thread that reports when `pid` exits, without reaping it.
 fn watch(pe: usize, pid: libc::pid_t, notifier: Notifier) -> io::Result<()> {
     std::thread::Builder::new()
@@ -237,5 +256,24 @@ pub fn kill(pid: libc::pid_t, sig: libc::c_int) {
     // it cannot name an unrelated process.
     unsafe {
         libc::kill(pid, sig);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_that_cannot_start_exits_like_a_shell_says_it() {
+        let not_found = io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(spawn_code(&not_found), 127);
+        assert_eq!(os_message(&not_found), "No such file or directory");
+        assert_eq!(spawn_code(&io::Error::from_raw_os_error(libc::EACCES)), 126);
+        assert_eq!(
+            spawn_code(&io::Error::from_raw_os_error(libc::ENOEXEC)),
+            126
+        );
+        assert_eq!(spawn_code(&io::Error::from_raw_os_error(libc::E2BIG)), 1);
+        assert_eq!(os_message(&io::Error::other("plain")), "plain");
     }
 }

@@ -1,0 +1,148 @@
+//! The command line: the `Cli` that clap parses (its help text is `shmemrun --help`) and the
+//! parsers of its values.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{ArgGroup, Parser};
+use shmem_launch::wire;
+
+/// Start N processing elements (PEs) of a shmem-core program and supervise them.
+#[derive(Parser, Debug)]
+#[command(
+    name = "shmemrun",
+    version,
+    group(ArgGroup::new("hostset").args(["hosts", "hostfile"])),
+    after_help = "\
+Every PE gets SHMEM_RENDEZVOUS, SHMEM_PE, SHMEM_NPES, SHMEM_JOB_ID, SHMEM_JOB_SECRET, \
+SHMEM_INIT_TIMEOUT, SHMEM_NODE (the index of its host, from 0), SHMEM_NNODES (the number of \
+hosts), SHMEM_LOCAL_RANK and SHMEM_LOCAL_SIZE (its index among its host's PEs, and their \
+number) and SHMEM_BIND_TO (--bind-to) in its environment. Only PE 0 reads stdin.
+
+Security: every job has a random 256-bit secret; every connection to shmemrun and every \
+start-up record proves it (HMAC-SHA256), so other users cannot join or disturb the job. \
+shmemrun listens on 127.0.0.1 (with --hosts: on the addresses the hosts reach it at; --bind to \
+choose). The secret is never on a command line: local PEs inherit it, PEs on other hosts read \
+it from the first line of the start command's stdin.
+
+When a PE exits with a non-zero status or is killed by a signal, shmemrun stops the other PEs \
+(SIGTERM, then SIGKILL) and exits with that PE's status (128 + signal number for a signal). \
+A PE that called init and exits with status 0 without finalizing ends the job too (status 1), \
+within a second, naming it. SIGINT, SIGTERM, SIGHUP and SIGQUIT to shmemrun, also while it is \
+still starting PEs, stop every PE; shmemrun then exits with 128 + the signal number. More than \
+64 PEs per core (--oversubscribe-limit) are refused.
+
+Not detected on one host: a PE stopped with SIGSTOP (or in a debugger) or hung; the others \
+wait for it. For detection give --heartbeat-timeout SECS: the PEs then send heartbeats and a PE \
+silent for that long ends the job (as with --hosts, where this is always on).
+
+Several hosts (--hosts, --hostfile): PEs are placed in blocks (host 0 runs PEs 0..k): up to \
+each host's slots when slots are given, else as evenly as possible. Every PE is started with \
+the start command (--rsh, $SHMEM_RSH, default \"ssh -o BatchMode=yes {host} {cmd}\"), which \
+runs \"env -C DIR VAR=VALUE... PROGRAM ARGS...\" on the host: DIR is shmemrun's working \
+directory, the variables are the ones above, every UCX_* and SHMEM_* variable of shmemrun's \
+environment, and those given with -x. Each host is told the address from --rendezvous-addr, \
+else the address of this machine on the route to that host, and shmemrun listens on just those \
+addresses (--bind 0.0.0.0 for every interface, e.g. behind NAT). \
+The start command must pass its standard input on (ssh does): its first line is the job secret. \
+The start command's exit status stands for the PE's. Besides, every PE keeps a control \
+connection to shmemrun with heartbeats every 0.5 s: a PE or host silent for the heartbeat \
+timeout (--heartbeat-timeout, $SHMEM_HEARTBEAT_TIMEOUT, default 3 s) ends the job, naming the \
+host and its PEs; to end the job shmemrun tells every PE over that connection (the PE prints \
+the reason and exits), and a PE that loses shmemrun (connection closed, or silent for the \
+timeout + 1 s) exits by itself, naming shmemrun's address.
+
+Exit status: 0 when every PE exits with 0; 127 when PROGRAM (or the start command) cannot be \
+found, 126 when it cannot be executed; 1 when the job fails for another reason (rendezvous, \
+a silent host, a lost PE); 2 for a bad command line."
+)]
+pub struct Cli {
+    /// Number of PEs to start. Default: 1; with --hosts or --hostfile, every slot when slots
+    /// are given, else one per host.
+    #[arg(
+        short = 'n',
+        long = "np",
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..=1_000_000)
+    )]
+    pub np: Option<u32>,
+
+    /// Prefix every line a PE writes to stdout or stderr with "[PE i] ".
+    #[arg(short, long)]
+    pub prefix: bool,
+
+    /// Seconds the PEs have to reach the start-up rendezvous (fractions allowed). Default:
+    /// $SHMEM_INIT_TIMEOUT, else 60.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    pub init_timeout: Option<String>,
+
+    /// Run the PEs on these hosts, in blocks: HOST or HOST:SLOTS, comma-separated (e.g.
+    /// "node1:4,node2:4"). Every host, this one included, is reached through the start command.
+    #[arg(long, value_name = "HOST[:SLOTS],...")]
+    pub hosts: Option<String>,
+
+    /// Like --hosts, from a file: one host per line as HOST, HOST:SLOTS or HOST slots=SLOTS;
+    /// '#' starts a comment.
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+
+    /// Start command template for a PE on a host: {host} becomes the host; {cmd} becomes the
+    /// remote command as one shell-quoted word (for ssh); without {cmd} the remote command's
+    /// words are appended. Default: $SHMEM_RSH, else "ssh -o BatchMode=yes {host} {cmd}".
+    #[arg(long, value_name = "TEMPLATE", requires = "hostset")]
+    pub rsh: Option<String>,
+
+    /// The address (IPv4 or name) at which the hosts reach this machine for the rendezvous.
+    /// Default: $SHMEM_RENDEZVOUS_ADDR, else for each host the local address of the route to
+    /// it.
+    #[arg(long, value_name = "IP", requires = "hostset")]
+    pub rendezvous_addr: Option<String>,
+
+    /// Seconds without a heartbeat after which a PE counts as gone (fractions allowed). Default
+    /// with --hosts: $SHMEM_HEARTBEAT_TIMEOUT, else 3. On one host heartbeats are off unless
+    /// this is given: then a stopped or hung PE ends the job too.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    pub heartbeat_timeout: Option<String>,
+
+    /// The address shmemrun listens on for its PEs, e.g. 0.0.0.0 for every interface. Default:
+    /// 127.0.0.1; with --hosts, the addresses the hosts are told to reach it at.
+    #[arg(long, value_name = "IP")]
+    pub bind: Option<String>,
+
+    /// Refuse to start more PEs than this per core: of this machine, and with --hosts of each
+    /// host (taken to have as many cores as this machine).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 64,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub oversubscribe_limit: u32,
+
+    /// "core": each PE binds itself to one CPU of its host at start-up, in order of its index
+    /// among the host's PEs (within the CPUs shmemrun, or the remote command, may run on); on
+    /// a host with more PEs than those CPUs, none is bound. "none": the scheduler places the
+    /// PEs. Default: $SHMEM_BIND_TO, else core (as mpirun binds).
+    #[arg(long, value_name = "core|none")]
+    pub bind_to: Option<String>,
+
+    /// Pass the variable NAME (with its value here, or VALUE) to every PE; repeatable. UCX_*
+    /// and SHMEM_* variables are passed anyway.
+    #[arg(short = 'x', value_name = "NAME[=VALUE]")]
+    pub export: Vec<String>,
+
+    /// The program to run, and its arguments (which may start with '-').
+    #[arg(
+        value_name = "PROGRAM",
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// Checks a timeout in seconds (`--init-timeout`, `--heartbeat-timeout`) and keeps its text,
+/// trimmed, for the PEs' environment.
+fn parse_timeout(s: &str) -> Result<String, String> {
+    wire::parse_timeout_secs(s).map(|_| s.trim().to_string())
+}

@@ -1,0 +1,97 @@
+//! What both run paths (`local.rs`, `remote.rs`) share while they start the PEs: the
+//! rendezvous listener and the address the PEs reach it at, and the progress report.
+
+use std::time::{Duration, Instant};
+
+use shmem_launch::server::Server;
+
+use crate::error::RunError;
+use crate::spec::JobSpec;
+
+/// How much longer than the launcher a PE waits for a heartbeat before it gives up, so that the
+/// launcher, which can name the silent host, normally speaks first.
+pub const PE_HEARTBEAT_SLACK: Duration = Duration::from_secs(1);
+
+/// Binds the rendezvous server to `addr` for `npes` PEs of `job`, or says why not.
+pub fn bind(addr: &str, job: &JobSpec<'_>, npes: usize) -> Result<Server, RunError> {
+    Server::bind(addr, job.id, job.secret.clone(), npes, job.timeout).map_err(|e| {
+        RunError::Setup(format!(
+            "cannot listen for the PEs' rendezvous on {addr}: {e}"
+        ))
+    })
+}
+
+/// `host:port` for `ip`, with brackets for IPv6.
+pub fn host_port(ip: &str, port: u16) -> String {
+    if ip.contains(':') {
+        format!("[{ip}]:{port}")
+    } else {
+        format!("{ip}:{port}")
+    }
+}
+
+/// Tells the user how the start of many PEs goes, once it takes more than a second.
+pub struct Progress {
+    /// The PEs to start.
+    npes: usize,
+    /// When the start began.
+    started: Instant,
+    /// When the next report is due.
+    next: Instant,
+    /// Whether a report was printed (then the end of the start is reported too).
+    shown: bool,
+}
+
+impl Progress {
+    /// The start of `npes` PEs begins.
+    pub fn new(npes: usize) -> Progress {
+        let now = Instant::now();
+        Progress {
+            npes,
+            started: now,
+            next: now + Duration::from_secs(1),
+            shown: false,
+        }
+    }
+
+    /// `done` PEs have been started.
+    pub fn tick(&mut self, done: usize) {
+        let now = Instant::now();
+        if now >= self.next && done < self.npes {
+            self.next = now + Duration::from_secs(1);
+            self.shown = true;
+            eprintln!(
+                "shmemrun: started {done} of {} PEs ({:.0} s)",
+                self.npes,
+                (now - self.started).as_secs_f64()
+            );
+        }
+    }
+
+    /// The start is over: `done` PEs started.
+    pub fn finish(&self, done: usize) {
+        if !self.shown {
+            return;
+        }
+        let took = self.started.elapsed().as_secs_f64();
+        if done == self.npes {
+            eprintln!("shmemrun: started all {done} PEs in {took:.1} s");
+        } else {
+            eprintln!(
+                "shmemrun: stopped starting PEs after {done} of {} ({took:.1} s)",
+                self.npes
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_port_brackets_ipv6_only() {
+        assert_eq!(host_port("127.0.0.1", 80), "127.0.0.1:80");
+        assert_eq!(host_port("::1", 0), "[::1]:0");
+    }
+}
