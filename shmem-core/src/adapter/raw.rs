@@ -52,13 +52,13 @@ pub fn enable_data_segment() {
 /// its own words elsewhere). Panics before `init`.
 #[track_caller]
 pub fn offset_of(addr: *const u8, bytes: usize) -> Option<usize> {
-    let rt = transport();
+    let tp = transport();
     let a = addr as usize;
-    let heap = rt.base() as usize;
-    let (data, data_len) = rt.data_segment();
+    let heap = tp.base() as usize;
+    let (data, data_len) = tp.data_segment();
     let (offset, limit) =
-        if a >= heap && a - heap >= rt.layout.statics && a - heap < rt.layout.total {
-            (a - heap, rt.layout.total)
+        if a >= heap && a - heap >= tp.layout.statics && a - heap < tp.layout.total {
+            (a - heap, tp.layout.total)
         } else if !data.is_null() && a >= data as usize && a - (data as usize) < data_len {
             (a - data as usize, data_len)
         } else {
@@ -68,7 +68,7 @@ pub fn offset_of(addr: *const u8, bytes: usize) -> Option<usize> {
     if end > limit {
         return None;
     }
-    Some(if limit == rt.layout.total {
+    Some(if limit == tp.layout.total {
         offset
     } else {
         DATA_OFFSET + offset
@@ -170,15 +170,15 @@ unsafe fn nbi<E: Element, M: CtxMode>(
         Dir::Get => "get_nbi",
     };
     let at = checked_offset(obj, &(0..len), len, op, "local buffer");
-    let rt = obj.__transport();
+    let tp = obj.__transport();
     let peer = match ctx {
         Some(c) => c.peer(pe),
-        None => rt.peer(pe),
+        None => tp.peer(pe),
     };
     // SAFETY: the range lies inside the object (checked); the caller keeps `local` valid until
     // the quiet that completes the transfer.
     unsafe {
-        rt.rma(
+        tp.rma(
             peer,
             dir,
             Completion::Nbi,

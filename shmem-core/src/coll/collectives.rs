@@ -35,12 +35,12 @@ fn put_then_flag(
     flag: usize,
     epoch: u64,
 ) {
-    let rt = team.tp();
-    let peer = rt.peer(team.world_pe(pe));
+    let tp = team.tp();
+    let peer = tp.peer(team.world_pe(pe));
     // SAFETY: callers pass a live source of `bytes` bytes (and a checked destination range in
     // the heap).
     let data = unsafe { std::slice::from_raw_parts(src, bytes) };
-    rt.put_with_signal(
+    tp.put_with_signal(
         peer,
         (offset, &[data]),
         (team.block(flag), SignalKind::Max, epoch),
@@ -84,11 +84,11 @@ pub(crate) fn check_fits<E: Element, A: SymmetricArray<E> + ?Sized>(
 #[track_caller]
 fn own_bytes<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, elems: usize) -> RawBytes<'_> {
     debug_assert!(elems <= dest.len());
-    let rt = dest.__transport();
-    rt.check_live();
+    let tp = dest.__transport();
+    tp.check_live();
     // SAFETY: the callers checked `elems <= dest.len()`, so the bytes lie in this PE's mapped
     // heap, which outlives the collective; they are only touched through raw pointers.
-    unsafe { RawBytes::new(rt.local(dest.__heap_offset()), elems * size_of::<E>()) }
+    unsafe { RawBytes::new(tp.local(dest.__heap_offset()), elems * size_of::<E>()) }
 }
 
 impl Team<'_> {
@@ -161,7 +161,7 @@ impl Team<'_> {
             mailbox::broadcast(self, out, source.as_bytes(), &tree, keep_root, what);
             return;
         }
-        let rt = self.tp();
+        let tp = self.tp();
         // No member's `dest` is written before that member has entered the broadcast.
         self.sync();
         let epoch = next_epoch(self.coll_epoch());
@@ -173,16 +173,16 @@ impl Team<'_> {
             source.as_ptr().cast::<u8>()
         } else if tree.rel == 0 {
             dest.local_write(0..source.len(), source);
-            rt.local(at).cast_const()
+            tp.local(at).cast_const()
         } else {
             wait_flag(self, DOWN_FLAG, epoch);
-            rt.local(at).cast_const()
+            tp.local(at).cast_const()
         };
         for (child, _) in tree.children() {
             put_then_flag(self, child, at, from, bytes, DOWN_FLAG, epoch);
         }
         // Puts through UCX must have left this PE before it returns.
-        rt.quiet();
+        tp.quiet();
     }
 
     /// [`broadcast`](Self::broadcast) in place: the root's own copy of `dest` (all of it; use
@@ -382,7 +382,7 @@ pub(crate) fn scan_chunks<E: Element>(
     op: impl Fn(E, E) -> E,
     inclusive: bool,
 ) {
-    let rt = team.tp();
+    let tp = team.tp();
     let n = team.n_pes();
     let me = team.my_pe();
     let per = (CHUNK / size_of::<E>()).max(1);
@@ -406,7 +406,7 @@ pub(crate) fn scan_chunks<E: Element>(
             }
             if me >= dist {
                 wait_flag(team, DATA_FLAGS + round * 8, epoch);
-                let slot = rt.local(team.block(SCRATCH + round * CHUNK)).cast::<E>();
+                let slot = tp.local(team.block(SCRATCH + round * CHUNK)).cast::<E>();
                 let mut left: Vec<E> = (0..acc.len())
                     // SAFETY: the sender wrote `acc.len()` elements before raising the flag.
                     .map(|i| unsafe { slot.add(i).read_volatile() })

@@ -166,12 +166,12 @@ unsafe fn words<'a>(ptr: *mut u8) -> &'a [AtomicU64; 2] {
 /// team PE `to`, tagged `tag`, published with `epoch`. The caller has made sure the slot is free
 /// and the payload fits it.
 fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[Part<'_>]) {
-    let rt = team.tp();
+    let tp = team.tp();
     let len: usize = parts.iter().map(|p| p.len).sum();
     let meta = tag as u64 | (len as u64) << 32;
-    let peer = rt.peer(team.world_pe(to));
+    let peer = tp.peer(team.world_pe(to));
     let at = team.block(slot);
-    if let Some(base) = rt.mapped(peer, at) {
+    if let Some(base) = tp.mapped(peer, at) {
         let mut off = HEADER;
         for p in parts {
             // SAFETY: the slot lies in the peer's mapped team block and has room for the payload
@@ -193,7 +193,7 @@ fn post(team: &Team<'_>, to: usize, slot: usize, epoch: u64, tag: Tag, parts: &[
             // SAFETY: the parts are valid local bytes (`Part`).
             bytes.push(unsafe { std::slice::from_raw_parts(p.ptr, p.len) });
         }
-        rt.put_with_signal(peer, (at + 8, &bytes), (at, SignalKind::Max, epoch));
+        tp.put_with_signal(peer, (at + 8, &bytes), (at, SignalKind::Max, epoch));
     }
 }
 
@@ -208,11 +208,11 @@ fn receive<'a>(
     from: usize,
     what: &str,
 ) -> &'a [u8] {
-    let rt = team.tp();
-    let base = rt.local(team.block(slot));
+    let tp = team.tp();
+    let base = tp.local(team.block(slot));
     // SAFETY: a slot of this PE's team block.
     let w = unsafe { words(base) };
-    wait_in_collective(rt, Some(&team.group), || {
+    wait_in_collective(tp, Some(&team.group), || {
         w[0].load(Ordering::Acquire) >= epoch
     });
     let meta = w[1].load(Ordering::Relaxed);
@@ -492,7 +492,7 @@ pub(crate) fn broadcast(
     keep_root: bool,
     what: &str,
 ) {
-    let rt = team.tp();
+    let tp = team.tp();
     let len = source.len();
     debug_assert!(len <= CHUNK && out.len == len);
     let epoch = next_epoch(team.bcast_epoch());
@@ -513,7 +513,7 @@ pub(crate) fn broadcast(
     }
     // The slot may be reused from here on.
     // The BCAST_DONE word of this PE's team block, accessed atomically by everyone.
-    rt.local_word(team.block(BCAST_DONE))
+    tp.local_word(team.block(BCAST_DONE))
         .store(epoch, Ordering::Release);
     let n = team.n_pes();
     let mut send = |child: usize| {
@@ -546,17 +546,17 @@ fn wait_ring_slot(team: &Team<'_>, child: usize, epoch: u64) {
     if known[child] >= need {
         return;
     }
-    let rt = team.tp();
-    let peer = rt.peer(team.world_pe(child));
+    let tp = team.tp();
+    let peer = tp.peer(team.world_pe(child));
     let at = team.block(BCAST_DONE);
-    wait_in_collective(rt, Some(&team.group), || {
-        known[child] = if let Some(word) = rt.mapped(peer, at) {
+    wait_in_collective(tp, Some(&team.group), || {
+        known[child] = if let Some(word) = tp.mapped(peer, at) {
             // SAFETY: the child's BCAST_DONE word in its mapped team block, accessed atomically.
             unsafe { AtomicU64::from_ptr(word.cast()) }.load(Ordering::Acquire)
         } else {
             let mut word = [0u8; 8];
             // SAFETY: the word lies in the peer's team segment; `word` is a local buffer.
-            unsafe { rt.get_bytes(peer, at, word.as_mut_ptr(), 8) };
+            unsafe { tp.get_bytes(peer, at, word.as_mut_ptr(), 8) };
             u64::from_ne_bytes(word)
         };
         known[child] >= need

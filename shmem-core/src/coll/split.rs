@@ -15,21 +15,15 @@ use crate::transport::Transport;
 use crate::transport::collective::Group;
 
 impl<'w> Team<'w> {
-    /// The PEs that share this node's memory with this PE (`SHMEM_TEAM_SHARED`): those whose
-    /// heap is mapped here. Collective over the world team (every PE calls it). They must form an
-    /// arithmetic progression of world PEs, as they do when `shmemrun` starts the job.
-    ///
-    /// # Panics
-    /// If the node's PEs are not evenly spaced in the world numbering.
-    #[doc(alias = "SHMEM_TEAM_SHARED")]
+    /// The team of the PEs whose heap is mapped here (`World::team_shared`, which says what it
+    /// asks of them); the caller ties `'w` to the `World`.
     pub(crate) fn shared(tp: &'static Transport) -> Team<'w> {
-        let rt = tp;
-        let local: Vec<usize> = (0..rt.n_pes)
-            .filter(|&pe| rt.is_direct(rt.peer(pe)))
+        let local: Vec<usize> = (0..tp.n_pes)
+            .filter(|&pe| tp.is_direct(tp.peer(pe)))
             .collect();
         let (start, stride) = match local.as_slice() {
             [first, second, ..] => (*first, second - first),
-            _ => (rt.my_pe, 1),
+            _ => (tp.my_pe, 1),
         };
         for (i, &pe) in local.iter().enumerate() {
             assert_eq!(
@@ -38,7 +32,7 @@ impl<'w> Team<'w> {
                 "shmem: the PEs of this node {local:?} are not evenly spaced"
             );
         }
-        if local.len() == rt.n_pes {
+        if local.len() == tp.n_pes {
             return Team::world(tp);
         }
         // Teams of different nodes are disjoint, so they can share one block number.
@@ -51,7 +45,7 @@ impl<'w> Team<'w> {
         let group = Group::new(
             tp,
             (start, stride, local.len()),
-            (rt.my_pe - start) / stride,
+            (tp.my_pe - start) / stride,
             slot,
         );
         Team::new(group, TeamConfig::default())

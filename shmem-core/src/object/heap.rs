@@ -72,20 +72,20 @@ impl<E: Storable> fmt::Debug for SymArray<'_, E> {
 }
 
 /// The byte size of `len` elements of `E`, checked against overflow.
-fn byte_len<E: Storable>(rt: &Transport, len: usize) -> Result<usize> {
+fn byte_len<E: Storable>(tp: &Transport, len: usize) -> Result<usize> {
     len.checked_mul(size_of::<E>())
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or(Error::HeapExhausted {
             requested: usize::MAX,
             free: 0,
             largest_free: 0,
-            total: rt.layout.user_len,
+            total: tp.layout.user_len,
         })
 }
 
 /// Checks that every PE asked for the same number of bytes (also a barrier).
-fn same_size(rt: &Transport, bytes: u64) -> Result<()> {
-    let mm = allreduce_minmax(rt, bytes);
+fn same_size(tp: &Transport, bytes: u64) -> Result<()> {
+    let mm = allreduce_minmax(tp, bytes);
     if mm.min != mm.max {
         let (other_pe, other) = if bytes == mm.min {
             (mm.max_pe, mm.max)
@@ -93,7 +93,7 @@ fn same_size(rt: &Transport, bytes: u64) -> Result<()> {
             (mm.min_pe, mm.min)
         };
         return Err(Error::AllocMismatch {
-            my_pe: rt.my_pe,
+            my_pe: tp.my_pe,
             my_bytes: bytes as usize,
             other_pe: other_pe as usize,
             other_bytes: other as usize,
@@ -105,8 +105,8 @@ fn same_size(rt: &Transport, bytes: u64) -> Result<()> {
 /// Checks that every PE passed the same `value` as parameter `what` of collective `op`; panics
 /// on every PE alike (naming both values) when they differ.
 #[track_caller]
-fn same_param(rt: &Transport, op: &str, what: &str, value: u64) {
-    let mm = allreduce_minmax(rt, value);
+fn same_param(tp: &Transport, op: &str, what: &str, value: u64) {
+    let mm = allreduce_minmax(tp, value);
     if mm.min != mm.max {
         panic!(
             "shmem: {op}: PE {} passed {what} {:#x} but PE {} passed {:#x}; every PE must pass the \
@@ -131,22 +131,21 @@ impl<'w, E: Storable> SymArray<'w, E> {
         align: Option<usize>,
         hints: Option<MallocHints>,
     ) -> Result<SymArray<'w, E>> {
-        let rt = tp;
-        let bytes = byte_len::<E>(rt, len);
+        let bytes = byte_len::<E>(tp, len);
         // Every PE takes part in the size check, even one whose size overflowed.
-        same_size(rt, bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
+        same_size(tp, bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
         let bytes = bytes?;
         if let Some(h) = hints {
-            same_param(rt, "alloc_with_hints", "hints", h.bits());
+            same_param(tp, "alloc_with_hints", "hints", h.bits());
         }
         let align = match align {
             None => OBJECT_ALIGN,
             Some(a) => {
-                same_param(rt, "alloc_aligned", "alignment", a as u64);
+                same_param(tp, "alloc_aligned", "alignment", a as u64);
                 let a = a.max(OBJECT_ALIGN);
                 // The same offset must be aligned in every PE's address space.
-                let phase = (rt.base() as usize).wrapping_add(rt.layout.user) % a;
-                let mm = allreduce_minmax(rt, phase as u64);
+                let phase = (tp.base() as usize).wrapping_add(tp.layout.user) % a;
+                let mm = allreduce_minmax(tp, phase as u64);
                 if mm.min != mm.max {
                     panic!(
                         "shmem: alloc_aligned: an alignment of {a} bytes cannot be met at the same \
@@ -159,14 +158,14 @@ impl<'w, E: Storable> SymArray<'w, E> {
         };
         let rounded = bytes.div_ceil(OBJECT_ALIGN) * OBJECT_ALIGN;
         let offset = if rounded == 0 {
-            rt.layout.user
+            tp.layout.user
         } else {
-            rt.layout.user + reserve((rt, heap), rounded, align)?
+            tp.layout.user + reserve((tp, heap), rounded, align)?
         };
         // SAFETY: the block [offset, offset + bytes) was just reserved inside the user heap.
-        unsafe { std::ptr::write_bytes(rt.local(offset), 0, bytes) };
+        unsafe { std::ptr::write_bytes(tp.local(offset), 0, bytes) };
         // Nobody may write into the new array before its owner has zeroed it.
-        barrier_all(rt);
+        barrier_all(tp);
         Ok(SymArray {
             tp,
             heap,
@@ -227,10 +226,10 @@ impl<'w, E: Storable> SymArray<'w, E> {
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
     pub fn try_realloc(&mut self, new_len: usize) -> Result<()> {
-        let rt = self.tp;
-        let new_bytes = byte_len::<E>(rt, new_len);
+        let tp = self.tp;
+        let new_bytes = byte_len::<E>(tp, new_len);
         // Every PE takes part in the size check, even one whose size overflowed.
-        same_size(rt, new_bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
+        same_size(tp, new_bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
         let new_bytes = new_bytes?;
         let rounded = new_bytes.div_ceil(OBJECT_ALIGN) * OBJECT_ALIGN;
         let old_bytes = self.len * size_of::<E>();
@@ -238,19 +237,19 @@ impl<'w, E: Storable> SymArray<'w, E> {
         let new_offset = {
             let mut a = lock(self.heap);
             if self.bytes > 0 {
-                a.free(self.offset - rt.layout.user, self.bytes);
+                a.free(self.offset - tp.layout.user, self.bytes);
             }
             let got = if rounded == 0 {
                 Ok(0)
             } else {
-                let phase = (rt.base() as usize).wrapping_add(rt.layout.user) % self.align;
+                let phase = (tp.base() as usize).wrapping_add(tp.layout.user) % self.align;
                 a.alloc_aligned(rounded, self.align, phase)
             };
             match got {
-                Ok(rel) => rt.layout.user + rel,
+                Ok(rel) => tp.layout.user + rel,
                 Err(e) => {
                     // The old block was just freed and nothing else happened: take it back.
-                    let back = self.bytes == 0 || a.take(self.offset - rt.layout.user, self.bytes);
+                    let back = self.bytes == 0 || a.take(self.offset - tp.layout.user, self.bytes);
                     debug_assert!(back, "a block just freed can be reserved again");
                     return Err(e);
                 }
@@ -261,21 +260,21 @@ impl<'w, E: Storable> SymArray<'w, E> {
         // reserved); `copy` allows them to overlap; nobody else touches either between the
         // barriers.
         unsafe {
-            std::ptr::copy(rt.local(self.offset), rt.local(new_offset), keep);
-            std::ptr::write_bytes(rt.local(new_offset + keep), 0, new_bytes - keep);
+            std::ptr::copy(tp.local(self.offset), tp.local(new_offset), keep);
+            std::ptr::write_bytes(tp.local(new_offset + keep), 0, new_bytes - keep);
         }
         self.offset = new_offset;
         self.len = new_len;
         self.bytes = rounded;
         // Nobody may write into the new array before its owner has moved the data.
-        barrier_all(rt);
+        barrier_all(tp);
         Ok(())
     }
 }
 
 /// Reserves `rounded` bytes with alignment `align`; returns the offset in the user heap.
 fn reserve(
-    (rt, heap): (&Transport, &Mutex<Allocator>),
+    (tp, heap): (&Transport, &Mutex<Allocator>),
     rounded: usize,
     align: usize,
 ) -> Result<usize> {
@@ -283,7 +282,7 @@ fn reserve(
     if align == OBJECT_ALIGN {
         a.alloc(rounded)
     } else {
-        let phase = (rt.base() as usize).wrapping_add(rt.layout.user) % align;
+        let phase = (tp.base() as usize).wrapping_add(tp.layout.user) % align;
         a.alloc_aligned(rounded, align, phase)
     }
 }
@@ -405,9 +404,9 @@ impl<E: Storable> Drop for SymArray<'_, E> {
             // Collective steps could hang while this PE unwinds; the block is simply leaked.
             return;
         }
-        let rt = self.tp;
+        let tp = self.tp;
         // Also a barrier: no PE frees (and later reuses) the block while another still uses it.
-        let mm = allreduce_minmax(rt, self.offset as u64);
+        let mm = allreduce_minmax(tp, self.offset as u64);
         if mm.min != mm.max {
             panic!(
                 "shmem: symmetric arrays were freed in different orders: PE {} freed the array at heap \
@@ -416,7 +415,7 @@ impl<E: Storable> Drop for SymArray<'_, E> {
             );
         }
         if self.bytes > 0 {
-            lock(self.heap).free(self.offset - rt.layout.user, self.bytes);
+            lock(self.heap).free(self.offset - tp.layout.user, self.bytes);
         }
     }
 }

@@ -201,43 +201,43 @@ impl MinMax {
 
 /// All-reduce of (min, max) over every PE; also a barrier. Min and max are idempotent, so the
 /// dissemination pattern's overlapping contributions for non-power-of-two counts do no harm.
-pub(crate) fn allreduce_minmax(rt: &Transport, value: u64) -> MinMax {
-    let me = rt.my_pe as u64;
+pub(crate) fn allreduce_minmax(tp: &Transport, value: u64) -> MinMax {
+    let me = tp.my_pe as u64;
     let mut acc = MinMax {
         min: value,
         min_pe: me,
         max: value,
         max_pe: me,
     };
-    let n = rt.n_pes;
+    let n = tp.n_pes;
     if n == 1 {
         return acc;
     }
-    rt.quiet();
-    let epoch = next_epoch(&rt.slots.sync_epoch);
+    tp.quiet();
+    let epoch = next_epoch(&tp.slots.sync_epoch);
     // A partner can be at most one collective ahead, so two alternating slot sets suffice.
     let parity = (epoch & 1) as usize;
     let mut dist = 1;
     let mut round = 0;
     while dist < n {
-        let to = (rt.my_pe + dist) % n;
+        let to = (tp.my_pe + dist) % n;
         let slot = parity * SYNC_ROUNDS + round;
         let flag = COLL_FLAGS + slot * 8;
         let payload = COLL_PAYLOAD + slot * PAYLOAD_WORDS * 8;
         let words = [acc.min, acc.min_pe, acc.max, acc.max_pe];
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
         // The payload, then the flag that announces it (both in the team segment).
-        rt.put_with_signal(
-            rt.peer(to),
+        tp.put_with_signal(
+            tp.peer(to),
             (payload, &[&bytes]),
             (flag, SignalKind::Max, epoch),
         );
-        let word = rt.local_word(flag);
-        wait_in_collective(rt, None, || word.load(Ordering::Acquire) >= epoch);
+        let word = tp.local_word(flag);
+        wait_in_collective(tp, None, || word.load(Ordering::Acquire) >= epoch);
         let mut got = [0u64; PAYLOAD_WORDS];
         for (i, w) in got.iter_mut().enumerate() {
             // In the sync area, aligned; written before the flag we acquired above.
-            *w = rt.local_word(payload + i * 8).load(Ordering::Relaxed);
+            *w = tp.local_word(payload + i * 8).load(Ordering::Relaxed);
         }
         acc = acc.combine(MinMax {
             min: got[0],
@@ -248,34 +248,34 @@ pub(crate) fn allreduce_minmax(rt: &Transport, value: u64) -> MinMax {
         dist <<= 1;
         round += 1;
     }
-    rt.quiet();
+    tp.quiet();
     acc
 }
 
 /// Tells every other PE that this one is finalizing (a count and this PE's bit in their sync
 /// areas), so that a PE waiting in a collective this one will never join can say so instead of
 /// hanging ([`wait_in_collective`]). Called by finalize before its barrier.
-pub(crate) fn announce_finalize(rt: &Transport) {
+pub(crate) fn announce_finalize(tp: &Transport) {
     FINALIZING.store(true, Ordering::Release);
-    let me = rt.my_pe;
-    for pe in (0..rt.n_pes).filter(|&pe| pe != me) {
-        let peer = rt.peer(pe);
+    let me = tp.my_pe;
+    for pe in (0..tp.n_pes).filter(|&pe| pe != me) {
+        let peer = tp.peer(pe);
         // Words of the sync area, aligned; peers update them only atomically.
-        rt.atomic(peer, FINAL_COUNT, AtomicSize::U64, AmoOp::Add, (1, 1));
+        tp.atomic(peer, FINAL_COUNT, AtomicSize::U64, AmoOp::Add, (1, 1));
         if me < FINAL_BIT_PES {
             let bit = 1 << (me % 64);
             let word = FINAL_BITS + me / 64 * 8;
-            rt.atomic(peer, word, AtomicSize::U64, AmoOp::Or, (bit, bit));
+            tp.atomic(peer, word, AtomicSize::U64, AmoOp::Or, (bit, bit));
         }
     }
 }
 
 /// The lowest PE of `team` (`None`: every PE) that announced it finalizes, if any.
-fn finalized_member(rt: &Transport, team: Option<&Group>) -> Option<usize> {
-    (0..rt.n_pes.min(FINAL_BIT_PES))
+fn finalized_member(tp: &Transport, team: Option<&Group>) -> Option<usize> {
+    (0..tp.n_pes.min(FINAL_BIT_PES))
         .filter(|&pe| team.is_none_or(|t| t.index_of(pe).is_some()))
         .find(|&pe| {
-            let word = rt.local_word(FINAL_BITS + pe / 64 * 8);
+            let word = tp.local_word(FINAL_BITS + pe / 64 * 8);
             word.load(Ordering::Acquire) & (1 << (pe % 64)) != 0
         })
 }
@@ -286,25 +286,25 @@ fn finalized_member(rt: &Transport, team: Option<&Group>) -> Option<usize> {
 /// here), and this PE panics naming it, which ends the job instead of hanging it.
 #[track_caller]
 pub(crate) fn wait_in_collective(
-    rt: &Transport,
+    tp: &Transport,
     team: Option<&Group>,
     mut done: impl FnMut() -> bool,
 ) {
-    let announced = rt.local_word(FINAL_COUNT);
+    let announced = tp.local_word(FINAL_COUNT);
     let mut since: Option<Instant> = None;
     // On one node every flag and message of a collective comes through shared memory: look
     // for it between rounds of UCX progress too.
-    let polls = rt.one_node().then_some(POLLS_PER_PROGRESS);
-    rt.progress.wait(polls, || {
+    let polls = tp.one_node().then_some(POLLS_PER_PROGRESS);
+    tp.progress.wait(polls, || {
         if done() {
             return true;
         }
         if announced.load(Ordering::Relaxed) != 0 && !FINALIZING.load(Ordering::Relaxed) {
             let t = *since.get_or_insert_with(Instant::now);
             if t.elapsed() >= MISMATCH_GRACE
-                && let Some(pe) = finalized_member(rt, team)
+                && let Some(pe) = finalized_member(tp, team)
             {
-                mismatch(rt.my_pe, pe);
+                mismatch(tp.my_pe, pe);
             }
         }
         false

@@ -423,7 +423,7 @@ unsafe fn update_word(word: *mut u8, kind: SignalKind, value: u64) {
 #[inline(never)]
 #[track_caller]
 unsafe fn get_elems_ucx(
-    rt: &Transport,
+    tp: &Transport,
     peer: &Peer,
     mut elems: impl Iterator<Item = (usize, *mut u8)>,
     size: usize,
@@ -443,7 +443,7 @@ unsafe fn get_elems_ucx(
         return;
     };
     let second = elems.next();
-    if let (Some(second), Some(pe)) = (second, rt.pe_of(peer))
+    if let (Some(second), Some(pe)) = (second, tp.pe_of(peer))
         && strided::fits(size)
     {
         let all = std::iter::once(first)
@@ -452,7 +452,7 @@ unsafe fn get_elems_ucx(
         // SAFETY: per the caller; `strided::get` returns (or unwinds) only once no response
         // can write into a destination any more.
         check(
-            unsafe { strided::get(&rt.progress, &u.ep, pe, all, size) },
+            unsafe { strided::get(&tp.progress, &u.ep, pe, all, size) },
             "iget",
         );
         return;
