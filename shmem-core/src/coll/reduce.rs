@@ -191,16 +191,23 @@ impl Team<'_> {
     }
 }
 
-#[cfg(all(test, feature = "num-complex"))]
+#[cfg(test)]
 mod tests {
     use super::ReduceSum;
-    use crate::complex::Complex64;
+    use crate::complex::{Complex32, Complex64};
 
     #[test]
-    fn complex_product_is_num_complex_s() {
-        let z = num_complex::Complex64::new(1.5, -2.0);
-        let c: Complex64 = z.into();
-        let p = Complex64::prod(c, c);
-        assert_eq!(num_complex::Complex64::from(p), z * z);
+    fn complex_sum_and_product() {
+        let c = Complex64::new(1.5, -2.0);
+        assert_eq!(Complex64::sum(c, c), Complex64::new(3.0, -4.0));
+        // (1.5 - 2i)^2 = 2.25 - 4 - 6i, exact in binary floating point.
+        assert_eq!(Complex64::prod(c, c), Complex64::new(-1.75, -6.0));
+        let i = Complex32::new(0.0, 1.0);
+        assert_eq!(Complex32::prod(i, i), Complex32::new(-1.0, 0.0));
+        #[cfg(feature = "num-complex")]
+        {
+            let z = num_complex::Complex64::from(c);
+            assert_eq!(num_complex::Complex64::from(Complex64::prod(c, c)), z * z);
+        }
     }
 }
