@@ -1,7 +1,7 @@
 //! The program's data segment as symmetric memory, for C programs (in OpenSHMEM every global
 //! and static variable is symmetric: programs put into `static long x;`).
 //!
-//! At start-up, when a foreign-language layer asked for it ([`crate::adapter::raw::enable_data_segment`]),
+//! At start-up, when a foreign-language layer asked for it ([`crate::raw::enable_data_segment`]),
 //! the writable part of the main program's image after RELRO (`.data` and `.bss`) is moved into
 //! shared memory in place: its bytes are copied into a `memfd` and the `memfd` is mapped
 //! `MAP_SHARED | MAP_FIXED` over the same addresses, so the program sees the same variables with
@@ -145,7 +145,7 @@ pub(crate) fn move_to_shared_memory() -> Result<Option<DataSegment>> {
     }))
 }
 
-/// Set by [`crate::adapter::raw::enable_data_segment`] before `init`.
+/// Set by [`crate::raw::enable_data_segment`] before `init`.
 static WANTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Asks the next `init` to make the data segment symmetric.

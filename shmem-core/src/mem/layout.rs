@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Offsets below `reserved` name the team segment (the runtime's sync area and team blocks, a
-//! mapping of its own: `team::SEGMENT`); the heap mapping's bytes there stay unused.
+//! mapping of its own: `mem::segment::SEGMENT`); the heap mapping's bytes there stay unused.
 //!
 //! Part of the memory layer: uses nothing of the crate. Pure arithmetic (no FFI), so its tests also
 //! run under Miri.

@@ -22,7 +22,7 @@ use std::marker::PhantomData;
 use std::ops::RangeBounds;
 use zerocopy::IntoBytes;
 
-/// Remote access to a symmetric array: a [`SymArray`](crate::SymArray) on the heap or a
+/// Remote access to a symmetric array: a [`SymArray`] on the heap or a
 /// `#[symmetric]` static array.
 ///
 /// Ranges select elements of the symmetric object (`2..6`, `..`, `3..=4`); the local buffer must
