@@ -449,12 +449,12 @@ pub enum ThreadLevel {
     Multiple,
 }
 
-/// `shmem_init_thread`: like [`init`], and returns the thread level provided,
-/// which is always the level requested (the default UCX worker is multi-threaded and the
-/// runtime's state is thread-safe). What may cross threads is in the types: `#[symmetric]`
-/// statics and `&SymArray` (`Sync`) for RMA from any thread; contexts by their mode
-/// ([`Private`](crate::Private), [`Serialized`](crate::Serialized), [`Shared`]); the [`World`] and the ownership of heap arrays
-/// (collectives: allocation, free, barriers) stay on the initializing thread.
+/// `shmem_init_thread`: like [`init`], and returns the thread level provided, which is always
+/// the level requested (the default UCX worker is multi-threaded and the runtime's state is
+/// thread-safe). What may cross threads is in the types: `#[symmetric]` statics and `&SymArray`
+/// (`Sync`) for RMA from any thread; contexts by their mode ([`Private`](crate::Private),
+/// [`Serialized`](crate::Serialized), [`Shared`]); the [`World`] and the ownership of heap
+/// arrays (collectives: allocation, free, barriers) stay on the initializing thread.
 #[doc(alias = "shmem_init_thread")]
 pub fn init_thread(requested: ThreadLevel) -> Result<(World, ThreadLevel)> {
     let world = init()?;

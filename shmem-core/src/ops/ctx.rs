@@ -116,8 +116,10 @@ impl<M: CtxMode> std::fmt::Debug for Ctx<'_, M> {
     }
 }
 
-/// Creates contexts from any thread: made by [`World::ctx_factory`](crate::World::ctx_factory), `Send`, `Sync` and
+/// Creates contexts from any thread: made by [`World::ctx_factory`], `Send`, `Sync` and
 /// `Copy`, and bound to the `World`'s lifetime.
+///
+/// [`World::ctx_factory`]: crate::World::ctx_factory
 #[derive(Clone, Copy)]
 pub struct CtxFactory<'w> {
     tp: &'static Transport,
@@ -140,7 +142,9 @@ impl<'w> CtxFactory<'w> {
         }
     }
 
-    /// `shmem_ctx_create` on the calling thread: as [`World::ctx_create`](crate::World::ctx_create).
+    /// `shmem_ctx_create` on the calling thread: as [`World::ctx_create`].
+    ///
+    /// [`World::ctx_create`]: crate::World::ctx_create
     #[doc(alias = "shmem_ctx_create")]
     pub fn ctx_create<M: CtxMode>(&self, options: CtxOptions) -> Result<Ctx<'w, M>> {
         let (worker, peers, any_ucx) = self.tp.context_route()?;
@@ -261,7 +265,7 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// Non-blocking operations on this context (`shmem_ctx_put_nbi`, `shmem_ctx_get_nbi`,
-    /// `shmem_ctx_put_signal_nbi`, the fetching atomics' `_nbi` forms): as [`World::nbi`](crate::World::nbi),
+    /// `shmem_ctx_put_signal_nbi`, the fetching atomics' `_nbi` forms): as [`World::nbi`],
     /// and the scope ends with this context's `quiet` (also when it ends by a panic).
     ///
     /// ```
@@ -282,6 +286,8 @@ impl<M: CtxMode> Ctx<'_, M> {
     /// assert_eq!(back, src);
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    ///
+    /// [`World::nbi`]: crate::World::nbi
     #[doc(alias = "shmem_ctx_put_nbi")]
     #[doc(alias = "shmem_ctx_get_nbi")]
     pub fn nbi<'buf, R>(&'buf self, f: impl FnOnce(&NbiScope<'buf>) -> R) -> R {

@@ -427,7 +427,7 @@ impl<E: WaitWord, T: SymmetricArray<E> + ?Sized> WaitSet<E> for T {}
 
 impl Signal<'_> {
     /// `shmem_signal_add` (OpenSHMEM 1.6): atomically adds `value` (wrapping) to this signal on
-    /// PE `pe`. Unordered with respect to puts (use [`World::pe_quiet`](crate::World::pe_quiet) or a put-with-signal for
+    /// PE `pe`. Unordered with respect to puts (use [`World::pe_quiet`] or a put-with-signal for
     /// that).
     ///
     /// ```
@@ -442,6 +442,8 @@ impl Signal<'_> {
     /// # world.barrier_all();
     /// # Ok::<(), shmem_core::Error>(())
     /// ```
+    ///
+    /// [`World::pe_quiet`]: crate::World::pe_quiet
     #[doc(alias = "shmem_signal_add")]
     #[track_caller]
     pub fn add(self, pe: usize, value: u64) {
