@@ -26,9 +26,8 @@ pub(crate) fn parse_size(text: &str) -> Option<usize> {
 
 /// The user heap size: `SHMEM_SYMMETRIC_SIZE`, or [`DEFAULT_HEAP_SIZE`].
 ///
-/// Sizes above the machine's physical memory are refused: the heap is shared memory that UCX
-/// backs with a file in `/dev/shm`, and an absurd size would fill it (and the machine's memory)
-/// instead of failing.
+/// Sizes above the machine's physical memory are refused: the heap costs memory only for the
+/// pages a program touches, but a size no machine could back is a typo, better refused at once.
 pub(crate) fn heap_size() -> Result<usize> {
     let Ok(v) = std::env::var("SHMEM_SYMMETRIC_SIZE") else {
         return Ok(DEFAULT_HEAP_SIZE);
@@ -88,9 +87,72 @@ fn parse_progress_thread(value: Option<String>, spans_nodes: bool) -> Result<boo
     }
 }
 
+/// Whether PEs of one node may reach each other's memory by load and store: yes unless the
+/// user's `UCX_TLS` leaves out shared memory (`UCX_TLS=tcp,self` is how a job on one node sends
+/// everything through UCX, as it would across nodes).
+pub(crate) fn shared_memory_allowed() -> bool {
+    tls_allows_shared_memory(std::env::var("UCX_TLS").ok().as_deref())
+}
+
+/// The rule of [`shared_memory_allowed`] for a `UCX_TLS` value. UCX's names for its
+/// shared-memory transports: `sm` and `shm` (all of them), `mm` (the mapped ones), `posix`,
+/// `sysv`, `xpmem`; `all` names every transport; a list that starts with `^` names those left
+/// out. Copy-only transports (`cma`, `knem`) map nothing, so they do not count.
+fn tls_allows_shared_memory(tls: Option<&str>) -> bool {
+    let Some(tls) = tls.map(str::trim).filter(|t| !t.is_empty()) else {
+        return true;
+    };
+    let (negated, list) = match tls.strip_prefix('^') {
+        Some(rest) => (true, rest),
+        None => (false, tls),
+    };
+    let names: Vec<String> = list
+        .split(',')
+        .map(|n| {
+            n.trim()
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase()
+        })
+        .collect();
+    let has = |n: &str| names.iter().any(|x| x == n);
+    if negated {
+        !(has("sm") || has("shm") || has("mm") || has("all") || (has("posix") && has("sysv")))
+    } else {
+        ["all", "sm", "shm", "mm", "posix", "sysv", "xpmem"]
+            .iter()
+            .any(|n| has(n))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_size, tls_allows_shared_memory};
+
+    #[test]
+    fn shared_memory_follows_ucx_tls() {
+        for (tls, want) in [
+            (None, true),
+            (Some(""), true),
+            (Some("tcp,self"), false),
+            (Some("tcp"), false),
+            (Some("cma,tcp,self"), false),
+            (Some("sm,self"), true),
+            (Some("shm,tcp"), true),
+            (Some("posix,self"), true),
+            (Some("SysV"), true),
+            (Some("all"), true),
+            (Some("^tcp"), true),
+            (Some("^sm"), false),
+            (Some("^mm,ib"), false),
+            (Some("^posix"), true),
+            (Some("^posix,sysv"), false),
+            (Some(" tcp:aux , self "), false),
+        ] {
+            assert_eq!(tls_allows_shared_memory(tls), want, "UCX_TLS={tls:?}");
+        }
+    }
 
     #[test]
     fn sizes_with_suffixes() {

@@ -139,10 +139,31 @@ fn shared_memory_is_private_to_the_user() {
         }
         // SAFETY: removing our own control segment.
         unsafe { libc::shmctl(control, libc::IPC_RMID, std::ptr::null_mut()) };
-        // On the direct path the heap itself is among what was checked (a SysV segment or a
-        // file); with UCX_TLS=tcp,self UCX may allocate it as private memory.
+        // The heap and the team segment are memfds on every path (a C program's data segment
+        // too); UCX itself makes no shared memory unless UCX_TLS names its shared-memory
+        // transports, so by default no SysV segment and no /dev/shm file exists at all.
+        let memfds = fds
+            .iter()
+            .filter(|f| {
+                std::fs::read_link(f).is_ok_and(|t| t.to_string_lossy().starts_with("/memfd:"))
+            })
+            .count();
+        assert!(
+            memfds >= 2 && checked >= 2,
+            "PE {}: expected the heap and the team segment among {fds:?}",
+            world.my_pe()
+        );
         if std::env::var_os("UCX_TLS").is_none() {
-            assert!(checked > 0, "no shared memory found to check");
+            assert_eq!(
+                memfds,
+                fds.len(),
+                "files in /dev/shm held by default: {fds:?}"
+            );
+            assert!(
+                segments.is_empty(),
+                "PE {}: SysV segments made by default: {segments:?}",
+                world.my_pe()
+            );
         }
         world.barrier_all();
         assert_eq!(a.local_get(0), 42);

@@ -307,7 +307,9 @@ impl Context {
     /// without `UCP_MEM_MAP_ALLOCATE`), so that peers can reach them through UCX with the
     /// handle's packed key. Peers on the node cannot map such memory with
     /// [`RemoteKey::ptr`](crate::RemoteKey::ptr) unless UCX allocated it; share it by other
-    /// means for load/store.
+    /// means for load/store. The mapping is non-blocking (`UCP_MEM_MAP_NONBLOCK`): transports
+    /// that can register pages when they are first used (InfiniBand with on-demand paging) do
+    /// so rather than pinning, and so committing, the whole range up front.
     ///
     /// # Safety
     /// `[address, address + length)` is mapped read-write and stays mapped while the returned

@@ -50,13 +50,14 @@ impl MemHandle {
     }
 
     /// Registers `length` bytes the caller already mapped at `address` (`ucp_mem_map` without
-    /// `UCP_MEM_MAP_ALLOCATE`); see `Context::mem_map_register`.
+    /// `UCP_MEM_MAP_ALLOCATE`, with `UCP_MEM_MAP_NONBLOCK`: transports that can register pages
+    /// on demand do, instead of pinning the whole range); see `Context::mem_map_register`.
     pub(crate) fn register(
         context: &Arc<ContextInner>,
         length: usize,
         address: *mut u8,
     ) -> Result<MemHandle> {
-        Self::map(context, length, address, 0)
+        Self::map(context, length, address, sys::UCP_MEM_MAP_NONBLOCK)
     }
 
     /// `ucp_mem_map` with `flags`, then the region's address and length as UCX reports them.

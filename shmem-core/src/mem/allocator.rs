@@ -17,6 +17,9 @@ pub(crate) struct Allocator {
     /// Free blocks `(start, len)`, sorted by start, never adjacent.
     free: Vec<(usize, usize)>,
     total: usize,
+    /// No byte at or above this offset was ever handed out: those pages still read as zero and
+    /// cost no memory until touched, so a new block there needs no zeroing.
+    clean_from: usize,
 }
 
 impl Allocator {
@@ -24,7 +27,17 @@ impl Allocator {
         Allocator {
             free: vec![(0, total)],
             total,
+            clean_from: 0,
         }
+    }
+
+    /// Marks the block `[start, start + len)`, just handed out, as used, and returns how many of
+    /// its leading bytes may still hold data of an earlier block: the rest was never handed out
+    /// and reads as zero, so zeroing it would only commit memory the program may never touch.
+    pub(crate) fn used_prefix(&mut self, start: usize, len: usize) -> usize {
+        let dirty = self.clean_from.saturating_sub(start).min(len);
+        self.clean_from = self.clean_from.max(start.saturating_add(len));
+        dirty
     }
 
     fn free_bytes(&self) -> usize {
@@ -155,6 +168,26 @@ mod tests {
         assert_eq!(a.free, vec![(0, 8192)]);
         assert!(a.alloc_aligned(64, 16384, 0).is_ok());
         assert!(a.alloc_aligned(64, 16384, 64).is_err());
+    }
+
+    #[test]
+    fn only_blocks_used_before_need_zeroing() {
+        let mut a = Allocator::new(1 << 20);
+        let x = a.alloc(4096).expect("fits");
+        assert_eq!(a.used_prefix(x, 4096), 0, "a fresh heap is all zero");
+        let y = a.alloc(8192).expect("fits");
+        assert_eq!(a.used_prefix(y, 8192), 0);
+        a.free(x, 4096);
+        // First fit reuses the freed block: all of it held data.
+        let z = a.alloc(4096).expect("fits");
+        assert_eq!(z, x);
+        assert_eq!(a.used_prefix(z, 4096), 4096);
+        // A block that straddles the end of what was ever used: only its head.
+        a.free(y, 8192);
+        let w = a.alloc(16384).expect("fits");
+        assert_eq!(w, y);
+        assert_eq!(a.used_prefix(w, 16384), 8192);
+        assert_eq!(a.used_prefix(w + 16384, 64), 0);
     }
 
     #[test]

@@ -1,14 +1,16 @@
-//! Shared memory private to the user. The symmetric heap is allocated by UCX, which by default
-//! puts it in a SysV segment of mode 0660 (its `sysv` memory domain hard-codes that mode): any
-//! process of the user's group could attach it and read or write a PE's memory. The runtime
-//! asks UCX to allocate from its `posix` domain first (files created 0600 and unlinked at once;
-//! peers open them through `/proc/PID/fd`, which the kernel grants only to the same user), and
-//! sets every SysV segment this process still created (UCX's shared-memory transport uses them
-//! for its message queues) to mode 0600 as soon as it exists, before any peer learns of it.
+//! Shared memory private to the user, with no name anywhere. Every shared-memory object of a PE
+//! is a `memfd` ([`create`], [`create_aligned`]): the symmetric heap, the team segment and a C
+//! program's data segment. A memfd has no name in any file system, so whatever kills the job
+//! leaves nothing behind (the kernel frees the memory with the last process that maps it), and
+//! it costs memory only for the pages touched (`ftruncate` reserves nothing). Peers of the node
+//! map it through `/proc/PID/fd` ([`map_peer`]), which the kernel grants only to processes that
+//! may ptrace the owner: the same user.
 //!
-//! The runtime's own shared memory (the team segment, a C program's data segment) is `memfd`s
-//! ([`create`]), which have no name anywhere and which a peer maps through `/proc/PID/fd`
-//! ([`map_peer`]) under the same rule.
+//! UCX gets no shared memory of its own by default: the runtime leaves its `mm` transports
+//! (`posix`, `sysv`: files in `/dev/shm` that live until unlinked, SysV segments of mode 0660)
+//! out of `UCX_TLS` unless the user names them ([`UCX_TLS_DEFAULT`]). A user who does gets every
+//! SysV segment this process created set to mode 0600 as soon as it exists, before any peer
+//! learns of it ([`restrict_sysv_segments`]).
 //!
 //! Part of the memory layer: uses nothing of the crate.
 
@@ -16,9 +18,11 @@ use std::ffi::{CStr, c_int};
 use std::io;
 use std::ptr;
 
-/// UCX's allocation order with its `posix` memory domain first (UCX 1.13's default puts
-/// `md:sysv` first); the user's own `UCX_ALLOC_PRIO` still wins.
-pub(crate) const ALLOC_PRIO: &str = "md:posix,md:sysv,thp,md:*,mmap,heap";
+/// The transports UCX gets when the user does not set `UCX_TLS`: all but its shared-memory
+/// (`mm`) ones. PEs of a node reach each other's memory through the runtime's own mappings,
+/// so UCX's shared-memory queues would only cost memory (and leave names in `/dev/shm` if the
+/// job is killed while UCX makes them).
+pub(crate) const UCX_TLS_DEFAULT: &str = "^mm";
 
 /// Sets every SysV shared-memory segment created by this process whose mode lets anyone but the
 /// owner in to mode 0600. Returns how many it changed. Segments of other processes, and
@@ -65,6 +69,17 @@ pub(crate) fn restrict_sysv_segments() -> usize {
 /// memory that peers of this node can map too ([`map_peer`]), but no other user's process. The
 /// descriptor stays open for the process's life (peers open it through `/proc/PID/fd`).
 pub(crate) fn create(name: &CStr, len: usize) -> io::Result<(c_int, *mut u8)> {
+    create_aligned(name, len, 1)
+}
+
+/// Like [`create`], mapped at a multiple of `align` (a power of two; page alignment or less:
+/// wherever the kernel puts it). Nothing is committed: the pages cost memory when first
+/// touched, here or in a peer.
+pub(crate) fn create_aligned(
+    name: &CStr,
+    len: usize,
+    align: usize,
+) -> io::Result<(c_int, *mut u8)> {
     let context = |what: &str| {
         let e = io::Error::last_os_error();
         io::Error::new(e.kind(), format!("{what} ({len} bytes): {e}"))
@@ -74,17 +89,28 @@ pub(crate) fn create(name: &CStr, len: usize) -> io::Result<(c_int, *mut u8)> {
     if fd < 0 {
         return Err(context("memfd_create"));
     }
-    // SAFETY: sizing our own memfd.
-    let p = if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+    let Ok(size) = libc::off_t::try_from(len) else {
+        // SAFETY: our own descriptor, closed once.
+        unsafe { libc::close(fd) };
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("a shared segment of {len} bytes does not fit a file offset"),
+        ));
+    };
+    // SAFETY: sizing our own memfd (no memory is committed: a memfd reserves nothing).
+    let p = if unsafe { libc::ftruncate(fd, size) } != 0 {
         Err(context("ftruncate"))
     } else {
-        // SAFETY: a fresh shared mapping of our memfd, anywhere.
+        let at = reserve_aligned(len, align);
+        let flags = libc::MAP_SHARED | if at.is_null() { 0 } else { libc::MAP_FIXED };
+        // SAFETY: a shared mapping of our memfd, either anywhere or exactly over this
+        // function's own reservation `[at, at + len)` (which MAP_FIXED replaces).
         let p = unsafe {
             libc::mmap(
-                ptr::null_mut(),
+                at.cast(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
+                flags,
                 fd,
                 0,
             )
@@ -103,6 +129,48 @@ pub(crate) fn create(name: &CStr, len: usize) -> io::Result<(c_int, *mut u8)> {
             Err(e)
         }
     }
+}
+
+/// The page size.
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
+/// Reserves `len` bytes of address space (no memory: `PROT_NONE`) at a multiple of `align`
+/// and returns its start, for the caller to map over; null when `align` is at most the page
+/// size (any place will do) or the reservation fails (the caller then maps anywhere).
+fn reserve_aligned(len: usize, align: usize) -> *mut u8 {
+    if align <= page_size() || !align.is_power_of_two() {
+        return ptr::null_mut();
+    }
+    let Some(span) = len.checked_add(align) else {
+        return ptr::null_mut();
+    };
+    // SAFETY: a fresh anonymous PROT_NONE reservation; it touches no existing mapping.
+    let p = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            span,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return ptr::null_mut();
+    }
+    let (start, end) = (p as usize, p as usize + span);
+    let aligned = start.next_multiple_of(align);
+    let keep_end = (aligned + len).next_multiple_of(page_size()).min(end);
+    for (from, to) in [(start, aligned), (keep_end, end)] {
+        if to > from {
+            // SAFETY: a page-aligned part of this function's own reservation, unused.
+            unsafe { libc::munmap(from as *mut libc::c_void, to - from) };
+        }
+    }
+    aligned as *mut u8
 }
 
 /// Maps a peer's `memfd` (descriptor `fd` in process `pid`, `len` bytes) into this process, or

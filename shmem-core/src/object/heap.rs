@@ -157,13 +157,16 @@ impl<'w, E: Storable> SymArray<'w, E> {
             }
         };
         let rounded = bytes.div_ceil(OBJECT_ALIGN) * OBJECT_ALIGN;
-        let offset = if rounded == 0 {
-            tp.layout.user
+        let (offset, dirty) = if rounded == 0 {
+            (tp.layout.user, 0)
         } else {
-            tp.layout.user + reserve((tp, heap), rounded, align)?
+            let (rel, dirty) = reserve((tp, heap), rounded, align)?;
+            (tp.layout.user + rel, dirty.min(bytes))
         };
+        // Only what an earlier block used is zeroed: the rest of a fresh heap reads as zero and
+        // costs no memory until the program touches it.
         // SAFETY: the block [offset, offset + bytes) was just reserved inside the user heap.
-        unsafe { std::ptr::write_bytes(tp.local(offset), 0, bytes) };
+        unsafe { std::ptr::write_bytes(tp.local(offset), 0, dirty) };
         // Nobody may write into the new array before its owner has zeroed it.
         barrier_all(tp);
         Ok(SymArray {
@@ -234,7 +237,7 @@ impl<'w, E: Storable> SymArray<'w, E> {
         let rounded = new_bytes.div_ceil(OBJECT_ALIGN) * OBJECT_ALIGN;
         let old_bytes = self.len * size_of::<E>();
         // Every PE runs the same allocator steps on the same state, so the new offset agrees.
-        let new_offset = {
+        let (new_offset, dirty) = {
             let mut a = lock(self.heap);
             if self.bytes > 0 {
                 a.free(self.offset - tp.layout.user, self.bytes);
@@ -246,7 +249,7 @@ impl<'w, E: Storable> SymArray<'w, E> {
                 a.alloc_aligned(rounded, self.align, phase)
             };
             match got {
-                Ok(rel) => tp.layout.user + rel,
+                Ok(rel) => (tp.layout.user + rel, a.used_prefix(rel, rounded)),
                 Err(e) => {
                     // The old block was just freed and nothing else happened: take it back.
                     let back = self.bytes == 0 || a.take(self.offset - tp.layout.user, self.bytes);
@@ -261,7 +264,9 @@ impl<'w, E: Storable> SymArray<'w, E> {
         // barriers.
         unsafe {
             std::ptr::copy(tp.local(self.offset), tp.local(new_offset), keep);
-            std::ptr::write_bytes(tp.local(new_offset + keep), 0, new_bytes - keep);
+            // Past what an earlier block used, the new block reads as zero already.
+            let zero_to = dirty.clamp(keep, new_bytes.max(keep));
+            std::ptr::write_bytes(tp.local(new_offset + keep), 0, zero_to - keep);
         }
         self.offset = new_offset;
         self.len = new_len;
@@ -272,19 +277,21 @@ impl<'w, E: Storable> SymArray<'w, E> {
     }
 }
 
-/// Reserves `rounded` bytes with alignment `align`; returns the offset in the user heap.
+/// Reserves `rounded` bytes with alignment `align`; returns the offset in the user heap and how
+/// many leading bytes of the block an earlier block used (`Allocator::used_prefix`).
 fn reserve(
     (tp, heap): (&Transport, &Mutex<Allocator>),
     rounded: usize,
     align: usize,
-) -> Result<usize> {
+) -> Result<(usize, usize)> {
     let mut a = lock(heap);
-    if align == OBJECT_ALIGN {
-        a.alloc(rounded)
+    let rel = if align == OBJECT_ALIGN {
+        a.alloc(rounded)?
     } else {
         let phase = (tp.base() as usize).wrapping_add(tp.layout.user) % align;
-        a.alloc_aligned(rounded, align, phase)
-    }
+        a.alloc_aligned(rounded, align, phase)?
+    };
+    Ok((rel, a.used_prefix(rel, rounded)))
 }
 
 /// Hints for [`World::alloc_with_hints`](crate::World::alloc_with_hints) (`shmem_malloc_with_hints`): how the memory will be

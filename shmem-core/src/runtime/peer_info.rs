@@ -29,9 +29,11 @@ pub(crate) struct PeerInfo {
     pub(crate) team_base: u64,
     /// The packed key of the team segment.
     pub(crate) team_rkey: Vec<u8>,
+    /// The heap's memfd descriptor (peers of the node map it through `/proc/PID/fd`).
+    pub(crate) heap_fd: u32,
 }
 
-const BLOB_MAGIC: u32 = 0x5348_4d34; // "SHM4"
+const BLOB_MAGIC: u32 = 0x5348_4d35; // "SHM5"
 
 impl PeerInfo {
     pub(crate) fn encode(&self) -> Vec<u8> {
@@ -47,6 +49,7 @@ impl PeerInfo {
         v.extend_from_slice(&self.data_len.to_le_bytes());
         v.extend_from_slice(&self.team_fd.to_le_bytes());
         v.extend_from_slice(&self.team_base.to_le_bytes());
+        v.extend_from_slice(&self.heap_fd.to_le_bytes());
         for part in [
             &self.worker_addr,
             &self.rkey,
@@ -84,6 +87,7 @@ impl PeerInfo {
         let data_len = u64_of(take(8)?);
         let team_fd = u32_of(take(4)?);
         let team_base = u64_of(take(8)?);
+        let heap_fd = u32_of(take(4)?);
         let n = u32_of(take(4)?) as usize;
         let worker_addr = take(n)?.to_vec();
         let n = u32_of(take(4)?) as usize;
@@ -107,6 +111,7 @@ impl PeerInfo {
             team_fd,
             team_base,
             team_rkey,
+            heap_fd,
         })
     }
 }
@@ -131,6 +136,7 @@ mod tests {
             team_fd: 8,
             team_base: 0x7f00_8000_0000,
             team_rkey: vec![5; 32],
+            heap_fd: 9,
         }
     }
 
@@ -154,6 +160,7 @@ mod tests {
             (back.team_fd, back.team_base, &back.team_rkey),
             (want.team_fd, want.team_base, &want.team_rkey)
         );
+        assert_eq!(back.heap_fd, want.heap_fd);
     }
 
     #[test]
@@ -170,7 +177,7 @@ mod tests {
         assert!(PeerInfo::decode(2, &bad).is_err(), "wrong magic accepted");
         // A length field that claims more bytes than the record has.
         let mut long = bytes;
-        let at = 4 + 4 * 8 + 4 + 4 + 8 + 8 + 4 + 8;
+        let at = 4 + 4 * 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4;
         long[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(
             PeerInfo::decode(2, &long).is_err(),

@@ -1,6 +1,6 @@
 //! Start-up: the bootstrap (launcher or PMIx), the heap mapping, the statics' places, the team
-//! segment, the exchange of start-up records, and endpoints to every PE; the transport made of
-//! them.
+//! segment, the exchange of start-up records, and the mappings of this node's PEs; the
+//! transport made of them. No UCX endpoint is made here: each is connected at first contact.
 //!
 //! Part of the runtime layer; uses `object::statics`, `transport`, `mem`, `config`.
 
@@ -12,68 +12,17 @@ use crate::mem::layout::HeapLayout;
 use crate::mem::private_shm;
 use crate::mem::segment::SEGMENT;
 use crate::object::statics;
-use crate::transport::{Peer, Transport, TransportParts, UcxPeer, Wire, progress, strided};
-use shmem_ucx::{Context, ContextParams, MemHandle, ThreadMode};
+use crate::transport::{Link, Peer, Transport, TransportParts, Wire, strided};
+use shmem_ucx::{Context, ContextParams, ThreadMode};
 use std::ptr;
+use std::sync::Arc;
 
-/// Every PE asks for its heap at a multiple of this, so that `alloc_aligned` meets any
-/// alignment up to it at the same offset on every PE (C's `shmem_align` has no limit).
+/// Every PE maps its heap at a multiple of this, so that `alloc_aligned` meets any alignment
+/// up to it at the same offset on every PE (C's `shmem_align` has no limit).
 pub(crate) const HEAP_BASE_ALIGN: usize = 1 << 30;
 
-/// Maps the heap (`len` bytes, allocated by UCX) at a multiple of [`HEAP_BASE_ALIGN`] when it
-/// can: it reserves `len + HEAP_BASE_ALIGN` bytes of address space (no memory) and asks UCX to
-/// map the heap exactly at the aligned address inside its own reservation
-/// (`UCP_MEM_MAP_FIXED`), then gives back the rest; if UCX refuses (its SysV allocator does not
-/// map over a reservation), it gives the reservation back and passes the aligned address as a
-/// hint, which that allocator follows. If neither lands aligned, the heap is where UCX put it and
-/// alignments above the page size fail with a clear message in `alloc_aligned`.
-fn map_heap(context: &Context, len: usize) -> Result<MemHandle> {
-    let Some(span) = len.checked_add(HEAP_BASE_ALIGN) else {
-        return Ok(context.mem_map_alloc(len)?);
-    };
-    // SAFETY: a fresh anonymous PROT_NONE reservation; it touches no existing mapping.
-    let p = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            span,
-            libc::PROT_NONE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Ok(context.mem_map_alloc(len)?);
-    }
-    let (start, end) = (p as usize, p as usize + span);
-    let aligned = start.next_multiple_of(HEAP_BASE_ALIGN);
-    // Releases [from, to) of the reservation (nothing when empty).
-    let release = |from: usize, to: usize| {
-        if to > from {
-            // SAFETY: a page-aligned part of this function's own reservation, not used by
-            // anything else.
-            unsafe { libc::munmap(from as *mut libc::c_void, to - from) };
-        }
-    };
-    // SAFETY: [aligned, aligned + len) lies inside the reservation made above, which this
-    // process owns and gives up to UCX.
-    if let Ok(mem) = unsafe { context.mem_map_alloc_fixed(len, aligned as *mut u8) } {
-        if mem.address() as usize == aligned {
-            release(start, aligned);
-            // SAFETY: sysconf has no preconditions.
-            let page =
-                usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
-            release((aligned + mem.len()).next_multiple_of(page).min(end), end);
-            return Ok(mem);
-        }
-        drop(mem);
-    }
-    release(start, end);
-    Ok(context.mem_map_alloc_near(len, aligned as *mut u8)?)
-}
-
-/// Sets up the runtime: bootstrap, heap mapping, statics, the exchange of start-up records,
-/// endpoints to every PE; the transport and the launcher connection.
+/// Sets up the runtime: bootstrap, heap mapping, statics, the exchange of start-up records, the
+/// mappings of this node's PEs; the transport and the launcher connection.
 pub(super) fn start() -> Result<(Transport, Bootstrap)> {
     // First, before anything starts threads: nothing may write the segment while it moves.
     let data = if dataseg::wanted() {
@@ -114,6 +63,7 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
     let total = layout.total;
 
     let node = bootstrap.node() as u64;
+    let shared_memory = crate::config::shared_memory_allowed();
     let progress_thread = crate::config::progress_thread(bootstrap.spans_nodes())?;
     let context = Context::new(&ContextParams {
         estimated_num_eps: Some(n_pes),
@@ -124,16 +74,27 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
         // here); closing a context's endpoints then crashes it in uct_tcp_iface_progress after
         // a refused loopback connection (seen in tests/ctx.rs over tcp). Strided messages are
         // always eager, so one rendezvous lane costs them nothing.
-        // The heap in memory only this user can map (see `private_shm`).
+        // UCX's own shared memory stays out unless the user asks for it (see `private_shm`).
         config_defaults: vec![
             ("MAX_RNDV_LANES", "1"),
-            ("ALLOC_PRIO", private_shm::ALLOC_PRIO),
+            ("TLS", private_shm::UCX_TLS_DEFAULT),
         ],
         ..ContextParams::default()
     })?;
     let worker = context.create_worker(ThreadMode::Multi)?;
-    let mem = map_heap(&context, total)?;
-    let base = mem.address();
+    // The heap: a memfd (no name, nothing committed: a page costs memory when first touched,
+    // here or in a peer), mapped here at a multiple of HEAP_BASE_ALIGN and by the node's
+    // other PEs, and registered with UCX for the peers it reaches.
+    let (heap_fd, base) =
+        private_shm::create_aligned(c"shmem-symmetric-heap", total, HEAP_BASE_ALIGN).map_err(
+            |e| {
+                Error::Bootstrap(format!(
+                    "mapping a symmetric heap of {heap_size} bytes: {e}"
+                ))
+            },
+        )?;
+    // SAFETY: the heap stays mapped for the process's life (it is never unmapped).
+    let mem = unsafe { context.mem_map_register(total, base)? };
     // Before any peer learns where this PE's memory and message queues are.
     private_shm::restrict_sysv_segments();
     let data_mem = match &data {
@@ -181,6 +142,7 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
         },
         team_fd: team_fd as u32,
         team_base: team as u64,
+        heap_fd: heap_fd as u32,
         team_rkey: team_mem.pack_rkey()?,
     };
     let blobs = bootstrap.allgather(&me.encode(), &mut || {
@@ -195,15 +157,15 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
 
     let mut peers = Vec::with_capacity(n_pes);
     let mut wire = Vec::with_capacity(n_pes);
-    let mut pending = Vec::new();
     for (pe, blob) in blobs.iter().enumerate() {
         let info = PeerInfo::decode(pe, blob)?;
-        wire.push(Wire {
+        let this = Arc::new(Wire {
             addr: info.worker_addr.clone(),
             rkey: info.rkey.clone(),
             data_rkey: (!info.data_rkey.is_empty()).then(|| info.data_rkey.clone()),
             team_rkey: info.team_rkey.clone(),
         });
+        wire.push(Arc::clone(&this));
         if info.statics_sig != statics_sig {
             return Err(Error::Bootstrap(format!(
                 "PE {pe} has a different set of #[symmetric] statics than PE {my_pe} \
@@ -227,44 +189,28 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
         }
         if pe == my_pe {
             peers.push(
-                Peer::new(base, base as u64, None)
+                Peer::new(base, base as u64, Link::Closed)
                     .with_data(data_range.0, info.data_base)
                     .with_team(team, team as u64),
             );
             continue;
         }
-        // SAFETY: both byte strings are the peer's own `Worker::address` and `pack_rkey`
-        // output, carried unchanged by the launcher (framed, length-checked) from a PE of the
-        // same job, which checked the job id; the same binary means the same UCX.
-        let ep = unsafe { worker.connect(&info.worker_addr)? };
-        // SAFETY: as above.
-        let rkey = unsafe { ep.unpack_rkey(&info.rkey)? };
-        let data_rkey = match &data_mem {
-            // SAFETY: as above.
-            Some(_) => Some(unsafe { ep.unpack_rkey(&info.data_rkey)? }),
-            None => None,
-        };
-        // SAFETY: as above.
-        let team_rkey = unsafe { ep.unpack_rkey(&info.team_rkey)? };
-        // Only PEs of this node are mapped: UCX may well map a PE of another "node" on the
-        // same machine (containers, network namespaces), but the job's layout says that
-        // traffic goes over the network.
-        let mut direct = match rkey.ptr(info.base) {
-            Ok(p) if info.node == node => p,
-            Ok(_) => ptr::null_mut(),
-            Err(e) if e.is_unreachable() => ptr::null_mut(),
-            Err(e) => return Err(e.into()),
-        };
-        // The team segment of every PE of this node is mapped, whatever UCX reaches; if the
-        // kernel will not let us open it, the peer is reached through UCX altogether.
-        let team_direct = if info.node == node {
+        // The heaps of this node's PEs are mapped here (unless UCX_TLS leaves out shared
+        // memory); a PE of another "node" on the same machine (containers, network
+        // namespaces) is not, because the job's layout says that traffic goes over the network.
+        // The team segment of every PE of this node is mapped whatever UCX_TLS says; if the
+        // kernel will not let us open one, that peer is reached through UCX altogether.
+        let same_node = info.node == node;
+        let team_direct = if same_node {
             private_shm::map_peer(info.pid, info.team_fd, team_len).unwrap_or(ptr::null_mut())
         } else {
             ptr::null_mut()
         };
-        if team_direct.is_null() {
-            direct = ptr::null_mut();
-        }
+        let mut direct = if same_node && shared_memory && !team_direct.is_null() {
+            private_shm::map_peer(info.pid, info.heap_fd, total).unwrap_or(ptr::null_mut())
+        } else {
+            ptr::null_mut()
+        };
         // A mapped peer's data segment is mapped too; if the kernel will not let us open it,
         // the peer is reached through UCX altogether.
         let mut data_direct = ptr::null_mut();
@@ -274,43 +220,18 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
                 None => direct = ptr::null_mut(),
             }
         }
-        // Wire up every endpoint while all PEs are here to progress, so that the first real
-        // operation does not wait for a peer that is busy computing.
-        if let Some(req) = ep.flush_start()? {
-            pending.push(req);
-        }
         peers.push(
-            Peer::new(
-                direct,
-                info.base,
-                Some(UcxPeer {
-                    rkey,
-                    data_rkey,
-                    team_rkey,
-                    ep,
-                }),
-            )
-            .with_data(data_direct, info.data_base)
-            .with_team(team_direct, info.team_base),
+            // The endpoint is made at first contact (never, for a peer mapped here).
+            Peer::new(direct, info.base, Link::Unopened(worker.clone(), this))
+                .with_data(data_direct, info.data_base)
+                .with_team(team_direct, info.team_base),
         );
-    }
-    let mut spins = 0;
-    while !pending.is_empty() {
-        worker.progress();
-        let mut still = Vec::with_capacity(pending.len());
-        for req in pending {
-            if !req.is_done()? {
-                still.push(req);
-            }
-        }
-        pending = still;
-        progress::backoff(&mut spins);
     }
     bootstrap.barrier(&mut || {
         worker.progress();
     })?;
-    // Every endpoint is wired up: from here on a PE that computes without calling the library
-    // still serves the operations that need its progress (atomics over tcp), if asked to.
+    // From here on a PE that computes without calling the library still serves the operations
+    // that need its progress (atomics over tcp), if asked to.
     Transport::new(TransportParts {
         my_pe,
         n_pes,

@@ -53,7 +53,7 @@ use shmem_ucx::{Context, Endpoint, MemHandle, RemoteKey, Worker};
 use slots::Slots;
 use std::ptr;
 use std::sync::atomic::AtomicU64;
-use std::sync::{OnceLock, RwLock, RwLockReadGuard};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard};
 
 /// The transport of this process, set by the first successful `init` and never freed.
 static TRANSPORT: OnceLock<Transport> = OnceLock::new();
@@ -134,7 +134,42 @@ pub(crate) struct UcxPeer {
     pub(crate) ep: Endpoint,
 }
 
+/// A peer's UCX link: made at first contact, not at start-up, so that a PE pays for an
+/// endpoint (its memory, its wire-up messages, a socket over tcp) only to the PEs it talks to
+/// through UCX, and none at all to the PEs of its node that it reaches by load and store.
+pub(crate) enum Link {
+    /// Not connected yet: the worker to connect from and what the peer published.
+    Unopened(Worker, Arc<Wire>),
+    /// Connected.
+    Open(UcxPeer),
+    /// Closed at finalize, or never to be used (this PE itself).
+    Closed,
+}
+
 impl UcxPeer {
+    /// Connects `worker` to the PE that published `wire`, with its keys.
+    pub(crate) fn connect(worker: &Worker, wire: &Wire) -> shmem_ucx::Result<UcxPeer> {
+        // SAFETY: the bytes are the peer's own `Worker::address` and `pack_rkey` output,
+        // carried unchanged by the launcher (framed, length-checked) from a PE of the same job,
+        // which checked the job id; the same binary means the same UCX.
+        let ep = unsafe { worker.connect(&wire.addr)? };
+        // SAFETY: as above.
+        let rkey = unsafe { ep.unpack_rkey(&wire.rkey)? };
+        let data_rkey = match &wire.data_rkey {
+            // SAFETY: as above.
+            Some(k) => Some(unsafe { ep.unpack_rkey(k)? }),
+            None => None,
+        };
+        // SAFETY: as above.
+        let team_rkey = unsafe { ep.unpack_rkey(&wire.team_rkey)? };
+        Ok(UcxPeer {
+            rkey,
+            data_rkey,
+            team_rkey,
+            ep,
+        })
+    }
+
     /// The peer's address of `offset` (team segment, heap or data segment) and the key that
     /// reaches it.
     #[inline]
@@ -167,9 +202,9 @@ pub(crate) struct Peer {
     team: *mut u8,
     /// The peer's team segment base in its own address space, for UCX.
     team_remote: u64,
-    /// The endpoint and key; `None` once closed. Operations through UCX hold the read lock.
-    /// For a directly mapped peer the key owns the mapping: it is kept for the process's life.
-    ucx: RwLock<Option<UcxPeer>>,
+    /// The endpoint and keys, made at first use. Operations through UCX hold the read lock;
+    /// first contact and finalize take the write lock.
+    ucx: RwLock<Link>,
 }
 
 // SAFETY: `direct` points into a shared-memory mapping that is never unmapped while the process
@@ -181,8 +216,8 @@ unsafe impl Sync for Peer {}
 
 impl Peer {
     /// A peer mapped at `direct` (null: not mapped) whose heap starts at `remote_base` in its own
-    /// address space.
-    pub(crate) fn new(direct: *mut u8, remote_base: u64, ucx: Option<UcxPeer>) -> Peer {
+    /// address space, reached through UCX by `link`.
+    pub(crate) fn new(direct: *mut u8, remote_base: u64, link: Link) -> Peer {
         Peer {
             direct,
             remote_base,
@@ -190,7 +225,7 @@ impl Peer {
             data_remote: 0,
             team: ptr::null_mut(),
             team_remote: 0,
-            ucx: RwLock::new(ucx),
+            ucx: RwLock::new(link),
         }
     }
 
@@ -235,24 +270,56 @@ impl Peer {
         unsafe { base.add(at) }
     }
 
-    /// The peer's UCX endpoint, held for the duration of one operation.
+    /// The peer's UCX endpoint, held for the duration of one operation; connected here at
+    /// first contact.
     #[inline]
     #[track_caller]
     fn ucx(&self) -> UcxGuard<'_> {
-        let guard = self.ucx.read().unwrap_or_else(|p| p.into_inner());
-        if guard.is_none() {
-            used_after_finalize();
+        loop {
+            let guard = self.ucx.read().unwrap_or_else(|p| p.into_inner());
+            match &*guard {
+                Link::Open(_) => return UcxGuard(guard),
+                Link::Closed => used_after_finalize(),
+                Link::Unopened(..) => {}
+            }
+            drop(guard);
+            self.open();
         }
-        UcxGuard(guard)
     }
 
-    /// Closes the endpoint (flushing it first) unless the peer is mapped directly.
-    fn close(&self) {
-        if !self.direct.is_null() {
-            return;
+    /// The peer's UCX endpoint if it is connected (`None` before first contact and after
+    /// finalize): for flushes, which have nothing to do on an endpoint never used.
+    #[inline]
+    fn ucx_if_open(&self) -> Option<UcxGuard<'_>> {
+        let guard = self.ucx.read().unwrap_or_else(|p| p.into_inner());
+        matches!(&*guard, Link::Open(_)).then_some(UcxGuard(guard))
+    }
+
+    /// First contact: connects the endpoint (unless another thread just did).
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn open(&self) {
+        let mut link = self.ucx.write().unwrap_or_else(|p| p.into_inner());
+        if let Link::Unopened(worker, wire) = &*link {
+            match UcxPeer::connect(worker, wire) {
+                Ok(u) => *link = Link::Open(u),
+                Err(e) => {
+                    drop(link);
+                    ucx_failed("connecting to a peer", e)
+                }
+            }
         }
-        let taken = self.ucx.write().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(u) = taken {
+    }
+
+    /// Closes the endpoint (flushing it first) if it was ever connected; from here on the
+    /// peer is reached only by load and store, if at all.
+    fn close(&self) {
+        let taken = std::mem::replace(
+            &mut *self.ucx.write().unwrap_or_else(|p| p.into_inner()),
+            Link::Closed,
+        );
+        if let Link::Open(u) = taken {
             drop(u.rkey);
             drop(u.data_rkey);
             drop(u.team_rkey);
@@ -263,15 +330,15 @@ impl Peer {
 }
 
 /// A read lock on a peer's endpoint that is known to be open.
-struct UcxGuard<'a>(RwLockReadGuard<'a, Option<UcxPeer>>);
+struct UcxGuard<'a>(RwLockReadGuard<'a, Link>);
 
 impl std::ops::Deref for UcxGuard<'_> {
     type Target = UcxPeer;
     #[inline]
     fn deref(&self) -> &UcxPeer {
         match &*self.0 {
-            Some(u) => u,
-            None => unreachable!("checked when the guard was made"),
+            Link::Open(u) => u,
+            _ => unreachable!("checked when the guard was made"),
         }
     }
 }
@@ -293,12 +360,12 @@ pub struct Transport {
     peers: Box<[Peer]>,
     /// Each PE's worker address and packed rkeys (heap, data segment), for the endpoints of
     /// contexts.
-    wire: Box<[Wire]>,
+    wire: Box<[Arc<Wire>]>,
     pub(crate) progress: Progress,
     /// The collectives' team blocks and epochs.
     pub(crate) slots: Slots,
     context: Context,
-    /// Owns this PE's heap mapping (never unmapped: see the module docs).
+    /// The UCX registration of this PE's heap (a memfd mapped for the process's life).
     _mem: MemHandle,
     /// The UCX registration of the data segment.
     _data_mem: Option<MemHandle>,
@@ -346,7 +413,7 @@ pub(crate) struct TransportParts {
     pub(crate) team: *mut u8,
     pub(crate) team_mem: MemHandle,
     pub(crate) peers: Vec<Peer>,
-    pub(crate) wire: Vec<Wire>,
+    pub(crate) wire: Vec<Arc<Wire>>,
     pub(crate) progress_thread: bool,
     pub(crate) worker: Worker,
     pub(crate) context: Context,

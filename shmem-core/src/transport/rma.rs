@@ -242,7 +242,9 @@ impl Transport {
             if let Some(pe) = self.pe_of(peer) {
                 self.wait_local(|| strided::acked(pe) && shmem_ucx::atomics_in_flight() == 0);
             }
-            check(peer.ucx().ep.flush(), "flush");
+            if let Some(u) = peer.ucx_if_open() {
+                check(u.ep.flush(), "flush");
+            }
         }
     }
 

@@ -3,10 +3,11 @@
 //!
 //! Part of the transport layer (methods of [`Transport`]); uses `mem` only.
 
-use super::{Peer, Transport, UcxPeer};
+use super::{Link, Peer, Transport};
 use crate::error::Result;
 use shmem_ucx::{ThreadMode, Worker};
 use std::ptr;
+use std::sync::Arc;
 
 impl Transport {
     /// A new UCX worker and endpoints from it to every PE, for a context. Peers mapped into this
@@ -22,35 +23,18 @@ impl Transport {
         for (pe, main) in self.peers.iter().enumerate() {
             if !main.direct.is_null() {
                 peers.push(
-                    Peer::new(main.direct, main.remote_base, None)
+                    Peer::new(main.direct, main.remote_base, Link::Closed)
                         .with_data(main.data, main.data_remote)
                         .with_team(main.team, main.team_remote),
                 );
                 continue;
             }
-            let wire = &self.wire[pe];
-            // SAFETY: the bytes are the peer's own worker address and packed rkeys from
-            // start-up, unchanged (see `runtime::start`).
-            let ep = unsafe { worker.connect(&wire.addr)? };
-            // SAFETY: as above.
-            let rkey = unsafe { ep.unpack_rkey(&wire.rkey)? };
-            let data_rkey = match &wire.data_rkey {
-                // SAFETY: as above.
-                Some(k) => Some(unsafe { ep.unpack_rkey(k)? }),
-                None => None,
-            };
-            // SAFETY: as above.
-            let team_rkey = unsafe { ep.unpack_rkey(&wire.team_rkey)? };
+            // Connected at first contact, like the main worker's endpoints.
             peers.push(
                 Peer::new(
                     ptr::null_mut(),
                     main.remote_base,
-                    Some(UcxPeer {
-                        rkey,
-                        data_rkey,
-                        team_rkey,
-                        ep,
-                    }),
+                    Link::Unopened(worker.clone(), Arc::clone(&self.wire[pe])),
                 )
                 .with_data(ptr::null_mut(), main.data_remote)
                 .with_team(main.team, main.team_remote),
