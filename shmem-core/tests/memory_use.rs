@@ -264,3 +264,124 @@ fn a_job_killed_during_start_up_leaves_no_shared_memory() {
         );
     }
 }
+
+/// A memory cgroup of its own for one test, limited to `limit` bytes, removed on drop; `None`
+/// when this machine offers none that this process may create (cgroup v1 `memory` or v2).
+struct MemoryCgroup {
+    dir: std::path::PathBuf,
+}
+
+impl MemoryCgroup {
+    fn new(name: &str, limit: u64) -> Option<MemoryCgroup> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        for line in own.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            let path = path.trim_start_matches('/');
+            let (root, limit_file) = if controllers.split(',').any(|c| c == "memory") {
+                ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+            } else if controllers.is_empty() {
+                ("/sys/fs/cgroup", "memory.max")
+            } else {
+                continue;
+            };
+            let dir = std::path::Path::new(root).join(path).join(name);
+            let _ = std::fs::remove_dir(&dir);
+            if std::fs::create_dir(&dir).is_err() {
+                continue;
+            }
+            let group = MemoryCgroup { dir };
+            if std::fs::write(group.dir.join(limit_file), limit.to_string()).is_ok() {
+                return Some(group);
+            }
+        }
+        None
+    }
+
+    /// `cmd` run inside the group (a shell puts itself in, then execs it).
+    fn wrap(&self, cmd: &std::process::Command) -> std::process::Command {
+        let mut sh = std::process::Command::new("sh");
+        sh.arg("-c")
+            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
+            .arg(&self.dir)
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => sh.env(k, v),
+                None => sh.env_remove(k),
+            };
+        }
+        sh
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        // The group can be removed once its processes are gone.
+        for _ in 0..200 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn a_pe_out_of_memory_is_named_with_its_heap_and_the_cause() {
+    const NAME: &str = "a_pe_out_of_memory_is_named_with_its_heap_and_the_cause";
+    if common::is_pe() {
+        let world = shmem_core::init().expect("init");
+        let me = world.my_pe();
+        let chunk = (16 * MIB) as usize;
+        let a = world.alloc::<u8>(64 * chunk);
+        if me == 1 {
+            // 1 GiB touched, in a group that may hold 256 MiB.
+            let data = vec![0x5au8; chunk];
+            for i in 0..64 {
+                a.put(me, i * chunk..(i + 1) * chunk, &data);
+            }
+            panic!("PE 1 touched 1 GiB of its heap in a 256 MiB memory cgroup and lived");
+        }
+        world.barrier_all();
+        return;
+    }
+    let Some(group) = MemoryCgroup::new(&format!("shmem-oom-{}", std::process::id()), 256 * MIB)
+    else {
+        eprintln!("SKIPPED {NAME}: no memory cgroup can be made here (cgroup v1 or v2, as root)");
+        return;
+    };
+    let before = shared_memory_names();
+    for path in common::Path::ALL {
+        let mut cmd = std::process::Command::new(common::shmemrun());
+        cmd.args(["-n", "2", "--"])
+            .arg(std::env::current_exe().expect("test executable"))
+            .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .env("SHMEM_TEST_AS_PE", "1")
+            .env("SHMEM_SYMMETRIC_SIZE", "2G");
+        path.apply(&mut cmd);
+        let _one = common::one_job_at_a_time();
+        let (out, took) = common::run_with_limit(group.wrap(&cmd), Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(137), "{path:?} path: {stderr}");
+        for want in [
+            "PE 1 ",
+            "killed by signal 9 (SIGKILL)",
+            "out-of-memory killer",
+            "SHMEM_SYMMETRIC_SIZE=2G",
+        ] {
+            assert!(
+                stderr.contains(want),
+                "{path:?} path: no {want:?} in:\n{stderr}"
+            );
+        }
+        assert!(
+            took < Duration::from_secs(20),
+            "{path:?} path: the job took {took:?}"
+        );
+        eprintln!("{NAME}: {path:?} path: ended in {took:?}");
+    }
+    let left: Vec<String> = shared_memory_names().difference(&before).cloned().collect();
+    assert!(left.is_empty(), "shared memory left behind: {left:?}");
+}

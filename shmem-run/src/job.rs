@@ -111,6 +111,8 @@ pub struct Job {
     unfinalized: Vec<(usize, Instant)>,
     /// When the spawning loop last polled the server.
     polled_at: Instant,
+    /// The memory cgroup's out-of-memory kills, to name them when a PE dies by SIGKILL.
+    oom: crate::oom::OomWatch,
 }
 
 impl Job {
@@ -138,6 +140,7 @@ impl Job {
             remote,
             unfinalized: Vec::new(),
             polled_at: Instant::now(),
+            oom: crate::oom::OomWatch::start(),
         }
     }
 
@@ -426,6 +429,13 @@ impl Job {
                     }
                 }
                 return;
+            }
+            // The launcher sent no signal yet (the job has not failed): name what most often
+            // sends a SIGKILL to a PE of this host.
+            Ok(s @ Status::Signaled { sig, .. })
+                if sig == libc::SIGKILL && self.pes[pe].remote.is_none() =>
+            {
+                (s.code(), s.describe() + &self.oom.explain_sigkill())
             }
             Ok(s @ Status::Exited(_)) | Ok(s @ Status::Signaled { .. }) => (s.code(), s.describe()),
             Err(e) => (1, format!("could not be waited for ({e})")),

@@ -31,6 +31,7 @@ mod events;
 mod hosts;
 mod job;
 mod local;
+mod oom;
 mod output;
 mod remote;
 mod rsh;
