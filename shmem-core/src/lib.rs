@@ -33,12 +33,14 @@
 //! that panics ends the whole job.
 //!
 //! # Environment
-//! - `SHMEM_SYMMETRIC_SIZE`: size of the symmetric heap per PE, with K/M/G suffixes (default 256M).
+//! - `SHMEM_SYMMETRIC_SIZE`: size of the symmetric heap per PE, with K/M/G suffixes (default 256M);
+//!   it costs memory only for the pages touched, so a large value is cheap.
 //! - `SHMEM_INIT_TIMEOUT`: seconds `init` waits for every PE at the rendezvous (default 60).
 //! - `SHMEM_NODE`, `SHMEM_NNODES`: set by `shmemrun`: the index of this PE's host and the number
 //!   of hosts in the job.
-//! - `UCX_TLS` and the other `UCX_*` variables configure UCX; `UCX_TLS=tcp,self` turns the
-//!   direct shared-memory path off, so every put, get and atomic goes through UCX (the
+//! - `UCX_TLS` and the other `UCX_*` variables configure UCX (unset, the runtime leaves UCX's own
+//!   shared-memory transports out: PEs of a node map each other's memory themselves); a list
+//!   without shared memory, such as `UCX_TLS=tcp,self`, turns the direct path off, so every put, get and atomic goes through UCX (the
 //!   collectives of the PEs of one node still synchronize through shared memory: the team
 //!   segment, a `memfd` of the runtime's own words that every PE of a node maps).
 

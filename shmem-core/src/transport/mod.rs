@@ -2,8 +2,9 @@
 //! them (put, get, atomics, fence, quiet, the runtime's own collectives).
 //!
 //! Where does a put to a peer on this node happen? In [`Transport::rma`] (`rma.rs`): when the
-//! peer's heap is mapped into this process (`ucp_rkey_ptr` succeeded at start-up) it is a copy
-//! into `Peer::direct`; otherwise it is a UCX `ucp_put_nbx` on the peer's endpoint.
+//! peer's heap is mapped into this process (a PE of this node: start-up mapped its heap's memfd,
+//! unless `UCX_TLS` leaves out shared memory) it is a copy into `Peer::direct`; otherwise it is
+//! a UCX `ucp_put_nbx` on the peer's endpoint, which the first such operation connects.
 //!
 //! This layer sits below the OpenSHMEM families: it knows offsets in the symmetric heap, not what
 //! lives at them (heap arrays, statics, teams). May use: `mem` and the base modules. Its parts,
