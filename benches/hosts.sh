@@ -30,6 +30,7 @@
 #   PERF_ITERS=20000  PERF_GET_ITERS=1000
 #   HEAT_NX=512 HEAT_NY=512 HEAT_ITERS=500
 #   HOSTS_COLL_ITERS=2000 HOSTS_COLL_REPS=5
+# TINY=1 also leaves out heat-1host-8, heat-1host-16 and coll-2hosts (n/a in the tables).
 #   LATENCY_BIN=target/release/latency   the latency binary to run (run.sh passes its aligned one)
 # Without root or `ip netns` the part prints a SKIPPED line and exits 0, unless
 # SHMEM_TEST_REQUIRE_ROOT is set (not empty, not 0): then it fails. Exit status 1 when a job
@@ -339,6 +340,12 @@ fi
 
 jobs=(hosts-ours perftest heat-1host heat-2hosts heat-1host-8 heat-4hosts heat-1host-16
     heat-8hosts coll-2hosts coll-4hosts coll-8hosts)
+if [[ $TINY == 1 ]]; then
+    # Every kind of job once, on every layout of hosts; not the references of the same kind
+    # (each job of 8 or 16 PEs takes seconds to start on 2 cores): n/a in their cells.
+    jobs=(hosts-ours perftest heat-1host heat-2hosts heat-4hosts heat-8hosts coll-4hosts
+        coll-8hosts)
+fi
 for ((round = 1; round <= ROUNDS; round++)); do
     echo "== $NHOSTS hosts ($H1 to 10.231.$TAG.$NHOSTS), round $round of $ROUNDS" >&2
     for ((k = 0; k < ${#jobs[@]}; k++)); do
