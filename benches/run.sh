@@ -24,9 +24,10 @@
 #      size and op (best, worst and where, ours/oshmem) and the heat map benches/copy_sweep.png
 #      (sweep_plot; TINY: target/bench-results/copy_sweep.png);
 #   4. shmem! against the hand-written runtime call (benches/dsl-overhead.sh's aligned build);
-#   5. across two hosts (benches/hosts.sh, needs root: network namespaces 10.231.42.1/.2 made
-#      by scripts/netns-hosts.sh): latency with one PE per host against ucx_perftest (package
-#      ucx-utils) over the same link, and heat (examples) on one host x 4 PEs against two
+#   5. across hosts (benches/hosts.sh, needs root: network namespaces 10.231.42.1 to .8 joined
+#      by a bridge, made by scripts/netns-hosts.sh): latency with one PE on each of two hosts
+#      against ucx_perftest (package ucx-utils) over the same link, the collectives on 2, 4 and
+#      8 hosts x 2 PEs, and heat (examples) on one host x 4, 8 and 16 PEs against 2, 4 and 8
 #      hosts x 2 PEs; without root or `ip netns` it is SKIPPED (a failure with
 #      SHMEM_TEST_REQUIRE_ROOT=1). Its own knobs (PERF_ITERS, HEAT_ITERS, ...): see hosts.sh.
 # Prints the latency table, the collectives table (ours, oshmem, ratio per PE count), the
@@ -323,13 +324,13 @@ if [[ $dsl_rows -ne 5 || $dsl_rc -ne 0 ]]; then
 else
     echo "   dsl_overhead: ok" >&2
 fi
-# Part 5: across two hosts (network namespaces; root) and heat, benches/hosts.sh: its tables go
+# Part 5: across hosts (network namespaces; root) and heat, benches/hosts.sh: its tables go
 # to $results/hosts-tables.md; without root or `ip netns` it prints a SKIPPED line.
 hosts_rc=0
 ROUNDS=$ROUNDS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS JOB_TIMEOUT=$JOB_TIMEOUT TINY=$TINY \
     LAT_ROWS_OURS=$LAT_ROWS_OURS LATENCY_BIN=$ours bash benches/hosts.sh "$results" || hosts_rc=$?
 if [[ $hosts_rc -ne 0 ]]; then
-    problems+=("two-host part (benches/hosts.sh): exit status $hosts_rc (see above)")
+    problems+=("multi-host part (benches/hosts.sh): exit status $hosts_rc (see above)")
 fi
 elapsed=$((SECONDS - t_start))
 

@@ -1,6 +1,8 @@
-//! Two hosts on this machine, made of network namespaces by `scripts/netns-hosts.sh`.
+//! Hosts on this machine, made of network namespaces by `scripts/netns-hosts.sh`: any number
+//! ([`Hosts`]) or two ([`TwoHosts`]).
 
 use std::fs::File;
+use std::ops::Deref;
 use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -18,32 +20,41 @@ pub fn netns_script() -> &'static str {
 /// processes never share or tear down each other's hosts.
 const TAG_LOCKS: &str = "/run/shmem-netns-hosts-locks";
 
-/// Two hosts made by `scripts/netns-hosts.sh up TAG` (network namespaces joined by a veth pair,
-/// each with its own boot id, so UCX sees two machines); torn down on drop. Creating them needs
-/// root: tests start with [`TwoHosts::up_or_skip`].
+/// Hosts made by `scripts/netns-hosts.sh up TAG N`: N network namespaces joined by a bridge,
+/// each with its own boot id, so UCX sees N machines; torn down on drop. Creating them needs
+/// root: tests start with [`Hosts::up_or_skip`].
 #[derive(Debug)]
-pub struct TwoHosts {
-    /// The tag of this pair of hosts, from 1 to 254, locked for as long as they exist.
+pub struct Hosts {
+    /// The tag of these hosts, from 1 to 254, locked for as long as they exist.
     pub tag: u32,
-    /// `10.231.TAG.1` and `10.231.TAG.2`.
-    pub hosts: [String; 2],
+    /// `10.231.TAG.1`, `10.231.TAG.2`, ...: the address of every host, in order.
+    pub hosts: Vec<String>,
     _lock: File,
 }
 
-impl TwoHosts {
-    /// The hosts for the test `test`, or `None` after a loud `SKIPPED` line on stderr when it
+impl Hosts {
+    /// The largest number of hosts `netns-hosts.sh` makes under one tag.
+    pub const MAX: usize = 32;
+
+    /// `n` hosts for the test `test`, or `None` after a loud `SKIPPED` line on stderr when it
     /// does not run as root (see [`root_or_skip`](crate::root_or_skip); with
     /// `SHMEM_TEST_REQUIRE_ROOT` set it panics instead). As root, [`up`](Self::up).
-    pub fn up_or_skip(test: &str) -> Option<TwoHosts> {
-        root_or_skip(test).then(TwoHosts::up)
+    pub fn up_or_skip(test: &str, n: usize) -> Option<Hosts> {
+        root_or_skip(test).then(|| Hosts::up(n))
     }
 
-    /// Creates the hosts under a free tag; panics with the reason when it cannot (not root, no
-    /// `ip`), so that a two-host test never passes without running.
-    pub fn up() -> TwoHosts {
+    /// Creates `n` hosts (2 to [`MAX`](Self::MAX)) under a free tag; panics with the reason
+    /// when it cannot (not root, no `ip`), so that a test on hosts never passes without
+    /// running.
+    pub fn up(n: usize) -> Hosts {
+        assert!(
+            (2..=Self::MAX).contains(&n),
+            "netns-hosts.sh makes 2 to {} hosts, not {n}",
+            Self::MAX
+        );
         static NEXT: AtomicU32 = AtomicU32::new(0);
         std::fs::create_dir_all(TAG_LOCKS).unwrap_or_else(|e| {
-            panic!("two-host tests need root (network namespaces): cannot create {TAG_LOCKS}: {e}")
+            panic!("tests on hosts need root (network namespaces): cannot create {TAG_LOCKS}: {e}")
         });
         // Spread the starting points so that concurrent runs rarely probe the same tags.
         let start = std::process::id() + 37 * NEXT.fetch_add(1, Ordering::Relaxed);
@@ -51,7 +62,7 @@ impl TwoHosts {
         for tag in (0..254).map(|i| (start + i) % 254 + 1) {
             let path = format!("{TAG_LOCKS}/{tag}.lock");
             let f = File::create(&path).unwrap_or_else(|e| {
-                panic!("two-host tests need root (network namespaces): cannot create {path}: {e}")
+                panic!("tests on hosts need root (network namespaces): cannot create {path}: {e}")
             });
             // SAFETY: flock on a descriptor we own; no memory is involved.
             if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -62,26 +73,37 @@ impl TwoHosts {
         let (tag, lock) =
             tagged.expect("every netns-hosts tag from 1 to 254 is locked by another test");
         let out = Command::new("bash")
-            .args([netns_script(), "up", &tag.to_string()])
+            .args([netns_script(), "up", &tag.to_string(), &n.to_string()])
             .output()
             .expect("run bash scripts/netns-hosts.sh");
         assert!(
             out.status.success(),
-            "cannot create the two test hosts (network namespaces; the two-host tests need root \
-             and iproute2): `netns-hosts.sh up {tag}` {}: {}",
+            "cannot create the {n} test hosts (network namespaces; the tests on hosts need root \
+             and iproute2): `netns-hosts.sh up {tag} {n}` {}: {}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
-        TwoHosts {
+        let hosts: Vec<String> = (1..=n).map(|i| format!("10.231.{tag}.{i}")).collect();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            printed.split_whitespace().collect::<Vec<_>>(),
+            hosts,
+            "`netns-hosts.sh up {tag} {n}` printed other addresses"
+        );
+        Hosts {
             tag,
-            hosts: [format!("10.231.{tag}.1"), format!("10.231.{tag}.2")],
+            hosts,
             _lock: lock,
         }
     }
 
-    /// `--hosts` with `slots` slots on each host.
+    /// `--hosts` with `slots` slots on each host: `10.231.TAG.1:SLOTS,10.231.TAG.2:SLOTS,...`.
     pub fn list(&self, slots: usize) -> String {
-        format!("{}:{slots},{}:{slots}", self.hosts[0], self.hosts[1])
+        self.hosts
+            .iter()
+            .map(|h| format!("{h}:{slots}"))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// The start command template for `--rsh`.
@@ -107,7 +129,8 @@ impl TwoHosts {
         cmd
     }
 
-    /// The name of host `i`'s network namespace.
+    /// The name of host `i`'s network namespace (`i` from 0: host `i` has the address
+    /// `hosts[i]`).
     pub fn netns(&self, i: usize) -> String {
         format!("shmemh-{}-{}", self.tag, i + 1)
     }
@@ -152,10 +175,36 @@ impl TwoHosts {
     }
 }
 
-impl Drop for TwoHosts {
+impl Drop for Hosts {
     fn drop(&mut self) {
         let _ = Command::new("bash")
             .args([netns_script(), "down", &self.tag.to_string()])
             .status();
+    }
+}
+
+/// Two [`Hosts`], for the tests written for two (`--hosts` with both, one far host); every
+/// method of [`Hosts`] works on it.
+#[derive(Debug)]
+pub struct TwoHosts(Hosts);
+
+impl TwoHosts {
+    /// Two hosts for the test `test`, or `None` after a loud `SKIPPED` line when it does not run
+    /// as root: [`Hosts::up_or_skip`] with two hosts.
+    pub fn up_or_skip(test: &str) -> Option<TwoHosts> {
+        Hosts::up_or_skip(test, 2).map(TwoHosts)
+    }
+
+    /// Creates two hosts under a free tag: [`Hosts::up`] with two hosts.
+    pub fn up() -> TwoHosts {
+        TwoHosts(Hosts::up(2))
+    }
+}
+
+impl Deref for TwoHosts {
+    type Target = Hosts;
+
+    fn deref(&self) -> &Hosts {
+        &self.0
     }
 }

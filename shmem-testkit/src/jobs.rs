@@ -1,12 +1,12 @@
 //! Running this test binary's own test as the PEs of a job: under `shmemrun` on this machine, on
-//! [`TwoHosts`], or under Open MPI's `mpirun`.
+//! [`Hosts`] (two or more), or under Open MPI's `mpirun`.
 
 use std::ffi::OsString;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use crate::child::{one_job_at_a_time, run_with_limit};
-use crate::hosts::TwoHosts;
+use crate::hosts::Hosts;
 use crate::shmemrun::shmemrun;
 
 /// PE counts every multi-PE test runs at.
@@ -55,8 +55,15 @@ impl Path {
 pub enum Layout {
     /// `shmemrun -n N` on this machine.
     Local(usize),
-    /// `shmemrun --hosts` on [`TwoHosts`], two PEs each.
+    /// `shmemrun --hosts` on two [`Hosts`], two PEs each.
     TwoHosts,
+    /// `shmemrun --hosts` on `hosts` [`Hosts`], `per_host` PEs each.
+    Hosts {
+        /// The number of hosts, 2 to [`Hosts::MAX`].
+        hosts: usize,
+        /// PEs on each host.
+        per_host: usize,
+    },
     /// `mpirun -n N` (PMIx start-up).
     Mpirun(usize),
 }
@@ -67,6 +74,7 @@ impl Layout {
         match self {
             Layout::Local(n) | Layout::Mpirun(n) => n,
             Layout::TwoHosts => 4,
+            Layout::Hosts { hosts, per_host } => hosts * per_host,
         }
     }
 }
@@ -105,18 +113,34 @@ pub fn launch(name: &str, n: usize, path: Path, extra_env: &[(&str, &str)]) -> (
     run_with_limit(cmd, job_limit(n))
 }
 
-/// Launches this test binary's test `name` on [`TwoHosts`] (2 x 2 PEs) on `path`. The PEs get the
-/// harness's variables through shmemrun, which passes every `SHMEM_*` and `UCX_*` variable on.
-/// `None` when the test is skipped because it does not run as root (see
-/// [`TwoHosts::up_or_skip`]).
+/// Launches this test binary's test `name` on two [`Hosts`] (2 x 2 PEs) on `path`: see
+/// [`launch_hosts`].
 pub fn launch_two_hosts(name: &str, path: Path) -> Option<(Output, Duration)> {
+    launch_hosts(name, 2, 2, path)
+}
+
+/// Launches this test binary's test `name` on `hosts` [`Hosts`] with `per_host` PEs each, on
+/// `path`, and checks that no process is left on the hosts after it. The PEs get the harness's
+/// variables through shmemrun, which passes every `SHMEM_*` and `UCX_*` variable on. `None` when
+/// the test is skipped because it does not run as root (see [`Hosts::up_or_skip`]).
+pub fn launch_hosts(
+    name: &str,
+    hosts: usize,
+    per_host: usize,
+    path: Path,
+) -> Option<(Output, Duration)> {
     let _one = one_job_at_a_time();
-    let hosts = TwoHosts::up_or_skip(&format!("{name} (on two hosts, {path:?} path)"))?;
-    let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2)]);
+    let what = if hosts == 2 {
+        "two hosts".to_string()
+    } else {
+        format!("{hosts} hosts")
+    };
+    let hosts = Hosts::up_or_skip(&format!("{name} (on {what}, {path:?} path)"), hosts)?;
+    let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(per_host)]);
     cmd.arg("--").args(pe_args(name));
     cmd.env(AS_PE, "1").env("SHMEM_INIT_TIMEOUT", "60");
     path.apply(&mut cmd);
-    let out = run_with_limit(cmd, JOB_LIMIT);
+    let out = run_with_limit(cmd, job_limit(hosts.hosts.len() * per_host));
     hosts.assert_no_processes_left(Duration::from_secs(5));
     Some(out)
 }

@@ -7,11 +7,13 @@
 //! inside the body execute on every PE of a real job. `multi_pe_at` picks the PE counts;
 //! every variant also runs under Open MPI's `mpirun` ([`launch_mpirun`]).
 //!
-//! **Two hosts.** `multi_pe_hosts` adds the two-host layout: two network namespaces made to
+//! **Hosts.** `multi_pe_hosts` adds the two-host layout: two network namespaces made to
 //! look like two machines by `scripts/netns-hosts.sh` ([`TwoHosts`]), two PEs on each, the
-//! launcher on the first, the PEs started with `shmemrun --hosts ... --rsh`. That needs root:
-//! without it these jobs are skipped with a `SKIPPED` line on stderr, and with
-//! `SHMEM_TEST_REQUIRE_ROOT=1` (as CI sets) they fail instead ([`root_or_skip`]).
+//! launcher on the first, the PEs started with `shmemrun --hosts ... --rsh`.
+//! `multi_pe_on_hosts` runs a body on more hosts ([`Hosts`], up to 32 joined by a bridge) with
+//! any number of PEs on each, for the few tests that need it. That needs root: without it these
+//! jobs are skipped with a `SKIPPED` line on stderr, and with `SHMEM_TEST_REQUIRE_ROOT=1` (as CI
+//! sets) they fail instead ([`root_or_skip`]).
 //!
 //! **shmemrun.** [`shmemrun`] finds the launcher binary next to the test binary, or builds it
 //! (see there); `SHMEMRUN=/path` overrides it.
@@ -37,12 +39,13 @@ mod root;
 mod shmemrun;
 
 pub use child::{Finished, Running, one_job_at_a_time, run_with_limit, start, wait_with_limit};
-pub use hosts::{TwoHosts, netns_script};
+pub use hosts::{Hosts, TwoHosts, netns_script};
 pub use jobs::{
-    Layout, MPIRUN_COUNTS, PE_COUNTS, Path, is_pe, launch, launch_mpirun, launch_two_hosts,
+    Layout, MPIRUN_COUNTS, PE_COUNTS, Path, is_pe, launch, launch_hosts, launch_mpirun,
+    launch_two_hosts,
 };
 #[cfg(feature = "world")]
-pub use multi_pe::{multi_pe, multi_pe_at, multi_pe_hosts};
+pub use multi_pe::{multi_pe, multi_pe_at, multi_pe_hosts, multi_pe_on_hosts};
 pub use programs::{line_with, per_pe_ok_lines, run_job, run_job_status};
 pub use root::{REQUIRE_ROOT_VAR, root_or_skip};
 pub use shmemrun::{SHMEMRUN_VAR, shmemrun};

@@ -1,10 +1,11 @@
 //! The multi-PE harness: a test body that runs on every PE of real jobs, at every PE count, on
-//! both paths, under `shmemrun`, `mpirun` and on two hosts.
+//! both paths, under `shmemrun`, `mpirun` and on two or more hosts.
 
 use std::io::Write;
 
 use crate::jobs::{
-    Layout, MPIRUN_COUNTS, PE_COUNTS, Path, is_pe, launch, launch_mpirun, launch_two_hosts,
+    Layout, MPIRUN_COUNTS, PE_COUNTS, Path, is_pe, launch, launch_hosts, launch_mpirun,
+    launch_two_hosts,
 };
 use crate::root::root_or_skip;
 
@@ -37,6 +38,38 @@ pub fn multi_pe(name: &str, body: impl FnOnce(&shmem_core::World)) {
     multi_pe_at(name, PE_COUNTS, body)
 }
 
+/// Runs `body` on every PE of jobs on hosts only: for each `(hosts, per_host)` in `layouts`,
+/// `hosts` [`Hosts`](crate::Hosts) with `per_host` PEs on each, on both paths; prints how long
+/// each job took to stderr. For the few tests that check many hosts (every multi-PE test on 8
+/// hosts would take too long): the jobs need root, and without it they are skipped with a
+/// `SKIPPED` line on stderr (a failure with `SHMEM_TEST_REQUIRE_ROOT` set).
+///
+/// ```no_run
+/// #[test]
+/// fn puts_reach_every_host() {
+///     shmem_testkit::multi_pe_on_hosts("puts_reach_every_host", &[(4, 2)], |world| {
+///         assert_eq!(world.n_pes(), 8);
+///     });
+/// }
+/// ```
+pub fn multi_pe_on_hosts(
+    name: &str,
+    layouts: &[(usize, usize)],
+    body: impl FnOnce(&shmem_core::World),
+) {
+    if is_pe() {
+        run_pe(name, body);
+        return;
+    }
+    if !root_or_skip(&format!("{name} (on hosts {layouts:?})")) {
+        return;
+    }
+    let layouts = layouts
+        .iter()
+        .map(|&(hosts, per_host)| Layout::Hosts { hosts, per_host });
+    run_layouts(name, layouts);
+}
+
 fn multi_pe_layouts(
     name: &str,
     counts: &[usize],
@@ -44,14 +77,7 @@ fn multi_pe_layouts(
     body: impl FnOnce(&shmem_core::World),
 ) {
     if is_pe() {
-        let world = shmem_core::init().expect("shmem_core::init in a test PE");
-        let me = world.my_pe();
-        body(&world);
-        drop(world);
-        // One write, so that lines of other PEs cannot split it.
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(format!("<pe-done {name} {me}>\n").as_bytes());
-        let _ = out.flush();
+        run_pe(name, body);
         return;
     }
     let two_hosts = two_hosts && root_or_skip(&format!("{name} (on two hosts)"));
@@ -60,6 +86,24 @@ fn multi_pe_layouts(
         .map(|&n| Layout::Local(n))
         .chain(two_hosts.then_some(Layout::TwoHosts))
         .chain(MPIRUN_COUNTS.iter().map(|&n| Layout::Mpirun(n)));
+    run_layouts(name, layouts);
+}
+
+/// The PE side: `body` between init and finalize, then the line that says this PE got through.
+fn run_pe(name: &str, body: impl FnOnce(&shmem_core::World)) {
+    let world = shmem_core::init().expect("shmem_core::init in a test PE");
+    let me = world.my_pe();
+    body(&world);
+    drop(world);
+    // One write, so that lines of other PEs cannot split it.
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(format!("<pe-done {name} {me}>\n").as_bytes());
+    let _ = out.flush();
+}
+
+/// The launcher side: a job of every layout on both paths, each of which must succeed with
+/// every PE through the body.
+fn run_layouts(name: &str, layouts: impl Iterator<Item = Layout>) {
     for layout in layouts {
         for path in Path::ALL {
             let (out, took) = match layout {
@@ -68,6 +112,12 @@ fn multi_pe_layouts(
                     Some(job) => job,
                     None => continue,
                 },
+                Layout::Hosts { hosts, per_host } => {
+                    match launch_hosts(name, hosts, per_host, path) {
+                        Some(job) => job,
+                        None => continue,
+                    }
+                }
                 Layout::Mpirun(n) => launch_mpirun(name, n, path),
             };
             let n = layout.n_pes();
@@ -84,6 +134,9 @@ fn multi_pe_layouts(
                     stdout.contains(&format!("<pe-done {name} {pe}>")),
                     "{name} on {layout:?} ({path:?}): PE {pe} did not report completion\n{stdout}\n{stderr}"
                 );
+            }
+            if let Layout::Hosts { .. } = layout {
+                eprintln!("{name}: {layout:?}, {path:?} path: job took {took:.2?}");
             }
         }
     }
