@@ -293,7 +293,7 @@ run_job() {
     esac
     # The memory guard.
     local key=${v%-hosts} avail need
-    avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
+    avail=$(($(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo) * 1024))
     need=$((${per_pe[$key]:-0} * n))
     if ((need > avail / 100 * MEM_PCT)); then
         echo "   $v at $n PEs: SKIPPED: needs about $((need >> 20)) MiB of memory" \
@@ -333,7 +333,7 @@ run_job() {
         fi
     done
     local peak pss foot
-    peak=$(awk '$1 > d { d = $1 } END { print d + 0 }' "$shm")
+    peak=$(awk '$1 > d { d = $1 } END { printf "%.0f\n", d }' "$shm")
     record "$v" "$n" "$round" devshm_peak_bytes "$peak"
     pss=$(sed -n 's/^pss_end_mean_bytes,\([0-9]*\)$/\1/p' "$out" | head -n 1)
     foot=$((peak / n + ${pss:-0}))
@@ -439,7 +439,7 @@ summary=$RESULTS/summary.csv
                 key = keys[k]; n = cnt[key]
                 for (i = 1; i <= n; i++) v[i] = val[key, i]
                 for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
-                printf "%s,%s\n", key, (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
+                printf "%s,%.0f\n", key, (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
             }
         }'
 } >"$summary"
