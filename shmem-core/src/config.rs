@@ -87,6 +87,37 @@ fn parse_progress_thread(value: Option<String>, spans_nodes: bool) -> Result<boo
     }
 }
 
+/// Up to this many PEs reached through UCX, `SHMEM_CONNECT=auto` connects their endpoints at
+/// start-up; beyond, at first contact. Making a UCX endpoint over tcp costs about 1-2 ms of CPU
+/// here (lane selection, keys): at start-up, while every PE progresses, that is a fraction of a
+/// second for a few hundred peers and the first operation to each is as fast as any other; for
+/// thousands of peers it would be seconds and memory spent on peers a program may never touch.
+pub(crate) const EAGER_CONNECT_LIMIT: usize = 256;
+
+/// Whether start-up connects the endpoints to the `ucx_peers` PEs reached through UCX:
+/// `SHMEM_CONNECT` is `auto` (the default: up to [`EAGER_CONNECT_LIMIT`] such PEs), `eager`
+/// (always) or `lazy` (never: each at first contact).
+pub(crate) fn connect_at_start(ucx_peers: usize) -> Result<bool> {
+    parse_connect(std::env::var("SHMEM_CONNECT").ok(), ucx_peers)
+}
+
+fn parse_connect(value: Option<String>, ucx_peers: usize) -> Result<bool> {
+    match value
+        .as_deref()
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("") | Some("auto") => Ok(ucx_peers <= EAGER_CONNECT_LIMIT),
+        Some("eager") => Ok(true),
+        Some("lazy") => Ok(false),
+        Some(_) => Err(Error::BadEnv {
+            name: "SHMEM_CONNECT",
+            value: value.unwrap_or_default(),
+            reason: "expected auto, eager or lazy".into(),
+        }),
+    }
+}
+
 /// Whether PEs of one node may reach each other's memory by load and store: yes unless the
 /// user's `UCX_TLS` leaves out shared memory (`UCX_TLS=tcp,self` is how a job on one node sends
 /// everything through UCX, as it would across nodes).
@@ -128,7 +159,20 @@ fn tls_allows_shared_memory(tls: Option<&str>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_size, tls_allows_shared_memory};
+    use super::{EAGER_CONNECT_LIMIT, parse_connect, parse_size, tls_allows_shared_memory};
+
+    #[test]
+    fn connect_setting() {
+        let at = |v: Option<&str>, n| parse_connect(v.map(String::from), n);
+        assert!(at(None, 0).expect("default"));
+        assert!(at(None, EAGER_CONNECT_LIMIT).expect("default"));
+        assert!(!at(None, EAGER_CONNECT_LIMIT + 1).expect("default"));
+        assert!(at(Some(" Eager "), 1 << 20).expect("eager"));
+        assert!(!at(Some("lazy"), 1).expect("lazy"));
+        assert!(at(Some("auto"), 3).expect("auto"));
+        let e = at(Some("soon"), 1).expect_err("bad value");
+        assert!(e.to_string().contains("SHMEM_CONNECT"), "{e}");
+    }
 
     #[test]
     fn shared_memory_follows_ucx_tls() {

@@ -36,6 +36,8 @@
 //! - `SHMEM_SYMMETRIC_SIZE`: size of the symmetric heap per PE, with K/M/G suffixes (default 256M);
 //!   it costs memory only for the pages touched, so a large value is cheap.
 //! - `SHMEM_INIT_TIMEOUT`: seconds `init` waits for every PE at the rendezvous (default 60).
+//! - `SHMEM_CONNECT`: when UCX endpoints are made: `auto` (at start-up for up to 256 PEs reached
+//!   through UCX, else at first contact; the default), `eager` or `lazy`.
 //! - `SHMEM_NODE`, `SHMEM_NNODES`: set by `shmemrun`: the index of this PE's host and the number
 //!   of hosts in the job.
 //! - `UCX_TLS` and the other `UCX_*` variables configure UCX (unset, the runtime leaves UCX's own

@@ -22,7 +22,7 @@ impl OomWatch {
         let file = std::fs::read_to_string("/proc/self/cgroup")
             .ok()
             .and_then(|text| counter_file(&text));
-        let start = file.as_ref().and_then(|f| read_count(f)).unwrap_or(0);
+        let start = file.as_ref().and_then(read_count).unwrap_or(0);
         OomWatch { file, start }
     }
 

@@ -129,6 +129,16 @@ pub fn launch_hosts(
     per_host: usize,
     path: Path,
 ) -> Option<(Output, Duration)> {
+    launch_hosts_env(name, (hosts, per_host), path, &[])
+}
+
+/// Like [`launch_hosts`] (`layout` = hosts, PEs per host), with `extra_env` for the PEs.
+pub fn launch_hosts_env(
+    name: &str,
+    (hosts, per_host): (usize, usize),
+    path: Path,
+    extra_env: &[(&str, &str)],
+) -> Option<(Output, Duration)> {
     let _one = one_job_at_a_time();
     let what = if hosts == 2 {
         "two hosts".to_string()
@@ -140,6 +150,9 @@ pub fn launch_hosts(
     cmd.arg("--").args(pe_args(name));
     cmd.env(AS_PE, "1").env("SHMEM_INIT_TIMEOUT", "60");
     path.apply(&mut cmd);
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
     let out = run_with_limit(cmd, job_limit(hosts.hosts.len() * per_host));
     hosts.assert_no_processes_left(Duration::from_secs(5));
     Some(out)

@@ -1,6 +1,7 @@
 //! Start-up: the bootstrap (launcher or PMIx), the heap mapping, the statics' places, the team
 //! segment, the exchange of start-up records, and the mappings of this node's PEs; the
-//! transport made of them. No UCX endpoint is made here: each is connected at first contact.
+//! transport made of them. UCX endpoints are made here for up to a few hundred peers, else at
+//! first contact (`SHMEM_CONNECT`).
 //!
 //! Part of the runtime layer; uses `object::statics`, `transport`, `mem`, `config`.
 
@@ -12,7 +13,7 @@ use crate::mem::layout::HeapLayout;
 use crate::mem::private_shm;
 use crate::mem::segment::SEGMENT;
 use crate::object::statics;
-use crate::transport::{Link, Peer, Transport, TransportParts, Wire, strided};
+use crate::transport::{Link, Peer, Transport, TransportParts, Wire, progress, strided};
 use shmem_ucx::{Context, ContextParams, ThreadMode};
 use std::ptr;
 use std::sync::Arc;
@@ -221,11 +222,38 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
             }
         }
         peers.push(
-            // The endpoint is made at first contact (never, for a peer mapped here).
+            // The endpoint is made below or at first contact (never, for a peer mapped here).
             Peer::new(direct, info.base, Link::Unopened(worker.clone(), this))
                 .with_data(data_direct, info.data_base)
                 .with_team(team_direct, info.team_base),
         );
+    }
+    // Endpoints to the PEs reached through UCX: at start-up for a few hundred of them (while
+    // every PE is here to progress, so the first operation to each is as fast as any other),
+    // else at first contact (SHMEM_CONNECT).
+    let ucx_peers = peers.iter().filter(|p| p.through_ucx()).count();
+    if crate::config::connect_at_start(ucx_peers)? {
+        let mut pending = Vec::new();
+        for (pe, peer) in peers.iter().enumerate() {
+            if pe != my_pe
+                && peer.through_ucx()
+                && let Some(req) = peer.connect_now()?
+            {
+                pending.push(req);
+            }
+        }
+        let mut spins = 0;
+        while !pending.is_empty() {
+            worker.progress();
+            let mut still = Vec::with_capacity(pending.len());
+            for req in pending {
+                if !req.is_done()? {
+                    still.push(req);
+                }
+            }
+            pending = still;
+            progress::backoff(&mut spins);
+        }
     }
     bootstrap.barrier(&mut || {
         worker.progress();

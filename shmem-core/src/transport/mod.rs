@@ -313,6 +313,24 @@ impl Peer {
         }
     }
 
+    /// Connects the endpoint now (start-up, while every PE progresses) and starts a flush that
+    /// completes its wire-up; `None` when there is nothing to wait for.
+    pub(crate) fn connect_now(&self) -> Result<Option<shmem_ucx::Request>> {
+        let mut link = self.ucx.write().unwrap_or_else(|p| p.into_inner());
+        if let Link::Unopened(worker, wire) = &*link {
+            *link = Link::Open(UcxPeer::connect(worker, wire)?);
+        }
+        match &*link {
+            Link::Open(u) => Ok(u.ep.flush_start()?),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether this peer is reached through UCX (its heap is not mapped here).
+    pub(crate) fn through_ucx(&self) -> bool {
+        self.direct.is_null()
+    }
+
     /// Closes the endpoint (flushing it first) if it was ever connected; from here on the
     /// peer is reached only by load and store, if at all.
     fn close(&self) {
