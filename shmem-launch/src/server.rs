@@ -22,9 +22,11 @@
 //! buffered across all connections over [`MAX_BUFFERED`] is dropped. When `accept` fails (out of
 //! file descriptors) the server stops accepting for [`ACCEPT_BACKOFF`] and reports it once.
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::auth::{self, Channel, Nonce, Secret};
@@ -161,7 +163,7 @@ pub enum Notice {
 struct Conn {
     stream: TcpStream,
     frames: FrameBuf,
-    out: Vec<u8>,
+    out: Outbox,
     opened: Instant,
     /// The nonce of the challenge this connection was sent.
     challenge: Nonce,
@@ -178,7 +180,7 @@ impl Conn {
         let mut c = Conn {
             stream,
             frames: FrameBuf::with_limit(MAX_HANDSHAKE_FRAME),
-            out: Vec::new(),
+            out: Outbox::default(),
             opened: Instant::now(),
             challenge,
             partial_since: None,
@@ -214,11 +216,52 @@ impl Conn {
 
     /// Writes as much of the output buffer as the socket takes.
     fn flush(&mut self) -> io::Result<()> {
-        while !self.out.is_empty() {
-            match self.stream.write(&self.out) {
+        self.out.write_to(&mut self.stream)
+    }
+
+    /// Queues a message and tries to send it now.
+    fn send(&mut self, frame: &[u8]) -> io::Result<()> {
+        self.send_shared(Arc::from(frame))
+    }
+
+    /// Queues a frame shared with other connections (a collective's table, which every PE
+    /// receives: one copy in the launcher, whatever the number of PEs) and tries to send it.
+    fn send_shared(&mut self, frame: Arc<[u8]>) -> io::Result<()> {
+        self.out.push(frame);
+        self.flush()
+    }
+}
+
+/// The frames a connection still has to send: shared buffers and how far each has been
+/// written. Writing a part costs nothing more than the write (no copy, no shifting of the
+/// rest), so a table of megabytes sent to thousands of PEs costs its size once in memory and
+/// its bytes once per PE on the wire.
+#[derive(Debug, Default)]
+struct Outbox {
+    frames: VecDeque<(Arc<[u8]>, usize)>,
+}
+
+impl Outbox {
+    fn push(&mut self, frame: Arc<[u8]>) {
+        if !frame.is_empty() {
+            self.frames.push_back((frame, 0));
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// Writes as much as `w` takes; `Ok` when it would block or everything is out.
+    fn write_to(&mut self, w: &mut impl Write) -> io::Result<()> {
+        while let Some((frame, at)) = self.frames.front_mut() {
+            match w.write(&frame[*at..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
-                    self.out.drain(..n);
+                    *at += n;
+                    if *at == frame.len() {
+                        self.frames.pop_front();
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -226,12 +269,6 @@ impl Conn {
             }
         }
         Ok(())
-    }
-
-    /// Queues a message and tries to send it now.
-    fn send(&mut self, frame: &[u8]) -> io::Result<()> {
-        self.out.extend_from_slice(frame);
-        self.flush()
     }
 }
 
@@ -1141,8 +1178,12 @@ impl Server {
             }
         }
         .encode();
+        let frame: Arc<[u8]> = Arc::from(frame);
         for pe in 0..self.npes() {
-            let sent = self.slots[pe].conn.as_mut().map(|c| c.send(&frame));
+            let sent = self.slots[pe]
+                .conn
+                .as_mut()
+                .map(|c| c.send_shared(Arc::clone(&frame)));
             if let Some(Err(_)) = sent {
                 self.drop_pe(pe);
             }
@@ -1189,5 +1230,69 @@ impl Server {
             self.stranded_reported = true;
             self.notices.push(Notice::Stranded);
         }
+    }
+}
+
+#[cfg(test)]
+mod outbox_tests {
+    use super::Outbox;
+    use std::io::{self, Write};
+    use std::sync::Arc;
+
+    /// A socket that takes at most `step` bytes per write and would block every other call.
+    struct Trickle {
+        got: Vec<u8>,
+        step: usize,
+        block: bool,
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.block = !self.block;
+            if self.block {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = b.len().min(self.step);
+            self.got.extend_from_slice(&b[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn shared_frames_go_out_whole_and_in_order_through_partial_writes() {
+        let table: Arc<[u8]> = (0..=255u8).cycle().take(10_000).collect::<Vec<_>>().into();
+        let mut a = Outbox::default();
+        let mut b = Outbox::default();
+        a.push(Arc::from(&b"hello"[..]));
+        a.push(Arc::clone(&table));
+        b.push(Arc::clone(&table));
+        a.push(Arc::from(&[][..]));
+        assert_eq!(
+            Arc::strong_count(&table),
+            3,
+            "one copy of the table, shared"
+        );
+        let mut sa = Trickle {
+            got: Vec::new(),
+            step: 777,
+            block: false,
+        };
+        let mut sb = Trickle {
+            got: Vec::new(),
+            step: 4096,
+            block: false,
+        };
+        while !a.is_empty() || !b.is_empty() {
+            a.write_to(&mut sa).expect("write");
+            b.write_to(&mut sb).expect("write");
+        }
+        let mut want = b"hello".to_vec();
+        want.extend_from_slice(&table);
+        assert_eq!(sa.got, want);
+        assert_eq!(sb.got, &table[..]);
+        assert_eq!(Arc::strong_count(&table), 1, "sent frames are released");
     }
 }
