@@ -103,9 +103,17 @@ impl JobSpec<'_> {
 /// this size; UCX's 8 KiB default costs a round of progress per 8 KiB (tests-sos `bigget`, 16 MiB
 /// gets between 4 PEs on 2 cores over `UCX_TLS=tcp,self`: 57 s, with 256 KiB 23 s). UCX 1.13
 /// ignores these names in `ucp_config_modify`, so they travel in the environment.
-const UCX_DEFAULTS: [(&str, &str); 2] = [
+///
+/// `UCX_MEM_EVENTS=no`: when UCX's libraries load (before `main`), its memory hooks check that
+/// they see `shmat` by creating a SysV segment of 4 KiB and removing it; a PE killed in that
+/// moment leaves the segment behind for good (seen once in 114 SIGKILLs at random moments of
+/// start-up). The runtime registers its memory itself and needs no memory events; UCX's
+/// registration cache for user buffers (InfiniBand zero-copy of large transfers) goes without
+/// them. A user who wants them back sets `UCX_MEM_EVENTS=yes`.
+const UCX_DEFAULTS: [(&str, &str); 3] = [
     ("UCX_TCP_TX_SEG_SIZE", "256k"),
     ("UCX_TCP_RX_SEG_SIZE", "256k"),
+    ("UCX_MEM_EVENTS", "no"),
 ];
 
 /// Sets the [`UCX_DEFAULTS`] the user did not set, in shmemrun's own environment. Call it first

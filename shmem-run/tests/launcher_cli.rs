@@ -146,20 +146,30 @@ fn init_timeout_is_passed_on() {
     assert_eq!(r.code(), Some(2), "{r:?}");
 }
 
-/// PEs get 256 KiB TCP segments from UCX unless the user chose a size.
+/// PEs get 256 KiB TCP segments from UCX and no UCX memory events unless the user chose.
 #[test]
-fn ucx_tcp_segment_defaults_are_passed_on_unless_set() {
-    let show = "echo $UCX_TCP_TX_SEG_SIZE $UCX_TCP_RX_SEG_SIZE";
+fn ucx_defaults_are_passed_on_unless_set() {
+    let show = "echo $UCX_TCP_TX_SEG_SIZE $UCX_TCP_RX_SEG_SIZE $UCX_MEM_EVENTS";
     let mut cmd = shmemrun(&["sh", "-c", show]);
     cmd.env_remove("UCX_TCP_TX_SEG_SIZE")
-        .env_remove("UCX_TCP_RX_SEG_SIZE");
+        .env_remove("UCX_TCP_RX_SEG_SIZE")
+        .env_remove("UCX_MEM_EVENTS");
     let r = run(cmd);
-    assert_eq!((r.code(), r.stdout.trim()), (Some(0), "256k 256k"), "{r:?}");
+    assert_eq!(
+        (r.code(), r.stdout.trim()),
+        (Some(0), "256k 256k no"),
+        "{r:?}"
+    );
     let mut cmd = shmemrun(&["sh", "-c", show]);
     cmd.env("UCX_TCP_TX_SEG_SIZE", "8k")
-        .env_remove("UCX_TCP_RX_SEG_SIZE");
+        .env_remove("UCX_TCP_RX_SEG_SIZE")
+        .env("UCX_MEM_EVENTS", "yes");
     let r = run(cmd);
-    assert_eq!((r.code(), r.stdout.trim()), (Some(0), "8k 256k"), "{r:?}");
+    assert_eq!(
+        (r.code(), r.stdout.trim()),
+        (Some(0), "8k 256k yes"),
+        "{r:?}"
+    );
 }
 
 #[test]
