@@ -31,7 +31,7 @@ fn job_limit(n: usize) -> Duration {
 /// The two ways PEs reach each other on one machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Path {
-    /// Load/store into the peer's mapped heap (UCX shared memory, `ucp_rkey_ptr`).
+    /// Load/store into the peer's mapped heap (its memfd, mapped by the node's PEs).
     Direct,
     /// Every transfer through UCX over TCP (`UCX_TLS=tcp,self`).
     Ucx,

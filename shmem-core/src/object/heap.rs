@@ -150,7 +150,7 @@ impl<'w, E: Storable> SymArray<'w, E> {
                     panic!(
                         "shmem: alloc_aligned: an alignment of {a} bytes cannot be met at the same \
                          heap offset on every PE: their heaps are mapped at addresses that differ \
-                         modulo {a} (UCX did not map them at 1 GiB boundaries)"
+                         modulo {a} (the kernel did not map them at 1 GiB boundaries)"
                     );
                 }
                 a
