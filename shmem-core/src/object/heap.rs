@@ -265,7 +265,7 @@ impl<'w, E: Storable> SymArray<'w, E> {
         unsafe {
             std::ptr::copy(tp.local(self.offset), tp.local(new_offset), keep);
             // Past what an earlier block used, the new block reads as zero already.
-            let zero_to = dirty.clamp(keep, new_bytes.max(keep));
+            let zero_to = dirty.clamp(keep, new_bytes);
             std::ptr::write_bytes(tp.local(new_offset + keep), 0, zero_to - keep);
         }
         self.offset = new_offset;

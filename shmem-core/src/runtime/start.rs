@@ -161,6 +161,7 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
     for (pe, blob) in blobs.iter().enumerate() {
         let info = PeerInfo::decode(pe, blob)?;
         let this = Arc::new(Wire {
+            pe,
             addr: info.worker_addr.clone(),
             rkey: info.rkey.clone(),
             data_rkey: (!info.data_rkey.is_empty()).then(|| info.data_rkey.clone()),
@@ -234,9 +235,9 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
     let ucx_peers = peers.iter().filter(|p| p.through_ucx()).count();
     if crate::config::connect_at_start(ucx_peers)? {
         let mut pending = Vec::new();
-        for (pe, peer) in peers.iter().enumerate() {
-            if pe != my_pe
-                && peer.through_ucx()
+        // (This PE is mapped, so it is not among them.)
+        for peer in &peers {
+            if peer.through_ucx()
                 && let Some(req) = peer.connect_now()?
             {
                 pending.push(req);

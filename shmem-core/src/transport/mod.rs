@@ -306,8 +306,9 @@ impl Peer {
             match UcxPeer::connect(worker, wire) {
                 Ok(u) => *link = Link::Open(u),
                 Err(e) => {
+                    let pe = wire.pe;
                     drop(link);
-                    ucx_failed("connecting to a peer", e)
+                    ucx_failed(&format!("connecting to PE {pe}"), e)
                 }
             }
         }
@@ -394,6 +395,8 @@ pub struct Transport {
 
 /// What a PE published about itself for UCX.
 pub(crate) struct Wire {
+    /// Its PE number, for messages.
+    pub(crate) pe: usize,
     /// Its worker address.
     pub(crate) addr: Vec<u8>,
     /// The packed key of its heap.
