@@ -110,3 +110,69 @@ fn every_family_works_with_endpoints_made_at_first_contact() {
         }
     }
 }
+
+/// This PE's mapping of the node's start-up table: the inode of the memfd, from
+/// `/proc/self/maps` (`None`: not mapped, the PE holds its own copy).
+fn table_inode() -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("maps");
+    maps.lines()
+        .find(|l| l.contains("memfd:shmem-start-up-table"))
+        .and_then(|l| l.split_whitespace().nth(4).map(str::to_string))
+}
+
+#[test]
+fn the_start_up_table_is_held_once_per_node_and_read_at_first_contact() {
+    const NAME: &str = "the_start_up_table_is_held_once_per_node_and_read_at_first_contact";
+    if common::is_pe() {
+        let world = shmem_core::init().expect("init");
+        println!(
+            "TABLE {} {}",
+            world.my_pe(),
+            table_inode().unwrap_or_else(|| "none".into())
+        );
+        // The peers' addresses and keys come from the table at first contact.
+        body(&world);
+        return;
+    }
+    // PE number -> inode of the table it maps, from the job's output.
+    let tables = |out: &std::process::Output, what: &str| -> Vec<String> {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{what}: {}\n{text}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut lines: Vec<(usize, String)> = text
+            .lines()
+            // (libtest may have written "test NAME ... " on the same line.)
+            .filter_map(|l| l.find("TABLE ").map(|at| &l[at + 6..]))
+            .map(|l| {
+                let (pe, ino) = l.split_once(' ').expect("TABLE line");
+                (pe.parse().expect("PE"), ino.to_string())
+            })
+            .collect();
+        lines.sort();
+        lines.into_iter().map(|(_, ino)| ino).collect()
+    };
+    let lazy = [("SHMEM_CONNECT", "lazy")];
+    for (n, path) in [(3, common::Path::Direct), (4, common::Path::Ucx)] {
+        let (out, _) = common::launch(NAME, n, path, &lazy);
+        let t = tables(&out, &format!("{n} PEs, {path:?} path"));
+        eprintln!("{NAME}: {n} PEs, {path:?} path: tables {t:?}");
+        assert_eq!(t.len(), n, "{t:?}");
+        assert!(
+            t[0] != "none" && t.iter().all(|i| *i == t[0]),
+            "one table: {t:?}"
+        );
+    }
+    // Two hosts of 3 PEs: one table per host, each mapped by its host's PEs.
+    if let Some((out, _)) = common::launch_hosts_env(NAME, (2, 3), common::Path::Ucx, &lazy) {
+        let t = tables(&out, "2 hosts x 3 PEs");
+        eprintln!("{NAME}: 2 hosts x 3 PEs: tables {t:?}");
+        assert_eq!(t.len(), 6, "{t:?}");
+        assert!(t[0] != "none" && t[..3].iter().all(|i| *i == t[0]), "{t:?}");
+        assert!(t[3] != "none" && t[3..].iter().all(|i| *i == t[3]), "{t:?}");
+        assert_ne!(t[0], t[3], "the hosts share one table: {t:?}");
+    }
+}

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::affinity;
 use crate::auth::{self, Channel, MAC_BYTES, Nonce, Secret};
+use crate::table::Table;
 use crate::wire::{
     CollectiveKind, DEFAULT_INIT_TIMEOUT_SECS, ENV_BIND_TO, ENV_INIT_TIMEOUT, ENV_JOB_ID,
     ENV_JOB_SECRET, ENV_LOCAL_RANK, ENV_LOCAL_SIZE, ENV_NNODES, ENV_NODE, ENV_NPES, ENV_PE,
@@ -467,6 +468,21 @@ impl Client {
         self.collective(CollectiveKind::Allgather, mine, progress)
     }
 
+    /// Like [`allgather`](Self::allgather), but the table may come as a node-shared, sealed
+    /// memfd that one PE of this node publishes for all of them (see [`crate::table`]): the
+    /// launcher then sends the table once per node, not once per PE, and the node keeps one
+    /// copy. Every record is checked against its PE's tag either way. Errors as for
+    /// [`allgather`](Self::allgather).
+    pub fn allgather_shared(
+        &mut self,
+        mine: &[u8],
+        progress: &mut dyn FnMut(),
+    ) -> Result<Table, ClientError> {
+        self.check_usable()?;
+        let r = self.run_shared(mine, progress);
+        self.remember(r)
+    }
+
     /// Waits until every PE has entered the barrier, calling `progress` while it waits. Errors
     /// as for [`allgather`](Self::allgather).
     pub fn barrier(&mut self, progress: &mut dyn FnMut()) -> Result<(), ClientError> {
@@ -535,15 +551,79 @@ impl Client {
         self.remember(r)
     }
 
-    fn run_collective(
+    fn run_shared(
+        &mut self,
+        blob: &[u8],
+        progress: &mut dyn FnMut(),
+    ) -> Result<Table, ClientError> {
+        let epoch = self.epoch;
+        self.contribute(CollectiveKind::SharedAllgather, blob, progress)?;
+        let mut lead = false;
+        let table = loop {
+            match self.await_answer(epoch, progress)? {
+                Msg::Lead { .. } => lead = true,
+                Msg::Table { blobs, .. } => {
+                    self.check_count(epoch, blobs.len(), self.npes)?;
+                    for (pe, record) in blobs.iter().enumerate() {
+                        self.check_tag(pe, epoch, record)?;
+                    }
+                    if !lead {
+                        break Table::from_records(strip_tags(blobs));
+                    }
+                    // Publish for the node; if that fails, the launcher sends the others the
+                    // table itself.
+                    let published = Table::publish(self.job_id, epoch, &blobs).ok();
+                    let (fd, len) = published
+                        .as_ref()
+                        .and_then(Table::memfd)
+                        .unwrap_or((u32::MAX, 0));
+                    let pid = std::process::id();
+                    self.send(
+                        &Msg::Published {
+                            epoch,
+                            pid,
+                            fd,
+                            len,
+                        },
+                        progress,
+                    )?;
+                    break match published {
+                        Some(t) => t,
+                        None => Table::from_records(strip_tags(blobs)),
+                    };
+                }
+                Msg::TableAt { pid, fd, len, .. } => {
+                    let key = (&self.secret, self.job_id, epoch);
+                    match Table::open(pid, fd, len, self.npes, key) {
+                        Ok(t) => break t,
+                        // Not usable here (another pid namespace, a hardened /proc): ask for
+                        // the table itself.
+                        Err(_) => self.send(&Msg::Fetch { epoch }, progress)?,
+                    }
+                }
+                other => {
+                    return Err(self.protocol(format!(
+                        "unexpected {other:?} while waiting for collective {epoch}"
+                    )));
+                }
+            }
+        };
+        self.epoch += 1;
+        self.rendezvous_deadline = None;
+        Ok(table)
+    }
+
+    /// Sends this PE's contribution to the current collective (`blob` with its tag, for an
+    /// allgather).
+    fn contribute(
         &mut self,
         kind: CollectiveKind,
         blob: &[u8],
         progress: &mut dyn FnMut(),
-    ) -> Result<Vec<Vec<u8>>, ClientError> {
+    ) -> Result<(), ClientError> {
         let epoch = self.epoch;
         let mut record = blob.to_vec();
-        if kind == CollectiveKind::Allgather {
+        if kind != CollectiveKind::Barrier {
             if blob.len() + MAC_BYTES > MAX_RECORD {
                 return Err(ClientError::Failed(format!(
                     "PE {}: a start-up record of {} bytes is over the launcher's limit of {} \
@@ -563,34 +643,50 @@ impl Client {
                 blob: record,
             },
             progress,
-        )?;
-        let mut blobs = self.await_table(epoch, progress)?;
+        )
+    }
+
+    fn run_collective(
+        &mut self,
+        kind: CollectiveKind,
+        blob: &[u8],
+        progress: &mut dyn FnMut(),
+    ) -> Result<Vec<Vec<u8>>, ClientError> {
+        let epoch = self.epoch;
+        self.contribute(kind, blob, progress)?;
+        let blobs = match self.await_answer(epoch, progress)? {
+            Msg::Table { blobs, .. } => blobs,
+            other => {
+                return Err(self.protocol(format!(
+                    "unexpected {other:?} while waiting for collective {epoch}"
+                )));
+            }
+        };
         let want = if kind == CollectiveKind::Barrier {
             0
         } else {
             self.npes
         };
-        if blobs.len() != want {
-            return Err(self.protocol(format!(
-                "table for epoch {epoch} has {} entries, expected {want}",
-                blobs.len()
-            )));
-        }
-        for (pe, record) in blobs.iter_mut().enumerate() {
-            self.verify_record(pe, epoch, record)?;
+        self.check_count(epoch, blobs.len(), want)?;
+        for (pe, record) in blobs.iter().enumerate() {
+            self.check_tag(pe, epoch, record)?;
         }
         self.epoch += 1;
         self.rendezvous_deadline = None;
-        Ok(blobs)
+        Ok(strip_tags(blobs))
     }
 
-    /// Checks PE `pe`'s record of collective `epoch` and strips its tag; the error names `pe`.
-    fn verify_record(
-        &self,
-        pe: usize,
-        epoch: u64,
-        record: &mut Vec<u8>,
-    ) -> Result<(), ClientError> {
+    fn check_count(&self, epoch: u64, got: usize, want: usize) -> Result<(), ClientError> {
+        if got != want {
+            return Err(self.protocol(format!(
+                "table for epoch {epoch} has {got} entries, expected {want}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks PE `pe`'s record (blob and tag) of collective `epoch`; the error names `pe`.
+    fn check_tag(&self, pe: usize, epoch: u64, record: &[u8]) -> Result<(), ClientError> {
         let ok = record.len() >= MAC_BYTES && {
             let (blob, tag) = record.split_at(record.len() - MAC_BYTES);
             auth::record_key(&self.secret, pe as u32).verify(self.job_id, epoch, blob, tag)
@@ -604,7 +700,6 @@ impl Client {
                 record.len()
             )));
         }
-        record.truncate(record.len() - MAC_BYTES);
         Ok(())
     }
 
@@ -649,11 +744,10 @@ impl Client {
             .map_err(|e| self.lost(&e.to_string()))
     }
 
-    fn await_table(
-        &mut self,
-        epoch: u64,
-        progress: &mut dyn FnMut(),
-    ) -> Result<Vec<Vec<u8>>, ClientError> {
+    /// Waits for the launcher's next answer to collective `epoch` (a [`Msg::Table`],
+    /// [`Msg::Lead`] or [`Msg::TableAt`]), handling its proof on the way; an error message
+    /// becomes the error.
+    fn await_answer(&mut self, epoch: u64, progress: &mut dyn FnMut()) -> Result<Msg, ClientError> {
         let mut backoff = Backoff::new();
         loop {
             progress();
@@ -681,8 +775,12 @@ impl Client {
                         self.frames.set_limit(max_table_frame(self.npes));
                         continue;
                     }
-                    Msg::Table { epoch: e, blobs } if e == epoch && self.accepted => {
-                        return Ok(blobs);
+                    Msg::Table { epoch: e, .. }
+                    | Msg::Lead { epoch: e }
+                    | Msg::TableAt { epoch: e, .. }
+                        if e == epoch && self.accepted =>
+                    {
+                        return Ok(msg);
                     }
                     Msg::Error { code, detail } if code == ERR_TIMEOUT => {
                         return Err(ClientError::Timeout(detail));
@@ -721,4 +819,12 @@ impl Client {
             backoff.wait();
         }
     }
+}
+
+/// The blobs of checked records (their tags removed).
+fn strip_tags(mut records: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    for r in &mut records {
+        r.truncate(r.len().saturating_sub(MAC_BYTES));
+    }
+    records
 }

@@ -9,7 +9,8 @@
 //!   [`Client`](client::Client) says hello and runs the start-up collectives;
 //! - [`watchdog`]: the PE's supervision thread, on a control connection of its own;
 //! - [`affinity`]: the PE's binding to one core of its host;
-//! - [`server`]: the launcher's rendezvous server, a state machine that the launcher drives.
+//! - [`server`]: the launcher's rendezvous server, a state machine that the launcher drives;
+//! - [`table`]: an allgather's records, held by the PE or shared by the PEs of a node.
 //!
 //! shmem-core's `init` uses the client and the watchdog; the `shmemrun` binary (package
 //! `shmem-run`) uses the server. The crate needs `std`, `libc`, and `hmac` with `sha2` for the
@@ -92,6 +93,7 @@ pub mod affinity;
 pub mod auth;
 pub mod client;
 pub mod server;
+pub mod table;
 pub mod watchdog;
 pub mod wire;
 

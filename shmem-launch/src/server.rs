@@ -348,6 +348,22 @@ pub struct Server {
     next_beat: Instant,
     /// The abort of [`Server::abort_all`], for control connections that open later.
     abort_frame: Option<Vec<u8>>,
+    /// The node of every PE ([`Server::set_nodes`]); `None`: every PE gets every table.
+    nodes: Option<Vec<usize>>,
+    /// The last shared allgather: its table, and the PEs waiting for their leader.
+    shared: Option<SharedRound>,
+    /// Bytes of tables sent so far.
+    table_bytes: u64,
+}
+
+/// The last [`CollectiveKind::SharedAllgather`] (see [`crate::table`]).
+#[derive(Debug)]
+struct SharedRound {
+    epoch: u64,
+    /// The [`Msg::Table`] frame, for leaders, fetches and fallbacks.
+    frame: Arc<[u8]>,
+    /// Per node that has not heard from its leader yet: the leader and the node's other PEs.
+    waiting: Vec<(usize, Vec<usize>)>,
 }
 
 impl Server {
@@ -383,7 +399,30 @@ impl Server {
             heartbeat: None,
             next_beat: Instant::now(),
             abort_frame: None,
+            nodes: None,
+            shared: None,
+            table_bytes: 0,
         })
+    }
+
+    /// Tells the server the node (host) of every PE, `nodes[pe]`, so that a shared allgather
+    /// ([`CollectiveKind::SharedAllgather`]) sends its table once per node (see
+    /// [`crate::table`]). Fails when `nodes` does not have one entry per PE.
+    pub fn set_nodes(&mut self, nodes: Vec<usize>) -> io::Result<()> {
+        if nodes.len() != self.npes() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} nodes given for {} PEs", nodes.len(), self.npes()),
+            ));
+        }
+        self.nodes = Some(nodes);
+        Ok(())
+    }
+
+    /// Bytes of collective tables sent to PEs so far (what the start-up costs the launcher's
+    /// network).
+    pub fn table_bytes_sent(&self) -> u64 {
+        self.table_bytes
     }
 
     /// Turns heartbeats on for the control connections opened from now on: both sides send one
@@ -514,6 +553,7 @@ impl Server {
             slot.exited = true;
             slot.gone = true;
             slot.conn = None;
+            self.release_node(pe, None);
             // The control connection stays: a PE on another host may outlive its start command,
             // and this connection is how it learns that the job is over.
         }
@@ -1086,6 +1126,7 @@ impl Server {
         let slot = &mut self.slots[pe];
         slot.conn = None;
         slot.gone = true;
+        self.release_node(pe, None);
     }
 
     /// Answers PE `pe` with an error, closes its connection and counts it as gone.
@@ -1096,6 +1137,43 @@ impl Server {
         }
         self.slots[pe].gone = true;
         self.warn(format!("PE {pe}: {why}"));
+        self.release_node(pe, None);
+    }
+
+    /// Sends `frame` to PE `pe` if it is connected, counting the bytes as a table's; a PE whose
+    /// connection broke is dropped.
+    fn send_table(&mut self, pe: usize, frame: &Arc<[u8]>) {
+        let Some(c) = self.slots[pe].conn.as_mut() else {
+            return;
+        };
+        self.table_bytes += frame.len() as u64;
+        if c.send_shared(Arc::clone(frame)).is_err() {
+            self.drop_pe(pe);
+        }
+    }
+
+    /// If `leader` leads a node waiting for the shared table, answers the node's other PEs:
+    /// with `at` ([`Msg::TableAt`]) when the leader published it, else with the table itself.
+    fn release_node(&mut self, leader: usize, at: Option<Msg>) {
+        let Some(round) = self.shared.as_mut() else {
+            return;
+        };
+        let Some(i) = round.waiting.iter().position(|w| w.0 == leader) else {
+            return;
+        };
+        let (_, waiters) = round.waiting.swap_remove(i);
+        let frame = Arc::clone(&round.frame);
+        for pe in waiters {
+            match &at {
+                Some(msg) => {
+                    let sent = self.slots[pe].conn.as_mut().map(|c| c.send(&msg.encode()));
+                    if let Some(Err(_)) = sent {
+                        self.drop_pe(pe);
+                    }
+                }
+                None => self.send_table(pe, &frame),
+            }
+        }
     }
 
     fn handle(&mut self, pe: usize, msg: Msg) {
@@ -1123,6 +1201,34 @@ impl Server {
                 self.slots[pe].arrived = Some((kind, blob));
                 self.try_complete();
             }
+            Msg::Published {
+                epoch,
+                pid,
+                fd,
+                len,
+            } => {
+                let leads = self
+                    .shared
+                    .as_ref()
+                    .is_some_and(|r| r.epoch == epoch && r.waiting.iter().any(|w| w.0 == pe));
+                if !leads {
+                    return self.fail_pe(pe, format!("unexpected publication of table {epoch}"));
+                }
+                let at = (fd != u32::MAX).then_some(Msg::TableAt {
+                    epoch,
+                    pid,
+                    fd,
+                    len,
+                });
+                self.release_node(pe, at);
+            }
+            Msg::Fetch { epoch } => match &self.shared {
+                Some(r) if r.epoch == epoch => {
+                    let frame = Arc::clone(&r.frame);
+                    self.send_table(pe, &frame);
+                }
+                _ => self.fail_pe(pe, format!("fetch of table {epoch}, which is not shared")),
+            },
             other => self.fail_pe(pe, format!("unexpected message {other:?}")),
         }
     }
@@ -1140,11 +1246,14 @@ impl Server {
         let epoch = self.epoch;
         self.epoch += 1;
         self.stranded_reported = false;
-        let of = |k: CollectiveKind| -> Vec<usize> {
-            (0..arrived.len()).filter(|&p| arrived[p].0 == k).collect()
-        };
-        let (ag, bar) = (of(CollectiveKind::Allgather), of(CollectiveKind::Barrier));
+        let (bar, ag): (Vec<usize>, Vec<usize>) =
+            (0..arrived.len()).partition(|&p| arrived[p].0 == CollectiveKind::Barrier);
+        let asks_shared: Vec<bool> = arrived
+            .iter()
+            .map(|a| a.0 == CollectiveKind::SharedAllgather)
+            .collect();
         let total: usize = arrived.iter().map(|a| a.1.len()).sum();
+        let is_table = total <= MAX_TABLE && bar.is_empty();
         let frame = if total > MAX_TABLE {
             let detail = format!(
                 "collective {epoch}: the PEs' records add up to {total} bytes, over the \
@@ -1179,14 +1288,40 @@ impl Server {
         }
         .encode();
         let frame: Arc<[u8]> = Arc::from(frame);
-        for pe in 0..self.npes() {
-            let sent = self.slots[pe]
-                .conn
-                .as_mut()
-                .map(|c| c.send_shared(Arc::clone(&frame)));
-            if let Some(Err(_)) = sent {
-                self.drop_pe(pe);
+        // A shared allgather: one PE per node (the lowest that asked, still connected) gets the
+        // table and publishes it; the node's other askers wait for it (see `crate::table`).
+        let mut leaders: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+        if let (true, Some(nodes)) = (is_table, &self.nodes) {
+            for pe in (0..self.npes()).filter(|&p| asks_shared[p]) {
+                if self.slots[pe].conn.is_none() {
+                    continue;
+                }
+                match leaders.iter_mut().find(|l| l.0 == nodes[pe]) {
+                    Some(l) => l.2.push(pe),
+                    None => leaders.push((nodes[pe], pe, Vec::new())),
+                }
             }
+            leaders.retain(|l| !l.2.is_empty());
+        }
+        let waiting: Vec<usize> = leaders.iter().flat_map(|l| l.2.iter().copied()).collect();
+        for pe in 0..self.npes() {
+            if waiting.contains(&pe) {
+                continue;
+            }
+            if leaders.iter().any(|l| l.1 == pe) {
+                let lead = Msg::Lead { epoch }.encode();
+                if let Some(c) = self.slots[pe].conn.as_mut() {
+                    let _ = c.send(&lead);
+                }
+            }
+            self.send_table(pe, &frame);
+        }
+        if is_table && asks_shared.iter().any(|&a| a) {
+            self.shared = Some(SharedRound {
+                epoch,
+                frame,
+                waiting: leaders.into_iter().map(|l| (l.1, l.2)).collect(),
+            });
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -63,22 +63,35 @@ struct TestServer {
     stop: Arc<AtomicBool>,
     exits: mpsc::Sender<usize>,
     thread: Option<JoinHandle<Vec<Notice>>>,
+    /// The server's `table_bytes_sent`, updated every round.
+    table_bytes: Arc<AtomicU64>,
 }
 
 impl TestServer {
     fn start(npes: usize, timeout: Duration) -> TestServer {
+        TestServer::start_on(npes, timeout, None)
+    }
+
+    /// A server that knows the node of every PE (`nodes[pe]`).
+    fn start_on(npes: usize, timeout: Duration, nodes: Option<Vec<usize>>) -> TestServer {
         let job_id = 0x5eed_0000_0000_0000 ^ u64::from(std::process::id());
         let secret = test_secret();
         let mut server =
             Server::bind("127.0.0.1:0", job_id, secret.clone(), npes, timeout).unwrap();
+        if let Some(nodes) = nodes {
+            server.set_nodes(nodes).unwrap();
+        }
         let addr = server.local_addr().unwrap().to_string();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let (exits, exited) = mpsc::channel();
+        let table_bytes = Arc::new(AtomicU64::new(0));
+        let bytes = table_bytes.clone();
         let thread = thread::spawn(move || {
             let mut seen = Vec::new();
             while !flag.load(Ordering::Relaxed) {
                 let mut notices = server.poll(None, Duration::from_millis(5)).unwrap();
+                bytes.store(server.table_bytes_sent(), Ordering::Relaxed);
                 while let Ok(pe) = exited.try_recv() {
                     notices.extend(server.pe_exited(pe));
                 }
@@ -99,6 +112,7 @@ impl TestServer {
             stop,
             exits,
             thread: Some(thread),
+            table_bytes,
         }
     }
 
@@ -1186,4 +1200,162 @@ fn a_watchdog_without_the_secret_is_refused() {
         "{message}"
     );
     assert_eq!(server.controls_alive(LONG), 0);
+}
+
+/// The size of the table frame of one allgather of `blobs` (tags added), as the launcher
+/// sends it.
+fn table_frame_len(blobs: &[Vec<u8>]) -> u64 {
+    let tagged: Vec<Vec<u8>> = blobs
+        .iter()
+        .map(|b| [&b[..], &[0u8; 32]].concat())
+        .collect();
+    Msg::Table {
+        epoch: 0,
+        blobs: tagged,
+    }
+    .encode()
+    .len() as u64
+}
+
+/// Waits until the server has sent `want` bytes of tables (it counts after the PEs may have
+/// returned).
+fn table_bytes_reach(server: &TestServer, want: u64) -> u64 {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let got = server.table_bytes.load(Ordering::Relaxed);
+        if got >= want || Instant::now() > until {
+            return got;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_shared_allgather_sends_the_table_once_per_node() {
+    // Three nodes: three PEs, two PEs, and one alone (which gets the table itself).
+    let nodes = vec![0, 0, 0, 1, 1, 2];
+    let npes = nodes.len();
+    let server = TestServer::start_on(npes, LONG, Some(nodes));
+    let blob = |pe: usize, round: usize| vec![(pe * 10 + round) as u8; 40 + pe];
+    let results = run_pes(&server, npes, LONG, &[], move |mut b| {
+        let me = b.pe();
+        let mut shared = Vec::new();
+        for round in 0..2 {
+            let t = b.allgather_shared(&blob(me, round), &mut || {}).unwrap();
+            assert_eq!(t.len(), npes);
+            for pe in 0..npes {
+                assert_eq!(t.record(pe), &blob(pe, round)[..], "PE {me}, round {round}");
+            }
+            shared.push(t.is_shared());
+            b.barrier(&mut || {}).unwrap();
+        }
+        // A plain allgather still goes to every PE.
+        let plain = b.allgather(&[me as u8], &mut || {}).unwrap();
+        assert_eq!(plain, (0..npes).map(|p| vec![p as u8]).collect::<Vec<_>>());
+        b.finalize().unwrap();
+        shared
+    });
+    for (pe, shared) in results {
+        assert_eq!(
+            shared,
+            [pe != 5, pe != 5],
+            "PE {pe}: the lone PE owns its table"
+        );
+    }
+    let per_round = |round| table_frame_len(&(0..npes).map(|p| blob(p, round)).collect::<Vec<_>>());
+    let barrier = Msg::Table {
+        epoch: 0,
+        blobs: Vec::new(),
+    }
+    .encode()
+    .len() as u64;
+    let plain = table_frame_len(&(0..npes).map(|p| vec![p as u8]).collect::<Vec<_>>());
+    // Each shared round: one table per node (3), not one per PE (6).
+    let want =
+        3 * per_round(0) + 3 * per_round(1) + 2 * npes as u64 * barrier + npes as u64 * plain;
+    assert_eq!(table_bytes_reach(&server, want), want);
+    let notices = server.finish();
+    assert!(notices.is_empty(), "{notices:?}");
+}
+
+/// Says hello on the rendezvous connection as PE `pe` and contributes `blob` to a shared
+/// allgather; returns the stream (after the `Accepted`).
+fn raw_shared_pe(server: &TestServer, pe: u32, npes: u32, blob: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect(&server.addr).unwrap();
+    let Some(Msg::Challenge { nonce: challenge }) = read_frame(&mut s) else {
+        panic!("no challenge");
+    };
+    let mine = [5u8; 32];
+    let fields = wire::hello_fields(wire::PROTOCOL_VERSION, server.job_id, pe, npes);
+    let hello = Msg::Hello {
+        version: wire::PROTOCOL_VERSION,
+        job_id: server.job_id,
+        pe,
+        npes,
+        nonce: mine,
+        mac: auth::hello_mac(
+            &server.secret,
+            Channel::Rendezvous,
+            &challenge,
+            &mine,
+            &fields,
+        ),
+    };
+    s.write_all(&hello.encode()).unwrap();
+    assert!(matches!(read_frame(&mut s), Some(Msg::Accepted { .. })));
+    let mut record = blob.to_vec();
+    record.extend_from_slice(&auth::record_key(&server.secret, pe).tag(server.job_id, 0, blob));
+    let collective = Msg::Collective {
+        epoch: 0,
+        kind: wire::CollectiveKind::SharedAllgather,
+        blob: record,
+    };
+    s.write_all(&collective.encode()).unwrap();
+    s
+}
+
+#[test]
+fn a_table_that_cannot_be_opened_is_fetched_and_a_silent_leader_is_replaced() {
+    let npes = 3;
+    for leader_publishes in [true, false] {
+        let server = TestServer::start_on(npes, LONG, Some(vec![0; npes]));
+        // PE 0 (the leader) is a raw connection: it publishes a file that is not a sealed
+        // memfd, or leaves without publishing.
+        let mut leader = raw_shared_pe(&server, 0, npes as u32, b"zero");
+        let others: Vec<_> = (1..npes)
+            .map(|pe| {
+                let config = server.config(pe, npes, LONG);
+                thread::spawn(move || {
+                    let mut b = config.connect().unwrap();
+                    let t = b.allgather_shared(format!("PE {pe}").as_bytes(), &mut || {})?;
+                    Ok::<_, ClientError>((t.is_shared(), t.to_vecs()))
+                })
+            })
+            .collect();
+        assert_eq!(read_frame(&mut leader), Some(Msg::Lead { epoch: 0 }));
+        assert!(matches!(
+            read_frame(&mut leader),
+            Some(Msg::Table { epoch: 0, .. })
+        ));
+        let exe = std::fs::File::open("/proc/self/exe").unwrap();
+        if leader_publishes {
+            use std::os::fd::AsRawFd;
+            let published = Msg::Published {
+                epoch: 0,
+                pid: std::process::id(),
+                fd: exe.as_raw_fd() as u32,
+                len: 1000,
+            };
+            leader.write_all(&published.encode()).unwrap();
+        } else {
+            drop(leader);
+        }
+        let want: Vec<Vec<u8>> = [b"zero".to_vec(), b"PE 1".to_vec(), b"PE 2".to_vec()].to_vec();
+        for h in others {
+            let (shared, records) = h.join().unwrap().unwrap();
+            assert!(!shared, "the table came as a table");
+            assert_eq!(records, want);
+        }
+        server.stop.store(true, Ordering::Relaxed);
+    }
 }

@@ -34,6 +34,16 @@
 //!    PEs have sent the same epoch, the launcher answers each with [`Msg::Table`] carrying every
 //!    PE's blob, indexed by PE (an empty table for a barrier). The first collective is the
 //!    rendezvous.
+//!
+//!    A [`CollectiveKind::SharedAllgather`] (the rendezvous of shmem-core) is answered once
+//!    per node where the launcher knows the nodes
+//!    ([`Server::set_nodes`](crate::server::Server::set_nodes)): the node's lowest PE that
+//!    asked for it gets
+//!    [`Msg::Lead`] and the [`Msg::Table`], publishes the table in a sealed memfd and answers
+//!    [`Msg::Published`]; the node's other PEs then get [`Msg::TableAt`] and map it, or send
+//!    [`Msg::Fetch`] and get the [`Msg::Table`] if they cannot. A leader that cannot publish
+//!    (or leaves) makes the launcher send its node's PEs the table itself. See
+//!    [`table`](crate::table).
 //! 3. [`Msg::Finalize`] tells the launcher the PE has finalized cleanly; the connection stays
 //!    open until the process exits. A PE that said hello and exits without it, while the job
 //!    runs, ends the job.
@@ -104,7 +114,7 @@ pub const DEFAULT_HEARTBEAT_TIMEOUT_SECS: f64 = 3.0;
 pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Version of this protocol, sent in [`Msg::Hello`] and [`Msg::ControlHello`].
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 /// Largest blob a PE may contribute to a collective, its tag included. A real record is a few
 /// hundred bytes to a few KiB: shmem-core's start-up record is a 60-byte header, the UCX worker
 /// address (about 0.1-1 KiB over TCP and shared memory, a few KiB with several InfiniBand
@@ -142,13 +152,17 @@ pub enum CollectiveKind {
     Allgather,
     /// No data; returns when every PE has arrived.
     Barrier,
+    /// An allgather whose table may come as a node-shared memfd
+    /// ([`table`](crate::table)): the PE takes part in [`Msg::Lead`], [`Msg::Published`],
+    /// [`Msg::TableAt`] and [`Msg::Fetch`].
+    SharedAllgather,
 }
 
 impl CollectiveKind {
     /// Human-readable name, for messages.
     pub fn name(self) -> &'static str {
         match self {
-            CollectiveKind::Allgather => "an allgather",
+            CollectiveKind::Allgather | CollectiveKind::SharedAllgather => "an allgather",
             CollectiveKind::Barrier => "a barrier",
         }
     }
@@ -249,6 +263,43 @@ pub enum Msg {
         /// Why, for the PE's stderr.
         reason: String,
     },
+    /// Launcher -> PE, before the [`Msg::Table`] of a [`CollectiveKind::SharedAllgather`]:
+    /// this PE leads its node; after checking the table it publishes it for the node's other
+    /// PEs and answers [`Msg::Published`].
+    Lead {
+        /// Sequence number of the collective.
+        epoch: u64,
+    },
+    /// Leader -> launcher: the table of collective `epoch` is this process's descriptor `fd`
+    /// (a sealed memfd of `len` bytes); `fd` is `u32::MAX` when it could not be published.
+    Published {
+        /// Sequence number of the collective.
+        epoch: u64,
+        /// The leader's process id.
+        pid: u32,
+        /// The memfd's descriptor in the leader, or `u32::MAX`.
+        fd: u32,
+        /// The memfd's size in bytes.
+        len: u64,
+    },
+    /// Launcher -> PE: the table of collective `epoch` is published by process `pid` of this
+    /// node as its descriptor `fd` of `len` bytes (see [`table`](crate::table)).
+    TableAt {
+        /// Sequence number of the collective.
+        epoch: u64,
+        /// The leader's process id.
+        pid: u32,
+        /// The memfd's descriptor in the leader.
+        fd: u32,
+        /// The memfd's size in bytes.
+        len: u64,
+    },
+    /// PE -> launcher: the published table of collective `epoch` could not be used; send it
+    /// as a [`Msg::Table`].
+    Fetch {
+        /// Sequence number of the collective.
+        epoch: u64,
+    },
 }
 
 const TAG_HELLO: u8 = 1;
@@ -263,6 +314,10 @@ const TAG_HEARTBEAT: u8 = 9;
 const TAG_ABORT: u8 = 10;
 const TAG_CHALLENGE: u8 = 11;
 const TAG_ACCEPTED: u8 = 12;
+const TAG_LEAD: u8 = 13;
+const TAG_PUBLISHED: u8 = 14;
+const TAG_TABLE_AT: u8 = 15;
+const TAG_FETCH: u8 = 16;
 
 /// The fields of a [`Msg::Hello`] that its MAC covers, in order.
 pub fn hello_fields(version: u32, job_id: u64, pe: u32, npes: u32) -> Vec<u8> {
@@ -317,6 +372,7 @@ impl Msg {
                 out.push(match kind {
                     CollectiveKind::Allgather => 0,
                     CollectiveKind::Barrier => 1,
+                    CollectiveKind::SharedAllgather => 2,
                 });
                 put_bytes(&mut out, blob);
             }
@@ -367,6 +423,36 @@ impl Msg {
                 out.extend_from_slice(&status.to_le_bytes());
                 put_bytes(&mut out, reason.as_bytes());
             }
+            Msg::Lead { epoch } => {
+                out.push(TAG_LEAD);
+                out.extend_from_slice(&epoch.to_le_bytes());
+            }
+            Msg::Fetch { epoch } => {
+                out.push(TAG_FETCH);
+                out.extend_from_slice(&epoch.to_le_bytes());
+            }
+            Msg::Published {
+                epoch,
+                pid,
+                fd,
+                len,
+            }
+            | Msg::TableAt {
+                epoch,
+                pid,
+                fd,
+                len,
+            } => {
+                out.push(if matches!(self, Msg::Published { .. }) {
+                    TAG_PUBLISHED
+                } else {
+                    TAG_TABLE_AT
+                });
+                out.extend_from_slice(&epoch.to_le_bytes());
+                out.extend_from_slice(&pid.to_le_bytes());
+                out.extend_from_slice(&fd.to_le_bytes());
+                out.extend_from_slice(&len.to_le_bytes());
+            }
         }
         let len = (out.len() - 4) as u32;
         out[..4].copy_from_slice(&len.to_le_bytes());
@@ -392,6 +478,7 @@ impl Msg {
                 let kind = match r.u8()? {
                     0 => CollectiveKind::Allgather,
                     1 => CollectiveKind::Barrier,
+                    2 => CollectiveKind::SharedAllgather,
                     k => return Err(format!("unknown collective kind {k}")),
                 };
                 Msg::Collective {
@@ -438,6 +525,20 @@ impl Msg {
                 let reason = String::from_utf8_lossy(r.bytes()?).into_owned();
                 Msg::Abort { status, reason }
             }
+            TAG_LEAD => Msg::Lead { epoch: r.u64()? },
+            TAG_FETCH => Msg::Fetch { epoch: r.u64()? },
+            TAG_PUBLISHED => Msg::Published {
+                epoch: r.u64()?,
+                pid: r.u32()?,
+                fd: r.u32()?,
+                len: r.u64()?,
+            },
+            TAG_TABLE_AT => Msg::TableAt {
+                epoch: r.u64()?,
+                pid: r.u32()?,
+                fd: r.u32()?,
+                len: r.u64()?,
+            },
             t => return Err(format!("unknown message tag {t}")),
         };
         if r.pos != body.len() {

@@ -55,6 +55,8 @@ pub fn run(
     if let Some(t) = heartbeat {
         server.set_heartbeat(wire::HEARTBEAT_INTERVAL, t, t + PE_HEARTBEAT_SLACK);
     }
+    // One host: the start-up table goes to one PE, which shares it with the others.
+    start::set_nodes(&mut server, vec![0; npes])?;
     let mut run = Job::new(server, inbox, heartbeat, false);
     let secret = [(
         OsString::from(wire::ENV_JOB_SECRET),

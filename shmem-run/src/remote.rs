@@ -33,6 +33,11 @@ pub struct MultiHost {
 }
 
 impl MultiHost {
+    /// The number of PEs of the job.
+    pub fn npes(&self) -> usize {
+        self.nodes.last().map_or(0, |n| n.pes.end)
+    }
+
     /// Refuses more than `limit` PEs per core on any host, each taken to have `cores` cores
     /// (as many as this machine).
     pub fn check_oversubscription(&self, cores: usize, limit: u32) -> Result<(), String> {
@@ -121,7 +126,7 @@ pub fn run(
     notifier: &events::Notifier,
     inbox: events::Inbox,
 ) -> Result<i32, RunError> {
-    let npes = m.nodes.last().map_or(0, |n| n.pes.end);
+    let npes = m.npes();
     // Listen where the hosts will connect: on each distinct address they are told (or on the
     // one --bind names), never on every interface unless asked.
     let mut ips: Vec<&str> = match bind_to {
@@ -161,6 +166,14 @@ pub fn run(
         m.heartbeat_timeout,
         m.heartbeat_timeout + PE_HEARTBEAT_SLACK,
     );
+    // The start-up table goes to one PE per host, which shares it with the host's others.
+    let mut node_of = vec![0; npes];
+    for (node, n) in m.nodes.iter().enumerate() {
+        for pe in n.pes.clone() {
+            node_of[pe] = node;
+        }
+    }
+    start::set_nodes(&mut server, node_of)?;
     let forwarded = spec::forwarded_env();
     // The same directory on every host (shared file systems), as mpirun does; `env -C` fails
     // with a clear message where it does not exist.

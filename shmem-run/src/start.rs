@@ -21,6 +21,54 @@ pub fn bind(addr: &str, job: &JobSpec<'_>, npes: usize) -> Result<Server, RunErr
     })
 }
 
+/// Tells `server` the host of every PE (`nodes[pe]`), so that start-up tables go once per host.
+pub fn set_nodes(server: &mut Server, nodes: Vec<usize>) -> Result<(), RunError> {
+    server
+        .set_nodes(nodes)
+        .map_err(|e| RunError::Setup(format!("placing the PEs on their hosts: {e}")))
+}
+
+/// Descriptors the launcher holds per PE at most: the rendezvous and control connections, the
+/// PE's stdout and stderr pipes, and for a PE on another host its start command's stdin.
+const FDS_PER_PE: u64 = 5;
+/// Descriptors the launcher holds besides: listeners, the event pipe, the standard streams.
+const FDS_BASE: u64 = 64;
+
+/// Raises this process's soft limit of open descriptors to the hard limit (as other launchers
+/// do: the default soft limit, often 1,024, would stop a job of a few hundred PEs), and refuses
+/// a job of `npes` PEs that the hard limit cannot hold, before anything starts.
+pub fn raise_fd_limit(npes: usize) -> Result<(), RunError> {
+    let need = FDS_BASE + FDS_PER_PE * npes as u64;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Ok(()); // Nothing known: the accept loop reports EMFILE if it comes to that.
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: lim.rlim_max,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct we pass.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim.rlim_cur = lim.rlim_max;
+        }
+    }
+    if lim.rlim_cur < need {
+        return Err(RunError::Usage(format!(
+            "a job of {npes} PEs needs about {need} open files in shmemrun ({FDS_PER_PE} per PE: \
+             its two connections and its output pipes), but the limit is {} (`ulimit -Hn`): \
+             raise it, or start the job with the cluster's launcher (srun --mpi=pmix, \
+             mpirun), whose daemons hold the PEs' connections per host",
+            lim.rlim_cur
+        )));
+    }
+    Ok(())
+}
+
 /// `host:port` for `ip`, with brackets for IPv6.
 pub fn host_port(ip: &str, port: u16) -> String {
     if ip.contains(':') {

@@ -638,3 +638,37 @@ fn bad_host_options_are_refused_with_the_reason() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_low_soft_descriptor_limit_is_raised_and_a_low_hard_one_is_named() {
+    use std::os::unix::process::CommandExt;
+    let with_limits = |soft: u64, hard: u64, args: &[&str]| {
+        let mut cmd = shmemrun(args);
+        // SAFETY: setrlimit only, between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: soft,
+                    rlim_max: hard,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        run(cmd)
+    };
+    // Soft 64 would not hold 40 PEs' pipes and connections; the hard limit does.
+    let r = with_limits(64, 4096, &["-n", "40", "sh", "-c", "exit 0"]);
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    // A hard limit too low for the job: refused before anything starts, naming the numbers.
+    let r = with_limits(64, 300, &["-n", "100", "true"]);
+    assert_eq!(r.code(), Some(2), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("a job of 100 PEs needs about 564 open files")
+            && r.stderr.contains("the limit is 300"),
+        "{r:?}"
+    );
+}

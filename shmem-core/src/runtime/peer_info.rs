@@ -62,7 +62,19 @@ impl PeerInfo {
         v
     }
 
-    pub(crate) fn decode(pe: usize, mut b: &[u8]) -> Result<PeerInfo> {
+    /// Decodes a whole record; the error names `pe`.
+    pub(crate) fn decode(pe: usize, b: &[u8]) -> Result<PeerInfo> {
+        Self::parse(pe, b, true).map(|(info, _)| info)
+    }
+
+    /// Decodes a record's fixed fields and checks the rest, leaving out the worker address and
+    /// the keys (empty here): what start-up needs of every peer. Also says whether the record
+    /// has a data-segment key.
+    pub(crate) fn decode_head(pe: usize, b: &[u8]) -> Result<(PeerInfo, bool)> {
+        Self::parse(pe, b, false)
+    }
+
+    fn parse(pe: usize, mut b: &[u8], keys: bool) -> Result<(PeerInfo, bool)> {
         let bad = || Error::Bootstrap(format!("malformed start-up record from PE {pe}"));
         let mut take = |n: usize| -> Result<&[u8]> {
             if b.len() < n {
@@ -88,15 +100,16 @@ impl PeerInfo {
         let team_fd = u32_of(take(4)?);
         let team_base = u64_of(take(8)?);
         let heap_fd = u32_of(take(4)?);
-        let n = u32_of(take(4)?) as usize;
-        let worker_addr = take(n)?.to_vec();
-        let n = u32_of(take(4)?) as usize;
-        let rkey = take(n)?.to_vec();
-        let n = u32_of(take(4)?) as usize;
-        let data_rkey = take(n)?.to_vec();
-        let n = u32_of(take(4)?) as usize;
-        let team_rkey = take(n)?.to_vec();
-        Ok(PeerInfo {
+        let mut part = || -> Result<(Vec<u8>, usize)> {
+            let n = u32_of(take(4)?) as usize;
+            let bytes = take(n)?;
+            Ok((if keys { bytes.to_vec() } else { Vec::new() }, n))
+        };
+        let (worker_addr, _) = part()?;
+        let (rkey, _) = part()?;
+        let (data_rkey, data_rkey_len) = part()?;
+        let (team_rkey, _) = part()?;
+        let info = PeerInfo {
             base,
             len,
             statics_sig,
@@ -112,7 +125,8 @@ impl PeerInfo {
             team_base,
             team_rkey,
             heap_fd,
-        })
+        };
+        Ok((info, data_rkey_len > 0))
     }
 }
 
@@ -161,6 +175,12 @@ mod tests {
             (want.team_fd, want.team_base, &want.team_rkey)
         );
         assert_eq!(back.heap_fd, want.heap_fd);
+        let (head, has_data_rkey) = PeerInfo::decode_head(1, &bytes).expect("decodes");
+        assert!(has_data_rkey && head.worker_addr.is_empty() && head.rkey.is_empty());
+        assert_eq!(
+            (head.base, head.heap_fd, head.team_base),
+            (want.base, 9, want.team_base)
+        );
     }
 
     #[test]
@@ -171,6 +191,7 @@ mod tests {
                 .err()
                 .expect("truncated record accepted");
             assert!(e.to_string().contains("PE 7"), "{e}");
+            assert!(PeerInfo::decode_head(7, &bytes[..cut]).is_err());
         }
         let mut bad = bytes.clone();
         bad[0] ^= 1;

@@ -13,7 +13,9 @@ use crate::mem::layout::HeapLayout;
 use crate::mem::private_shm;
 use crate::mem::segment::SEGMENT;
 use crate::object::statics;
-use crate::transport::{Link, Peer, Transport, TransportParts, Wire, progress, strided};
+use crate::transport::{
+    Contact, Directory, Link, Peer, Transport, TransportParts, Wire, progress, strided,
+};
 use shmem_ucx::{Context, ContextParams, ThreadMode};
 use std::ptr;
 use std::sync::Arc;
@@ -146,28 +148,32 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
         heap_fd: heap_fd as u32,
         team_rkey: team_mem.pack_rkey()?,
     };
-    let blobs = bootstrap.allgather(&me.encode(), &mut || {
+    let table = bootstrap.allgather_table(&me.encode(), &mut || {
         worker.progress();
     })?;
-    if blobs.len() != n_pes {
+    if table.len() != n_pes {
         return Err(Error::Bootstrap(format!(
             "rendezvous returned {} records for {n_pes} PEs",
-            blobs.len()
+            table.len()
         )));
     }
+    // The table stays (shared with the node's PEs where the launcher allowed it): a peer's
+    // address and keys are read from it at first contact, not copied for every peer here.
+    let table = Arc::new(table);
+    let records = Arc::clone(&table);
+    let directory = Arc::new(Directory::new(Box::new(move |pe| {
+        let info = PeerInfo::decode(pe, records.record(pe))?;
+        Ok(Wire {
+            addr: info.worker_addr,
+            rkey: info.rkey,
+            data_rkey: (!info.data_rkey.is_empty()).then_some(info.data_rkey),
+            team_rkey: info.team_rkey,
+        })
+    })));
 
     let mut peers = Vec::with_capacity(n_pes);
-    let mut wire = Vec::with_capacity(n_pes);
-    for (pe, blob) in blobs.iter().enumerate() {
-        let info = PeerInfo::decode(pe, blob)?;
-        let this = Arc::new(Wire {
-            pe,
-            addr: info.worker_addr.clone(),
-            rkey: info.rkey.clone(),
-            data_rkey: (!info.data_rkey.is_empty()).then(|| info.data_rkey.clone()),
-            team_rkey: info.team_rkey.clone(),
-        });
-        wire.push(Arc::clone(&this));
+    for pe in 0..n_pes {
+        let (info, has_data_rkey) = PeerInfo::decode_head(pe, table.record(pe))?;
         if info.statics_sig != statics_sig {
             return Err(Error::Bootstrap(format!(
                 "PE {pe} has a different set of #[symmetric] statics than PE {my_pe} \
@@ -182,7 +188,7 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
                 info.len
             )));
         }
-        if info.data_len != data_range.1 as u64 || info.data_rkey.is_empty() != data_mem.is_none() {
+        if info.data_len != data_range.1 as u64 || has_data_rkey != data_mem.is_some() {
             return Err(Error::Bootstrap(format!(
                 "PE {pe} has a {}-byte data segment but PE {my_pe} has {}: every PE must run \
                  the same program",
@@ -224,9 +230,19 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
         }
         peers.push(
             // The endpoint is made below or at first contact (never, for a peer mapped here).
-            Peer::new(direct, info.base, Link::Unopened(worker.clone(), this))
-                .with_data(data_direct, info.data_base)
-                .with_team(team_direct, info.team_base),
+            Peer::new(
+                direct,
+                info.base,
+                Link::Unopened(
+                    worker.clone(),
+                    Contact {
+                        directory: Arc::clone(&directory),
+                        pe,
+                    },
+                ),
+            )
+            .with_data(data_direct, info.data_base)
+            .with_team(team_direct, info.team_base),
         );
     }
     // Endpoints to the PEs reached through UCX: at start-up for a few hundred of them (while
@@ -271,7 +287,7 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
         team,
         team_mem,
         peers,
-        wire,
+        directory,
         progress_thread,
         worker,
         context,

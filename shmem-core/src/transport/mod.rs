@@ -139,8 +139,9 @@ pub(crate) struct UcxPeer {
 /// endpoint (its memory, its wire-up messages, a socket over tcp) only to the PEs it talks to
 /// through UCX, and none at all to the PEs of its node that it reaches by load and store.
 pub(crate) enum Link {
-    /// Not connected yet: the worker to connect from and what the peer published.
-    Unopened(Worker, Arc<Wire>),
+    /// Not connected yet: the worker to connect from, and where to read what the peer
+    /// published.
+    Unopened(Worker, Contact),
     /// Connected.
     Open(UcxPeer),
     /// Closed at finalize, or never to be used (this PE itself).
@@ -302,11 +303,18 @@ impl Peer {
     #[track_caller]
     fn open(&self) {
         let mut link = self.ucx.write().unwrap_or_else(|p| p.into_inner());
-        if let Link::Unopened(worker, wire) = &*link {
-            match UcxPeer::connect(worker, wire) {
+        if let Link::Unopened(worker, contact) = &*link {
+            let pe = contact.pe;
+            let wire = match contact.wire() {
+                Ok(w) => w,
+                Err(e) => {
+                    drop(link);
+                    panic!("shmem: connecting to PE {pe}: {e}")
+                }
+            };
+            match UcxPeer::connect(worker, &wire) {
                 Ok(u) => *link = Link::Open(u),
                 Err(e) => {
-                    let pe = wire.pe;
                     drop(link);
                     ucx_failed(&format!("connecting to PE {pe}"), e)
                 }
@@ -318,8 +326,8 @@ impl Peer {
     /// completes its wire-up; `None` when there is nothing to wait for.
     pub(crate) fn connect_now(&self) -> Result<Option<shmem_ucx::Request>> {
         let mut link = self.ucx.write().unwrap_or_else(|p| p.into_inner());
-        if let Link::Unopened(worker, wire) = &*link {
-            *link = Link::Open(UcxPeer::connect(worker, wire)?);
+        if let Link::Unopened(worker, contact) = &*link {
+            *link = Link::Open(UcxPeer::connect(worker, &contact.wire()?)?);
         }
         match &*link {
             Link::Open(u) => Ok(u.ep.flush_start()?),
@@ -378,9 +386,8 @@ pub struct Transport {
     /// Every peer's team segment is mapped here.
     one_node: bool,
     peers: Box<[Peer]>,
-    /// Each PE's worker address and packed rkeys (heap, data segment), for the endpoints of
-    /// contexts.
-    wire: Box<[Arc<Wire>]>,
+    /// Where each PE's worker address and packed keys are, for the endpoints of contexts.
+    directory: Arc<Directory>,
     pub(crate) progress: Progress,
     /// The collectives' team blocks and epochs.
     pub(crate) slots: Slots,
@@ -393,10 +400,36 @@ pub struct Transport {
     _team_mem: MemHandle,
 }
 
+/// Where every PE's UCX details are read at first contact: the start-up table (shared by the
+/// PEs of a node where the launcher allows) and the runtime's decoder of its records, so that a
+/// PE keeps no per-peer copy of addresses and keys it may never use.
+pub(crate) struct Directory {
+    /// PE `pe`'s details, decoded from its record.
+    wire_of: Box<dyn Fn(usize) -> Result<Wire> + Send + Sync>,
+}
+
+impl Directory {
+    /// A directory that reads PE `pe`'s details with `wire_of(pe)`.
+    pub(crate) fn new(wire_of: Box<dyn Fn(usize) -> Result<Wire> + Send + Sync>) -> Directory {
+        Directory { wire_of }
+    }
+}
+
+/// One peer's entry in the [`Directory`].
+pub(crate) struct Contact {
+    pub(crate) directory: Arc<Directory>,
+    pub(crate) pe: usize,
+}
+
+impl Contact {
+    /// What the peer published, decoded now.
+    fn wire(&self) -> Result<Wire> {
+        (self.directory.wire_of)(self.pe)
+    }
+}
+
 /// What a PE published about itself for UCX.
 pub(crate) struct Wire {
-    /// Its PE number, for messages.
-    pub(crate) pe: usize,
     /// Its worker address.
     pub(crate) addr: Vec<u8>,
     /// The packed key of its heap.
@@ -435,7 +468,7 @@ pub(crate) struct TransportParts {
     pub(crate) team: *mut u8,
     pub(crate) team_mem: MemHandle,
     pub(crate) peers: Vec<Peer>,
-    pub(crate) wire: Vec<Arc<Wire>>,
+    pub(crate) directory: Arc<Directory>,
     pub(crate) progress_thread: bool,
     pub(crate) worker: Worker,
     pub(crate) context: Context,
@@ -458,7 +491,7 @@ impl Transport {
             team: p.team,
             one_node: p.peers.iter().all(|x| !x.team.is_null()),
             peers: p.peers.into_boxed_slice(),
-            wire: p.wire.into_boxed_slice(),
+            directory: p.directory,
             progress: Progress::new(p.worker, any_ucx, p.progress_thread)?,
             slots: Slots::default(),
             context: p.context,

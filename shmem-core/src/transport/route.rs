@@ -3,7 +3,7 @@
 //!
 //! Part of the transport layer (methods of [`Transport`]); uses `mem` only.
 
-use super::{Link, Peer, Transport};
+use super::{Contact, Link, Peer, Transport};
 use crate::error::Result;
 use shmem_ucx::{ThreadMode, Worker};
 use std::ptr;
@@ -34,7 +34,13 @@ impl Transport {
                 Peer::new(
                     ptr::null_mut(),
                     main.remote_base,
-                    Link::Unopened(worker.clone(), Arc::clone(&self.wire[pe])),
+                    Link::Unopened(
+                        worker.clone(),
+                        Contact {
+                            directory: Arc::clone(&self.directory),
+                            pe,
+                        },
+                    ),
                 )
                 .with_data(ptr::null_mut(), main.data_remote)
                 .with_team(main.team, main.team_remote),

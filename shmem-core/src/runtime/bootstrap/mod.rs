@@ -22,6 +22,7 @@ mod pmix;
 use std::time::Duration;
 
 use shmem_launch::client::{Client, ClientError, EnvError, LaunchEnv};
+use shmem_launch::table::Table;
 use shmem_launch::{watchdog, wire};
 
 use crate::error::{Error, Result};
@@ -183,6 +184,24 @@ impl Bootstrap {
             Link::Launcher(c) => c.allgather(mine, progress).map_err(|e| map_err(e, timeout)),
             #[cfg(feature = "pmix")]
             Link::Pmix(p) => p.allgather(mine, progress),
+        }
+    }
+
+    /// Like [`allgather`](Self::allgather), for the rendezvous: the table may come as a
+    /// node-shared, sealed memfd that one PE of this node publishes for the others (see
+    /// `shmem_launch::table`), so that the launcher sends it once per host and the node keeps
+    /// one copy. Errors as for [`allgather`](Self::allgather).
+    pub(crate) fn allgather_table(
+        &mut self,
+        mine: &[u8],
+        progress: &mut dyn FnMut(),
+    ) -> Result<Table> {
+        let timeout = self.timeout;
+        match &mut self.link {
+            Link::Launcher(c) => c
+                .allgather_shared(mine, progress)
+                .map_err(|e| map_err(e, timeout)),
+            _ => self.allgather(mine, progress).map(Table::from_records),
         }
     }
 
