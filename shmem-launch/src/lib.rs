@@ -30,8 +30,9 @@
 //!
 //! The PE connects to the rendezvous address, proves that it holds the job secret, says hello,
 //! and runs its start-up collectives
-//! (allgathers and barriers) through the launcher; the first collective is the rendezvous. The
-//! frames and the conversation are described in [`wire`].
+//! (allgathers and barriers) through the launcher; the first collective is the rendezvous,
+//! whose table the launcher sends once per host, to one PE that shares it with the host's
+//! others ([`table`]). The frames and the conversation are described in [`wire`].
 //!
 //! # Supervision
 //!

@@ -1,6 +1,7 @@
 //! Start-up: the bootstrap (launcher or PMIx), the heap mapping, the statics' places, the team
-//! segment, the exchange of start-up records, and the mappings of this node's PEs; the
-//! transport made of them. UCX endpoints are made here for up to a few hundred peers, else at
+//! segment, the exchange of start-up records (whose table stays, shared by the node's PEs under
+//! `shmemrun`, for first contacts), and the mappings of this node's PEs; the transport made of
+//! them. UCX endpoints are made here for up to a few hundred peers, else at
 //! first contact (`SHMEM_CONNECT`).
 //!
 //! Part of the runtime layer; uses `object::statics`, `transport`, `mem`, `config`.

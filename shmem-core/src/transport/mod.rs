@@ -142,8 +142,8 @@ pub(crate) enum Link {
     /// Not connected yet: the worker to connect from, and where to read what the peer
     /// published.
     Unopened(Worker, Contact),
-    /// Connected.
-    Open(UcxPeer),
+    /// Connected (boxed: a PE keeps a `Link` for every peer of the job, connected or not).
+    Open(Box<UcxPeer>),
     /// Closed at finalize, or never to be used (this PE itself).
     Closed,
 }
@@ -313,7 +313,7 @@ impl Peer {
                 }
             };
             match UcxPeer::connect(worker, &wire) {
-                Ok(u) => *link = Link::Open(u),
+                Ok(u) => *link = Link::Open(Box::new(u)),
                 Err(e) => {
                     drop(link);
                     ucx_failed(&format!("connecting to PE {pe}"), e)
@@ -327,7 +327,7 @@ impl Peer {
     pub(crate) fn connect_now(&self) -> Result<Option<shmem_ucx::Request>> {
         let mut link = self.ucx.write().unwrap_or_else(|p| p.into_inner());
         if let Link::Unopened(worker, contact) = &*link {
-            *link = Link::Open(UcxPeer::connect(worker, &contact.wire()?)?);
+            *link = Link::Open(Box::new(UcxPeer::connect(worker, &contact.wire()?)?));
         }
         match &*link {
             Link::Open(u) => Ok(u.ep.flush_start()?),
@@ -348,6 +348,7 @@ impl Peer {
             Link::Closed,
         );
         if let Link::Open(u) = taken {
+            let u = *u;
             drop(u.rkey);
             drop(u.data_rkey);
             drop(u.team_rkey);
@@ -690,4 +691,19 @@ fn ucx_failed(what: &str, e: shmem_ucx::Error) -> ! {
 #[track_caller]
 fn bad_pe(pe: usize, n: usize) -> ! {
     panic!("shmem: PE {pe} is out of range: this job has {n} PEs (valid PEs are 0..{n})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Link, Peer};
+
+    /// What a PE keeps for every peer of the job, used or not (the model for 1,000 hosts in
+    /// the README counts on it): the addresses and keys are in the node's start-up table, not
+    /// here.
+    #[test]
+    fn a_peer_that_is_never_contacted_costs_a_few_words() {
+        let (peer, link) = (size_of::<Peer>(), size_of::<Link>());
+        eprintln!("Peer: {peer} bytes, Link: {link} bytes");
+        assert!(peer <= 104, "a Peer grew to {peer} bytes (its Link: {link})");
+    }
 }
