@@ -32,7 +32,7 @@ pub fn set_nodes(server: &mut Server, nodes: Vec<usize>) -> Result<(), RunError>
 /// PE's stdout and stderr pipes, and for a PE on another host its start command's stdin.
 const FDS_PER_PE: u64 = 5;
 /// Descriptors the launcher holds besides: listeners, the event pipe, the standard streams.
-const FDS_BASE: u64 = 64;
+const FDS_BASE: u64 = 16;
 
 /// Raises this process's soft limit of open descriptors to the hard limit (as other launchers
 /// do: the default soft limit, often 1,024, would stop a job of a few hundred PEs), and refuses

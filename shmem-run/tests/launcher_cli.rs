@@ -667,7 +667,7 @@ fn a_low_soft_descriptor_limit_is_raised_and_a_low_hard_one_is_named() {
     assert_eq!(r.code(), Some(2), "{r:?}");
     assert!(
         r.stderr
-            .contains("a job of 100 PEs needs about 564 open files")
+            .contains("a job of 100 PEs needs about 516 open files")
             && r.stderr.contains("the limit is 300"),
         "{r:?}"
     );

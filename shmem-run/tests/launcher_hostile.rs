@@ -466,11 +466,25 @@ fn an_absurd_number_of_pes_is_refused_at_once() {
 fn sigint_while_starting_many_pes_stops_promptly() {
     let dir = scratch("sigint-spawn");
     let script = format!("echo $$ > {}/pe$SHMEM_PE; exec sleep 60", dir.display());
+    // shmemrun refuses a job its descriptor limit cannot hold (5 per PE): raise the limit where
+    // allowed (root), else take as many PEs as it holds.
+    let mut lim = libc::rlimit {
+        rlim_cur: 600_000,
+        rlim_max: 600_000,
+    };
+    // SAFETY: setrlimit and getrlimit on this process, with structs we own.
+    unsafe {
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+    }
+    let n = (lim.rlim_max.saturating_sub(100) / 5)
+        .min(100_000)
+        .to_string();
     let mut job = Launcher::start(shmemrun(&[
         "--oversubscribe-limit",
         "1000000",
         "-n",
-        "100000",
+        &n,
         "sh",
         "-c",
         &script,
