@@ -704,6 +704,9 @@ mod tests {
     fn a_peer_that_is_never_contacted_costs_a_few_words() {
         let (peer, link) = (size_of::<Peer>(), size_of::<Link>());
         eprintln!("Peer: {peer} bytes, Link: {link} bytes");
-        assert!(peer <= 104, "a Peer grew to {peer} bytes (its Link: {link})");
+        assert!(
+            peer <= 104,
+            "a Peer grew to {peer} bytes (its Link: {link})"
+        );
     }
 }
