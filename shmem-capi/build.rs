@@ -1,8 +1,28 @@
-//! Writes the compiler wrappers `shmemcc` and `shmemc++` into the target profile directory
-//! (`target/<profile>/`, next to `libshmem.so` and `shmemrun`), so that C programs build with
-//! nothing installed: `target/release/shmemcc -o hello hello.c`.
+//! Writes the compiler wrappers into the target profile directory (`target/<profile>/`, next to
+//! `libshmem.so` and the launcher), so that C programs build with nothing installed:
+//! `target/release/oshcc -o hello hello.c`. The C wrapper is written as `shmemcc` and `oshcc`,
+//! the C++ one as `shmemc++`, `oshc++` and `oshCC` (the names OpenSHMEM users type).
+//!
+//! The underlying compiler comes from `SHMEM_WRAPPER_CC` (C++: `SHMEM_WRAPPER_CXX`), as Open
+//! MPI's `mpicc` takes `OMPI_CC`: build systems set `SHMEM_CC` to the wrapper itself
+//! (`SHMEM_CC ?= oshcc`), so `SHMEM_CC` (`SHMEM_CXX`) only counts when it does not name one of
+//! these wrappers. A wrapper that is started again by the compiler it runs says so and fails
+//! instead of running itself forever.
 
 use std::path::{Path, PathBuf};
+
+/// The first line after the shebang of every wrapper: how a wrapper recognizes another one
+/// named in `SHMEM_CC`.
+const MARKER: &str = "# shmem-capi compiler wrapper";
+
+/// One language's wrapper: its names, the variables that choose its compiler and the default.
+struct Wrapper {
+    names: &'static [&'static str],
+    lang: &'static str,
+    var: &'static str,
+    legacy_var: &'static str,
+    default: &'static str,
+}
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
@@ -15,22 +35,85 @@ fn main() {
         println!("cargo:warning=cannot tell the profile directory from OUT_DIR; no shmemcc");
         return;
     };
-    write_wrapper(&profile.join("shmemcc"), "SHMEM_CC", "cc", &include);
-    write_wrapper(&profile.join("shmemc++"), "SHMEM_CXX", "c++", &include);
+    // oshCC and oshcc are one file where names ignore case.
+    let case_blind = matches!(
+        std::env::var("CARGO_CFG_TARGET_OS").as_deref(),
+        Ok("macos" | "ios" | "windows")
+    );
+    let cxx_names: &[&str] = if case_blind {
+        &["shmemc++", "oshc++"]
+    } else {
+        &["shmemc++", "oshc++", "oshCC"]
+    };
+    let wrappers = [
+        Wrapper {
+            names: &["shmemcc", "oshcc"],
+            lang: "C",
+            var: "SHMEM_WRAPPER_CC",
+            legacy_var: "SHMEM_CC",
+            default: "cc",
+        },
+        Wrapper {
+            names: cxx_names,
+            lang: "C++",
+            var: "SHMEM_WRAPPER_CXX",
+            legacy_var: "SHMEM_CXX",
+            default: "c++",
+        },
+    ];
+    for w in &wrappers {
+        let script = script(w, &include);
+        for name in w.names {
+            write_wrapper(&profile.join(name), &script);
+        }
+    }
 }
 
-fn write_wrapper(path: &Path, var: &str, default: &str, include: &Path) {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("shmemcc");
-    let script = format!(
+/// The wrapper's shell script. `SHMEM_WRAPPER_ACTIVE` (set before the exec, to the variable
+/// and compiler chosen) is the loop guard: a wrapper that finds it set was started by the
+/// compiler another one runs, which is then that wrapper itself.
+fn script(w: &Wrapper, include: &Path) -> String {
+    let Wrapper {
+        names,
+        lang,
+        var,
+        legacy_var,
+        default,
+    } = w;
+    let all = names.join(", ");
+    format!(
         r#"#!/bin/sh
-# {name}: compiles (and links) OpenSHMEM programs against the libshmem next to this script.
-# Written by the shmem-capi build. ${var} chooses the compiler (default: {default}).
+{MARKER} ({all}): compiles (and links) OpenSHMEM programs against the libshmem next to it.
+# Written by the shmem-capi build. The {lang} compiler it runs: ${var}, else ${legacy_var} unless
+# that names one of these wrappers (build systems set it to the wrapper), else {default}.
 # Compile-only runs (-c, -E, -S, -M, -MM) get no link flags.
+me=$(basename "$0")
+if [ -n "${{SHMEM_WRAPPER_ACTIVE:-}}" ]; then
+  guard=${{SHMEM_WRAPPER_ACTIVE%%=*}}
+  case "$guard" in
+    *CXX*|*C++*) want="SHMEM_WRAPPER_CXX to a C++ compiler" ;;
+    *) want="SHMEM_WRAPPER_CC to a C compiler" ;;
+  esac
+  echo "$me: the underlying compiler is this wrapper itself (via $SHMEM_WRAPPER_ACTIVE); set $want" >&2
+  exit 1
+fi
 dir=$(cd "$(dirname "$0")" && pwd)
-compiler=${{{var}:-{default}}}
+compiler=${{{var}:-}}
+via={var}
+if [ -z "$compiler" ] && [ -n "${{{legacy_var}:-}}" ]; then
+  first=${{{legacy_var}%% *}}
+  found=$(command -v "$first" 2>/dev/null || true)
+  if [ -z "$found" ] || [ ! -f "$found" ] || ! grep -q '^{MARKER}' "$found" 2>/dev/null; then
+    compiler=${legacy_var}
+    via={legacy_var}
+  fi
+fi
+if [ -z "$compiler" ]; then
+  compiler={default}
+  via="default {lang} compiler"
+fi
+SHMEM_WRAPPER_ACTIVE="$via=$compiler"
+export SHMEM_WRAPPER_ACTIVE
 link=1
 for arg in "$@"; do
   case "$arg" in
@@ -44,9 +127,13 @@ else
 fi
 "#,
         include = include.display()
-    );
-    if std::fs::read_to_string(path).ok().as_deref() != Some(script.as_str())
-        && let Err(e) = std::fs::write(path, &script)
+    )
+}
+
+/// Writes `script` to `path` (unless it is there already) and makes it executable.
+fn write_wrapper(path: &Path, script: &str) {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(script)
+        && let Err(e) = std::fs::write(path, script)
     {
         println!("cargo:warning=cannot write {}: {e}", path.display());
         return;

@@ -1,6 +1,12 @@
 //! The symmetric heap: `shmem_malloc`, `shmem_calloc`, `shmem_align`, `shmem_realloc`,
 //! `shmem_free`, `shmem_malloc_with_hints` and the deprecated `shmalloc` family. Every block is a
 //! `SymArray<u8>` kept in a table keyed by its address.
+//!
+//! Requests that cannot be met return NULL with a warning, as with the other implementations:
+//! a size the heap cannot hold, an alignment that is not a power of two, the realloc of an
+//! address that is no live block. These calls are collective and every PE passes the same
+//! arguments, so every PE returns NULL alike; the argument checks come before any collective
+//! step, and a NULL return still synchronizes the PEs (as a successful call does).
 
 use crate::state::{g, tables};
 use shmem_core::prelude::*;
@@ -16,7 +22,7 @@ fn keep(op: &str, block: shmem_core::Result<SymArray<'static, u8>>) -> *mut c_vo
             addr.cast()
         }
         Err(e) => {
-            eprintln!("shmem: {op}: {e}");
+            warn!("{op}: {e}; returning NULL");
             std::ptr::null_mut()
         }
     }
@@ -40,6 +46,9 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
     match count.checked_mul(size) {
         Some(b) => shmem_malloc(b),
         None => {
+            warn!(
+                "shmem_calloc: {count} x {size} bytes is more than the address space; returning NULL"
+            );
             g("shmem_calloc").world.barrier_all();
             std::ptr::null_mut()
         }
@@ -53,13 +62,16 @@ pub extern "C" fn shmem_malloc_with_hints(size: usize, _hints: c_long) -> *mut c
     shmem_malloc(size)
 }
 
-/// `shmem_align`: `size` bytes at an address that is a multiple of `alignment` (a power of two).
+/// `shmem_align`: `size` bytes at an address that is a multiple of `alignment` (a power of two);
+/// NULL (with a warning) for an alignment of 0 or one that is not a power of two.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
     let op = "shmem_align";
     let w = g(op).world;
     if !alignment.is_power_of_two() {
-        fatal!("{op}: alignment {alignment} is not a power of two");
+        warn!("{op}: alignment {alignment} is not a power of two; returning NULL");
+        w.barrier_all();
+        return std::ptr::null_mut();
     }
     if size == 0 {
         w.barrier_all();
@@ -91,7 +103,9 @@ pub unsafe extern "C" fn shmem_free(ptr: *mut c_void) {
     }
 }
 
-/// `shmem_realloc`: resizes a block collectively, keeping its contents (it may move).
+/// `shmem_realloc`: resizes a block collectively, keeping its contents (it may move). NULL (with
+/// a warning, the block unchanged) when the heap cannot hold the new size, and for an address
+/// that is not (or no longer) a block of `shmem_malloc`.
 ///
 /// # Safety
 /// No PE uses the old address afterwards.
@@ -109,7 +123,9 @@ pub unsafe extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_
     }
     let block = tables().heap.remove(&(ptr as usize));
     let Some(mut a) = block else {
-        fatal!("{op}: {ptr:p} is not the address of a live shmem_malloc block")
+        warn!("{op}: {ptr:p} is not the address of a live shmem_malloc block; returning NULL");
+        g(op).world.barrier_all();
+        return std::ptr::null_mut();
     };
     let result = a.try_realloc(size);
     let addr = raw::local_addr(&a);
@@ -117,7 +133,7 @@ pub unsafe extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_
     match result {
         Ok(()) => addr.cast(),
         Err(e) => {
-            eprintln!("shmem: {op}: {e}");
+            warn!("{op}: {e}; returning NULL");
             std::ptr::null_mut()
         }
     }

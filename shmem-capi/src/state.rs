@@ -7,6 +7,12 @@ macro_rules! fatal {
     ($($t:tt)*) => { $crate::state::fatal_args(format_args!($($t)*)) };
 }
 
+/// `warn!("fmt", args)`: prints the message prefixed with `shmem: ` as one line written whole
+/// (one write, so that the warnings of several PEs never mix mid-line).
+macro_rules! warn {
+    ($($t:tt)*) => { $crate::state::warn_args(format_args!($($t)*)) };
+}
+
 use shmem_core::prelude::*;
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
@@ -116,13 +122,18 @@ pub(crate) fn tables() -> MutexGuard<'static, Tables> {
     TABLES.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Prints `shmem: MESSAGE` as one line written whole (see [`warn!`]).
+#[cold]
+#[inline(never)]
+pub(crate) fn warn_args(msg: std::fmt::Arguments<'_>) {
+    shmem_core::raw::eprint_line(format_args!("shmem: {msg}"));
+}
+
 /// Prints `shmem: MESSAGE` and ends the job.
 #[cold]
 #[inline(never)]
 pub(crate) fn fatal_args(msg: std::fmt::Arguments<'_>) -> ! {
-    // One write, so that the messages of several PEs do not interleave.
-    let line = format!("shmem: {msg}\n");
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    warn_args(msg);
     let g = GLOBALS.load(Ordering::Acquire);
     if !g.is_null() {
         // SAFETY: a non-null pointer is a leaked `Globals`, never freed.
@@ -153,9 +164,9 @@ pub(crate) fn try_g() -> Option<&'static Globals> {
 #[cold]
 fn not_initialized(op: &str) -> ! {
     if FINALIZED.load(Ordering::Acquire) {
-        eprintln!("shmem: {op} called after shmem_finalize");
+        warn!("{op} called after shmem_finalize");
     } else {
-        eprintln!("shmem: {op} called before shmem_init");
+        warn!("{op} called before shmem_init");
     }
     std::process::exit(1)
 }
@@ -166,10 +177,13 @@ pub(crate) fn initialize(requested: c_int) -> &'static Globals {
         return g;
     }
     if FINALIZED.load(Ordering::Acquire) {
-        eprintln!("shmem: shmem_init called after shmem_finalize; the library cannot restart");
+        warn!("shmem_init called after shmem_finalize; the library cannot restart");
         std::process::exit(1);
     }
     shmem_core::raw::enable_data_segment();
+    // The scratch words below come on top of SHMEM_SYMMETRIC_SIZE, which stays whole for the
+    // program (one shmem_malloc of all of it succeeds, as with the other implementations).
+    shmem_core::raw::reserve_heap_per_pe(size_of::<u64>());
     let level = match requested {
         0 => shmem_core::ThreadLevel::Single,
         1 => shmem_core::ThreadLevel::Funneled,
@@ -179,7 +193,7 @@ pub(crate) fn initialize(requested: c_int) -> &'static Globals {
     let world = match shmem_core::init_thread(level) {
         Ok((w, _)) => w,
         Err(e) => {
-            eprintln!("shmem: shmem_init failed: {e}");
+            warn!("shmem_init failed: {e}");
             std::process::exit(1)
         }
     };
@@ -218,9 +232,26 @@ pub(crate) fn initialize(requested: c_int) -> &'static Globals {
     }
     GLOBALS.store(globals, Ordering::Release);
     // A panic (a check of shmem-core, with its message) ends the whole job, not just this PE.
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        previous(info);
+    // Its message is one line written whole, as every message of the library (the default
+    // hook writes in pieces, which mix with other PEs' lines); a backtrace, when RUST_BACKTRACE
+    // asks for one, follows in the same write.
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a panic without a message");
+        let msg = msg.strip_prefix("shmem: ").unwrap_or(msg);
+        let mut text = match info.location() {
+            Some(at) => format!("{msg} (panicked at {at})"),
+            None => msg.to_owned(),
+        };
+        let trace = std::backtrace::Backtrace::capture();
+        if trace.status() == std::backtrace::BacktraceStatus::Captured {
+            text.push_str(&format!("\nstack backtrace:\n{trace}"));
+        }
+        warn!("{text}");
         if let Some(g) = try_g() {
             g.world.global_exit(1);
         }

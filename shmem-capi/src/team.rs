@@ -144,7 +144,7 @@ pub unsafe extern "C" fn shmem_team_split_strided(
         usize::try_from(stride),
         usize::try_from(size),
     ) else {
-        eprintln!("shmem: {op}: start {start}, stride {stride} and size {size} must be >= 0");
+        warn!("{op}: start {start}, stride {stride} and size {size} must be >= 0");
         return -1;
     };
     // SAFETY: per the C contract.
@@ -161,7 +161,7 @@ pub unsafe extern "C" fn shmem_team_split_strided(
         }
         Ok(None) => 0,
         Err(e) => {
-            eprintln!("shmem: {op}: {e}");
+            warn!("{op}: {e}");
             -1
         }
     }
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn shmem_team_split_2d(
         return -1;
     };
     let Ok(xrange) = usize::try_from(xrange) else {
-        eprintln!("shmem: {op}: xrange {xrange} must be positive");
+        warn!("{op}: xrange {xrange} must be positive");
         return -1;
     };
     // SAFETY: per the C contract.
@@ -218,7 +218,7 @@ pub unsafe extern "C" fn shmem_team_split_2d(
             0
         }
         Err(e) => {
-            eprintln!("shmem: {op}: {e}");
+            warn!("{op}: {e}");
             -1
         }
     }
@@ -300,7 +300,7 @@ unsafe fn new_ctx(
     let ctx = match w.ctx_create::<Shared>(opts) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("shmem: {op}: {e}");
+            warn!("{op}: {e}");
             return -1;
         }
     };

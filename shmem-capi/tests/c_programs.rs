@@ -2,11 +2,24 @@
 //! under `shmemrun` at 1 to 4 PEs. Each program checks its own results and exits nonzero on a
 //! wrong value; the job must exit 0.
 
-use shmem_testkit::{Path, run_job_status};
+use shmem_testkit::{Finished, Path, one_job_at_a_time, run_job_status, start};
 use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::time::Duration;
+
+/// No job or wrapper run of these tests may take longer; a hang fails the test.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// The variables the compiler wrappers read, which the tests set themselves.
+const WRAPPER_VARS: [&str; 5] = [
+    "SHMEM_WRAPPER_CC",
+    "SHMEM_WRAPPER_CXX",
+    "SHMEM_CC",
+    "SHMEM_CXX",
+    "SHMEM_WRAPPER_ACTIVE",
+];
 
 /// `target/<profile>`, where this test binary's `deps` directory lies.
 fn profile_dir() -> PathBuf {
@@ -53,10 +66,11 @@ fn run_wrapper<A: AsRef<OsStr>>(wrapper: &str, args: &[A], what: &str) {
         "{} is missing: the shmem-capi build writes it",
         cc.display()
     );
-    let out = Command::new(&cc)
-        .args(args)
-        .output()
-        .expect("run the compiler wrapper");
+    let mut cmd = Command::new(&cc);
+    for v in WRAPPER_VARS {
+        cmd.env_remove(v);
+    }
+    let out = cmd.args(args).output().expect("run the compiler wrapper");
     assert!(
         out.status.success(),
         "{} ({what}) failed:\n{}{}",
@@ -66,7 +80,8 @@ fn run_wrapper<A: AsRef<OsStr>>(wrapper: &str, args: &[A], what: &str) {
     );
 }
 
-/// Builds `tests/c/{name}` with `wrapper` into a temporary directory; returns the binary.
+/// Builds `tests/c/{name}` with `wrapper` into a temporary directory (a binary per source and
+/// wrapper, so that tests running at once never rewrite each other's); returns the binary.
 fn build(wrapper: &str, name: &str, extra: &[&str]) -> PathBuf {
     ensure_library();
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -74,7 +89,7 @@ fn build(wrapper: &str, name: &str, extra: &[&str]) -> PathBuf {
         .join(name);
     let out_dir = profile_dir().join("capi-tests");
     std::fs::create_dir_all(&out_dir).expect("output directory");
-    let bin = out_dir.join(name.replace('.', "_"));
+    let bin = out_dir.join(format!("{}-{wrapper}", name.replace('.', "_")));
     let mut args: Vec<&OsStr> = extra.iter().map(OsStr::new).collect();
     args.extend([OsStr::new("-O1"), OsStr::new("-Wall"), OsStr::new("-o")]);
     args.extend([bin.as_os_str(), src.as_os_str()]);
@@ -185,4 +200,192 @@ fn wrapper_adds_no_link_flags_when_compiling_only() {
         &[c("-o"), exe.as_os_str(), obj.as_os_str()],
         "link",
     );
+}
+
+/// `oshrun` of this profile (the launcher under its OpenSHMEM name), built with the rest of the
+/// shmem-run package when it is missing.
+fn oshrun() -> PathBuf {
+    let shmemrun = shmem_testkit::shmemrun();
+    let oshrun = shmemrun.with_file_name("oshrun");
+    if !oshrun.is_file() {
+        let dir = profile_dir();
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args([
+            "build",
+            "-p",
+            "shmem-run",
+            "--bin",
+            "oshrun",
+            "--target-dir",
+        ])
+        .arg(dir.parent().expect("target directory"));
+        if dir.file_name().and_then(|p| p.to_str()) == Some("release") {
+            cmd.arg("--release");
+        }
+        let out = cmd.output().expect("run cargo build -p shmem-run");
+        assert!(
+            out.status.success(),
+            "cargo build --bin oshrun failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    oshrun
+}
+
+/// Runs `launcher -np N program` with `env` added; the job's outcome and output.
+fn job(launcher: &std::path::Path, n: usize, program: &str, env: &[(&str, &str)]) -> Finished {
+    let mut cmd = Command::new(launcher);
+    cmd.args(["-np", &n.to_string(), program])
+        .envs(env.iter().copied())
+        .env_remove("UCX_TLS")
+        .stdin(Stdio::null());
+    let _one = one_job_at_a_time();
+    start(cmd).finish(LIMIT)
+}
+
+/// Runs the wrapper `name` on `hello.c` with the variable `var` set to `value`, building
+/// `capi-tests/{out}`; the wrapper must end within [`LIMIT`] (a wrapper that runs itself again
+/// would never end).
+fn wrapper_with(name: &str, var: &str, value: &OsStr, out: &str) -> Finished {
+    ensure_library();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/hello.c");
+    let out = profile_dir().join("capi-tests").join(out);
+    std::fs::create_dir_all(out.parent().expect("dir")).expect("output directory");
+    let mut cmd = Command::new(profile_dir().join(name));
+    for v in WRAPPER_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.env(var, value)
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .stdin(Stdio::null());
+    start(cmd).finish(LIMIT)
+}
+
+#[test]
+fn a_wrapper_named_as_its_own_compiler_fails_at_once_saying_so() {
+    for (name, var, lang) in [
+        ("oshcc", "SHMEM_WRAPPER_CC", "a C compiler"),
+        ("shmemcc", "SHMEM_WRAPPER_CC", "a C compiler"),
+        ("oshc++", "SHMEM_WRAPPER_CXX", "a C++ compiler"),
+        ("oshCC", "SHMEM_WRAPPER_CXX", "a C++ compiler"),
+    ] {
+        let me = profile_dir().join(name);
+        let r = wrapper_with(name, var, me.as_os_str(), "hello_never_built");
+        assert_eq!(
+            r.code(),
+            Some(1),
+            "{name} with {var}={}: {r:?}",
+            me.display()
+        );
+        let expected = format!(
+            "{name}: the underlying compiler is this wrapper itself (via {var}={}); set {var} to \
+             {lang}\n",
+            me.display()
+        );
+        assert_eq!(r.stderr, expected, "{name}: {r:?}");
+    }
+    // SHMEM_CC naming a command that runs a wrapper (not the wrapper's file, which would be
+    // ignored): the wrapper it runs refuses, naming SHMEM_CC and the variable to set instead.
+    let cc = profile_dir().join("shmemcc");
+    let via_sh = format!("sh {}", cc.display());
+    let r = wrapper_with(
+        "oshcc",
+        "SHMEM_CC",
+        OsStr::new(&via_sh),
+        "hello_never_built",
+    );
+    assert_eq!(r.code(), Some(1), "{r:?}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "shmemcc: the underlying compiler is this wrapper itself (via SHMEM_CC={via_sh}); \
+             set SHMEM_WRAPPER_CC to a C compiler\n"
+        ),
+        "{r:?}"
+    );
+}
+
+/// Build systems set SHMEM_CC to the wrapper (`make SHMEM_CC=.../oshcc`): the wrapper then
+/// ignores it and compiles with the default compiler.
+#[test]
+fn shmem_cc_naming_a_wrapper_is_ignored_and_the_program_builds() {
+    for wrapper in ["shmemcc", "oshcc"] {
+        let named = profile_dir().join(wrapper);
+        let r = wrapper_with("oshcc", "SHMEM_CC", named.as_os_str(), "hello_shmem_cc");
+        assert_eq!(r.code(), Some(0), "SHMEM_CC={}: {r:?}", named.display());
+    }
+    let bin = profile_dir().join("capi-tests").join("hello_shmem_cc");
+    let r = job(&oshrun(), 2, &bin.display().to_string(), &[]);
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    let mut lines: Vec<&str> = r.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        ["hello from PE 0 of 2", "hello from PE 1 of 2"],
+        "{r:?}"
+    );
+}
+
+#[test]
+fn oshcc_builds_and_oshrun_np_2_runs_a_c_program() {
+    let bin = build("oshcc", "hello.c", &["-std=c11"]);
+    let r = job(&oshrun(), 2, &bin.display().to_string(), &[]);
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    let mut lines: Vec<&str> = r.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        ["hello from PE 0 of 2", "hello from PE 1 of 2"],
+        "{r:?}"
+    );
+    assert_eq!(r.stderr, "", "{r:?}");
+}
+
+#[test]
+fn allocations_that_cannot_be_met_return_null_and_the_whole_heap_fits_once() {
+    let bin = program("mem_edges.c");
+    for n in [2, 3] {
+        let r = job(&oshrun(), n, bin, &[("SHMEM_SYMMETRIC_SIZE", "1048576")]);
+        assert_eq!(r.code(), Some(0), "{n} PEs: {r:?}");
+        let mut lines: Vec<&str> = r.stdout.lines().collect();
+        lines.sort_unstable();
+        let expected: Vec<String> = (0..n)
+            .map(|pe| format!("mem_edges: PE {pe} of {n}: OK"))
+            .collect();
+        assert_eq!(lines, expected, "{n} PEs: {r:?}");
+        // Every PE warned about each NULL, with the value that caused it.
+        for warning in [
+            "shmem: shmem_align: alignment 0 is not a power of two; returning NULL",
+            "shmem: shmem_align: alignment 3 is not a power of two; returning NULL",
+            "shmem: shmem_align: alignment 24 is not a power of two; returning NULL",
+        ] {
+            let count = r.stderr.lines().filter(|l| *l == warning).count();
+            assert_eq!(count, n, "{warning:?} on {n} PEs: {r:?}");
+        }
+        let realloc = "is not the address of a live shmem_malloc block; returning NULL";
+        let count = r.stderr.lines().filter(|l| l.ends_with(realloc)).count();
+        assert_eq!(count, 2 * n, "{r:?}");
+        assert!(r.stderr.lines().all(|l| l.starts_with("shmem: ")), "{r:?}");
+    }
+}
+
+#[test]
+fn warnings_of_many_pes_at_once_come_out_as_whole_lines() {
+    let bin = program("warn_lines.c");
+    let n = 6;
+    let r = job(&oshrun(), n, bin, &[]);
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    let warning = "shmem: shmem_align: alignment 3 is not a power of two; returning NULL";
+    let bad: Vec<&str> = r.stderr.lines().filter(|l| *l != warning).collect();
+    assert!(
+        bad.is_empty(),
+        "{} of {} lines are not one whole warning, e.g. {:?}",
+        bad.len(),
+        r.stderr.lines().count(),
+        &bad[..bad.len().min(5)]
+    );
+    assert_eq!(r.stderr.lines().count(), n * 200);
+    assert!(r.stderr.ends_with('\n'));
 }

@@ -3,6 +3,7 @@
 //! Base layer: uses `error` only (the runtime reads the settings at start-up).
 
 use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Default size of the user part of the symmetric heap: 256 MiB per PE. Pages are only backed when
 /// touched, so 16 PEs on a 24 GiB machine fit comfortably.
@@ -47,6 +48,27 @@ pub(crate) fn heap_size() -> Result<usize> {
         )));
     }
     Ok(size)
+}
+
+/// Heap bytes per PE that a foreign-language layer keeps for itself (see
+/// `raw::reserve_heap_per_pe`), mapped on top of `SHMEM_SYMMETRIC_SIZE`.
+static HEAP_RESERVE_PER_PE: AtomicUsize = AtomicUsize::new(0);
+
+/// Adds `bytes` per PE to the heap that start-up maps on top of the user's size.
+pub(crate) fn reserve_heap_per_pe(bytes: usize) {
+    let _ = HEAP_RESERVE_PER_PE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+        Some(r.saturating_add(bytes))
+    });
+}
+
+/// The bytes to map on top of the user heap for a job of `n_pes` PEs: the reservations of
+/// [`reserve_heap_per_pe`] times `n_pes`, each rounded up to whole blocks of `block` bytes
+/// (the allocator's granule); `None` on overflow.
+pub(crate) fn heap_reserve(n_pes: usize, block: usize) -> Option<usize> {
+    HEAP_RESERVE_PER_PE
+        .load(Ordering::Acquire)
+        .checked_mul(n_pes)?
+        .checked_next_multiple_of(block)
 }
 
 /// Physical memory in bytes (`usize::MAX` if it cannot be determined).

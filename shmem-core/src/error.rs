@@ -2,7 +2,18 @@
 //!
 //! Base layer: uses nothing of the crate; every layer reports through it.
 
+use std::io::Write;
 use std::time::Duration;
+
+/// Writes `msg` and a newline to stderr as one line written whole: formatted first, then one
+/// `write_all` on the locked, unbuffered stderr, which is one write(2) for a line under the pipe
+/// buffer's atomic size (4096 bytes). `eprintln!` writes a message in pieces, so the messages of
+/// PEs that share a terminal or pipe would mix mid-line.
+pub(crate) fn eprint_line(msg: std::fmt::Arguments<'_>) {
+    let mut line = msg.to_string();
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
 
 /// Everything that can go wrong in the runtime and is reported as a value rather than a panic.
 ///

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{ArgGroup, Parser};
+use clap::{ArgGroup, CommandFactory, FromArgMatches, Parser};
 use shmem_launch::wire;
 
 /// Start N processing elements (PEs) of a shmem-core program and supervise them.
@@ -58,10 +58,12 @@ a silent host, a lost PE); 2 for a bad command line."
 )]
 pub struct Cli {
     /// Number of PEs to start. Default: 1; with --hosts or --hostfile, every slot when slots
-    /// are given, else one per host.
+    /// are given, else one per host. Also spelled -np N, -c N and --n N (as with mpirun).
     #[arg(
         short = 'n',
         long = "np",
+        short_alias = 'c',
+        alias = "n",
         value_name = "N",
         value_parser = clap::value_parser!(u32).range(1..=1_000_000)
     )]
@@ -141,8 +143,162 @@ pub struct Cli {
     pub command: Vec<OsString>,
 }
 
+/// Parses the command line `args` (`argv[0]` first), after [`mpirun_spellings`]; a bad command
+/// line ends the launcher as clap does (status 2, or 0 for --help and --version). Usage lines
+/// and --version name the launcher as it was called (`oshrun` or `shmemrun`).
+pub fn parse(args: Vec<OsString>) -> Cli {
+    let args = mpirun_spellings(args);
+    let matches = Cli::command()
+        .name(crate::say::prog())
+        .get_matches_from(args);
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// Rewrites a single-dash spelling of a long option, as mpirun and other OpenSHMEM launchers
+/// take them (`-np 4`, `-np=4`, `-hostfile FILE`), into the long option clap parses (`--np 4`);
+/// clap alone would read `-np 4` as `-n p` and then the program `4`.
+///
+/// Only the launcher's own options are rewritten: the scan stops at `--` and at the first word
+/// that is neither an option nor an option's value, which is PROGRAM, so that the program's
+/// arguments (`oshrun -np 2 prog -np 3`) pass through untouched. `argv[0]` is kept.
+pub fn mpirun_spellings(mut args: Vec<OsString>) -> Vec<OsString> {
+    let cmd = Cli::command();
+    let options: Vec<_> = cmd.get_arguments().filter(|a| !a.is_positional()).collect();
+    let takes_value = |a: &&clap::Arg| a.get_action().takes_values();
+    // Long names (with their aliases) of two letters or more, and which of them take a value.
+    let mut longs: Vec<(String, bool)> = Vec::new();
+    let mut shorts: Vec<(char, bool)> = Vec::new();
+    for a in &options {
+        let value = takes_value(a);
+        for l in a.get_long_and_visible_aliases().into_iter().flatten() {
+            longs.push((l.to_string(), value));
+        }
+        for l in a.get_aliases().into_iter().flatten() {
+            longs.push((l.to_string(), value));
+        }
+        for c in a.get_short_and_visible_aliases().into_iter().flatten() {
+            shorts.push((c, value));
+        }
+        for c in a.get_all_short_aliases().into_iter().flatten() {
+            shorts.push((c, value));
+        }
+    }
+    let long_takes = |name: &str| longs.iter().find(|(l, _)| l == name).map(|&(_, v)| v);
+    let short_takes = |c: char| shorts.iter().find(|&&(s, _)| s == c).map(|&(_, v)| v);
+    let mut i = 1;
+    while i < args.len() {
+        // Non-UTF-8 words are no options of the launcher's: PROGRAM (or a value) starts there.
+        let Some(word) = args[i].to_str().map(str::to_owned) else {
+            break;
+        };
+        if word == "--" || !word.starts_with('-') || word == "-" {
+            break;
+        }
+        let mut value_follows = false;
+        if let Some(long) = word.strip_prefix("--") {
+            let (name, attached) = long
+                .split_once('=')
+                .map_or((long, false), |(n, _)| (n, true));
+            value_follows = !attached && long_takes(name) == Some(true);
+        } else {
+            let body = &word[1..];
+            let (name, attached) = body
+                .split_once('=')
+                .map_or((body, false), |(n, _)| (n, true));
+            if name.chars().count() > 1
+                && let Some(takes) = long_takes(name)
+            {
+                args[i] = OsString::from(format!("-{word}"));
+                value_follows = !attached && takes;
+            } else {
+                // A cluster of short flags, possibly ending in one that takes a value: the
+                // value is the rest of the word, or the next word.
+                for (k, c) in body.char_indices() {
+                    if short_takes(c) == Some(true) {
+                        value_follows = k + c.len_utf8() == body.len();
+                        break;
+                    }
+                }
+            }
+        }
+        i += if value_follows { 2 } else { 1 };
+    }
+    args
+}
+
 /// Checks a timeout in seconds (`--init-timeout`, `--heartbeat-timeout`) and keeps its text,
 /// trimmed, for the PEs' environment.
 fn parse_timeout(s: &str) -> Result<String, String> {
     wire::parse_timeout_secs(s).map(|_| s.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewrite(words: &[&str]) -> Vec<String> {
+        let mut args = vec![OsString::from("oshrun")];
+        args.extend(words.iter().map(OsString::from));
+        mpirun_spellings(args)
+            .into_iter()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn single_dash_long_options_become_long_options() {
+        assert_eq!(rewrite(&["-np", "4", "prog"]), ["--np", "4", "prog"]);
+        assert_eq!(rewrite(&["-np=4", "prog"]), ["--np=4", "prog"]);
+        assert_eq!(
+            rewrite(&["-p", "-hostfile", "h", "-np", "2", "prog"]),
+            ["-p", "--hostfile", "h", "--np", "2", "prog"]
+        );
+        // Values of other options are skipped, whatever they look like.
+        assert_eq!(
+            rewrite(&["--init-timeout", "5", "-x", "A", "-np", "2", "p"]),
+            ["--init-timeout", "5", "-x", "A", "--np", "2", "p"]
+        );
+        assert_eq!(
+            rewrite(&["-xFOO", "-np", "2", "p"]),
+            ["-xFOO", "--np", "2", "p"]
+        );
+        assert_eq!(
+            rewrite(&["-pn", "-np", "p"]),
+            ["-pn", "-np", "p"],
+            "-pn takes -np as N"
+        );
+    }
+
+    #[test]
+    fn the_programs_arguments_are_left_alone() {
+        assert_eq!(
+            rewrite(&["-np", "2", "prog", "-np", "3"]),
+            ["--np", "2", "prog", "-np", "3"]
+        );
+        assert_eq!(rewrite(&["--", "-np", "3"]), ["--", "-np", "3"]);
+        assert_eq!(
+            rewrite(&["-n", "2", "prog", "-hosts"]),
+            ["-n", "2", "prog", "-hosts"]
+        );
+        // A single letter is a short option, never a long one.
+        assert_eq!(rewrite(&["-n", "2", "-c", "3"]), ["-n", "2", "-c", "3"]);
+    }
+
+    #[test]
+    fn every_spelling_of_the_pe_count_parses() {
+        for words in [
+            &["-np", "3", "true"][..],
+            &["-np=3", "true"],
+            &["-n", "3", "true"],
+            &["--np", "3", "true"],
+            &["--n", "3", "true"],
+            &["-c", "3", "true"],
+        ] {
+            let mut args = vec![OsString::from("oshrun")];
+            args.extend(words.iter().map(OsString::from));
+            let cli = Cli::try_parse_from(mpirun_spellings(args));
+            assert_eq!(cli.map(|c| c.np).ok(), Some(Some(3)), "{words:?}");
+        }
+    }
 }

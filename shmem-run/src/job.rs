@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use crate::children::{self, Status};
 use crate::events::{Event, Inbox};
 use crate::output::Tail;
+use crate::say::{prog, say};
 use crate::signals;
 use shmem_launch::server::{Notice, Server};
 use shmem_launch::wire::{HEARTBEAT_INTERVAL, pe_list};
@@ -188,7 +189,7 @@ impl Job {
         if self.failure.is_some() {
             return;
         }
-        eprintln!("shmemrun: {what}{}", self.terminating(other));
+        say!("{what}{}", self.terminating(other));
         self.fail(code, what);
     }
 
@@ -304,9 +305,9 @@ impl Job {
     fn notices(&mut self, notices: Vec<Notice>) {
         for n in notices {
             match n {
-                Notice::Warning(w) => eprintln!("shmemrun: {w}"),
+                Notice::Warning(w) => say!("{w}"),
                 Notice::RendezvousTimeout { detail } => {
-                    eprintln!("shmemrun: {detail}");
+                    say!("{detail}");
                     if self.failure.is_none() {
                         self.timeout_at = Some(Instant::now() + TIMEOUT_GRACE);
                     }
@@ -388,7 +389,7 @@ impl Job {
                 if self.failure.is_none() {
                     self.end(128 + sig, &format!("received {name}"), false);
                 } else if self.running() > 0 {
-                    eprintln!("shmemrun: received {name} again; killing the PEs");
+                    say!("received {name} again; killing the PEs");
                     self.signal_all(libc::SIGKILL);
                     self.term_at = None;
                     self.kill_at = None;
@@ -451,18 +452,19 @@ impl Job {
                     "PE {pe} on host {} {how} before reaching the launcher",
                     r.host
                 );
-                let mut details = format!("\nshmemrun:   start command: {}", r.command);
+                let p = prog();
+                let mut details = format!("\n{p}:   start command: {}", r.command);
                 let tail = r.tail.lines(TAIL_WAIT);
                 if tail.is_empty() {
-                    details.push_str("\nshmemrun:   it wrote nothing on stderr");
+                    details.push_str(&format!("\n{p}:   it wrote nothing on stderr"));
                 } else {
-                    details.push_str("\nshmemrun:   the last lines of its stderr:");
+                    details.push_str(&format!("\n{p}:   the last lines of its stderr:"));
                     for line in &tail {
-                        details.push_str("\nshmemrun:   | ");
+                        details.push_str(&format!("\n{p}:   | "));
                         details.push_str(line);
                     }
                 }
-                eprintln!("shmemrun: {what}{}{details}", self.terminating(true));
+                say!("{what}{}{details}", self.terminating(true));
                 self.fail(code, &what);
             }
             _ => {

@@ -10,6 +10,7 @@ use crate::cli::Cli;
 use crate::error::RunError;
 use crate::events;
 use crate::job::Job;
+use crate::say::say;
 use crate::spec::{JobSpec, Place};
 use crate::start::{self, PE_HEARTBEAT_SLACK, Progress, host_port};
 
@@ -98,8 +99,8 @@ pub fn run(
                 } else {
                     format!(" as PE {pe}")
                 };
-                eprintln!(
-                    "shmemrun: cannot start {}{which}: {}",
+                say!(
+                    "cannot start {}{which}: {}",
                     job.program.to_string_lossy(),
                     children::os_message(&e)
                 );

@@ -11,6 +11,7 @@ use shmem_launch::wire;
 use crate::cli::Cli;
 use crate::error::RunError;
 use crate::job::{Job, Remote};
+use crate::say::{prog, say};
 use crate::spec::{self, JobSpec, Place, SECRET_SCRIPT, setting};
 use crate::start::{self, PE_HEARTBEAT_SLACK, Progress, host_port};
 use crate::{children, events, hosts, output, rsh};
@@ -243,7 +244,7 @@ pub fn run(
                         argv[0].to_string_lossy(),
                         children::os_message(&e)
                     );
-                    eprintln!("shmemrun: {what}\nshmemrun:   start command: {command}");
+                    say!("{what}\n{}:   start command: {command}", prog());
                     run.fail(children::spawn_code(&e), &what);
                     break 'nodes;
                 }

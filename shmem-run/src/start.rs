@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use shmem_launch::server::Server;
 
 use crate::error::RunError;
+use crate::say::say;
 use crate::spec::JobSpec;
 
 /// How much longer than the launcher a PE waits for a heartbeat before it gives up, so that the
@@ -108,8 +109,8 @@ impl Progress {
         if now >= self.next && done < self.npes {
             self.next = now + Duration::from_secs(1);
             self.shown = true;
-            eprintln!(
-                "shmemrun: started {done} of {} PEs ({:.0} s)",
+            say!(
+                "started {done} of {} PEs ({:.0} s)",
                 self.npes,
                 (now - self.started).as_secs_f64()
             );
@@ -123,10 +124,10 @@ impl Progress {
         }
         let took = self.started.elapsed().as_secs_f64();
         if done == self.npes {
-            eprintln!("shmemrun: started all {done} PEs in {took:.1} s");
+            say!("started all {done} PEs in {took:.1} s");
         } else {
-            eprintln!(
-                "shmemrun: stopped starting PEs after {done} of {} ({took:.1} s)",
+            say!(
+                "stopped starting PEs after {done} of {} ({took:.1} s)",
                 self.npes
             );
         }

@@ -10,11 +10,21 @@ use std::time::{Duration, Instant};
 use shmem_testkit::{Finished as Run, Running, start};
 
 const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
+/// The same launcher under the OpenSHMEM name.
+const OSHRUN: &str = env!("CARGO_BIN_EXE_oshrun");
 /// No test may take longer than this; a hung launcher fails the test instead of hanging it.
 const LIMIT: Duration = Duration::from_secs(30);
 
 fn shmemrun(args: &[&str]) -> Command {
-    let mut cmd = Command::new(SHMEMRUN);
+    launcher(SHMEMRUN, args)
+}
+
+fn oshrun(args: &[&str]) -> Command {
+    launcher(OSHRUN, args)
+}
+
+fn launcher(exe: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(exe);
     cmd.args(args)
         .env_remove("SHMEM_INIT_TIMEOUT")
         .stdin(Stdio::null());
@@ -366,6 +376,84 @@ fn bad_command_lines_are_refused() {
         r.stdout.contains("--np <N>") && r.stdout.contains("--prefix"),
         "{r:?}"
     );
+}
+
+/// The PE numbers a job of `sh -c 'echo $SHMEM_PE'` printed, one per line.
+fn pes_printed(r: &Run) -> Vec<usize> {
+    let mut pes: Vec<usize> = r
+        .stdout
+        .lines()
+        .map(|l| l.trim().parse().expect("a PE number"))
+        .collect();
+    pes.sort_unstable();
+    pes
+}
+
+#[test]
+fn oshrun_takes_np_and_the_other_spellings_of_mpirun() {
+    let r = run(oshrun(&["-np", "3", "sh", "-c", "echo $SHMEM_PE"]));
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    assert_eq!(pes_printed(&r), [0, 1, 2], "{r:?}");
+    assert!(r.stderr.is_empty(), "{r:?}");
+    for (exe, np) in [
+        (SHMEMRUN, &["-np", "2"][..]),
+        (SHMEMRUN, &["-np=2"]),
+        (OSHRUN, &["--np", "2"]),
+        (OSHRUN, &["--n", "2"]),
+        (OSHRUN, &["-n", "2"]),
+        (OSHRUN, &["-c", "2"]),
+    ] {
+        let mut args = np.to_vec();
+        args.extend(["sh", "-c", "echo $SHMEM_PE"]);
+        let r = run(launcher(exe, &args));
+        assert_eq!(r.code(), Some(0), "{exe} {np:?}: {r:?}");
+        assert_eq!(pes_printed(&r), [0, 1], "{exe} {np:?}: {r:?}");
+    }
+}
+
+#[test]
+fn np_among_the_programs_arguments_passes_through() {
+    let r = run(oshrun(&[
+        "-np",
+        "2",
+        "sh",
+        "-c",
+        "echo \"$@\"",
+        "sh",
+        "-np",
+        "3",
+    ]));
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    assert_eq!(r.stdout, "-np 3\n-np 3\n", "{r:?}");
+    let r = run(oshrun(&["-p", "--", "echo", "-np", "3", "-hostfile"]));
+    assert_eq!(r.stdout, "[PE 0] -np 3 -hostfile\n", "{r:?}");
+}
+
+#[test]
+fn a_bad_np_is_refused_naming_the_value_and_messages_name_oshrun() {
+    for exe in [OSHRUN, SHMEMRUN] {
+        let r = run(launcher(exe, &["-np", "x", "true"]));
+        assert_eq!(r.code(), Some(2), "{r:?}");
+        assert!(
+            r.stderr.contains("invalid value 'x' for '--np <N>'"),
+            "{r:?}"
+        );
+        assert_eq!(r.stdout, "", "{r:?}");
+    }
+    let r = run(oshrun(&["-np", "0", "true"]));
+    assert_eq!(r.code(), Some(2), "{r:?}");
+    assert!(r.stderr.contains("'0'"), "{r:?}");
+    let r = run(oshrun(&["-np", "2", "./definitely-not-here"]));
+    assert_eq!(r.code(), Some(127), "{r:?}");
+    assert!(
+        r.stderr
+            .starts_with("oshrun: cannot start ./definitely-not-here: No such file or directory"),
+        "{r:?}"
+    );
+    let r = run(oshrun(&["--version"]));
+    assert!(r.stdout.starts_with("oshrun "), "{r:?}");
+    let r = run(oshrun(&["--help"]));
+    assert!(r.stdout.contains("Usage: oshrun [OPTIONS]"), "{r:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

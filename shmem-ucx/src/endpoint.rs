@@ -707,10 +707,12 @@ unsafe extern "C" fn atomic_done(
     // SAFETY: the completed request this callback is for, owned by nobody else.
     unsafe { sys::ucp_request_free(request) };
     if status != sys::UCS_OK {
-        eprintln!(
-            "shmem-ucx: an atomic add failed in UCX: {}",
+        // One write of the whole line, so that it does not mix with other PEs' messages.
+        let line = format!(
+            "shmem-ucx: an atomic add failed in UCX: {}\n",
             Error::from_status("ucp_atomic_op_nbx", status)
         );
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         std::process::abort();
     }
     ATOMICS_IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);

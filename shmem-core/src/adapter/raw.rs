@@ -46,6 +46,36 @@ pub fn enable_data_segment() {
     crate::mem::dataseg::want();
 }
 
+/// Keeps `bytes_per_pe` bytes per PE of the symmetric heap for the layer's own blocks (such as
+/// one word per PE of scratch space): `init` maps that much (times the number of PEs, rounded up
+/// to whole cache lines) on top of `SHMEM_SYMMETRIC_SIZE`, so that the program can still
+/// allocate all of `SHMEM_SYMMETRIC_SIZE` in one block. Calls add up; only calls before `init`
+/// count.
+///
+/// ```
+/// shmem_core::raw::reserve_heap_per_pe(8);
+/// let world = shmem_core::init()?;
+/// let scratch = world.alloc::<u64>(world.n_pes()); // from the reserve
+/// let all = world.try_alloc::<u8>(256 << 20); // the default SHMEM_SYMMETRIC_SIZE, whole
+/// assert!(all.is_ok() || std::env::var_os("SHMEM_SYMMETRIC_SIZE").is_some());
+/// # drop((scratch, all));
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+pub fn reserve_heap_per_pe(bytes_per_pe: usize) {
+    crate::config::reserve_heap_per_pe(bytes_per_pe);
+}
+
+/// Writes `msg` and a newline to stderr in one write, so that the messages of PEs sharing a
+/// terminal or pipe never mix mid-line (`eprintln!` writes in pieces). For the layer's
+/// warnings, which start with `shmem: ` like the runtime's.
+///
+/// ```
+/// shmem_core::raw::eprint_line(format_args!("shmem: example: {} is just a warning", 42));
+/// ```
+pub fn eprint_line(msg: std::fmt::Arguments<'_>) {
+    crate::error::eprint_line(msg);
+}
+
 /// The runtime's offset of `bytes` bytes at `addr` in this PE's symmetric memory (the statics
 /// and the heap, or the data segment), or `None` when they are not all inside one of them (the
 /// start of the heap mapping, before the statics, is not symmetric memory: the runtime keeps

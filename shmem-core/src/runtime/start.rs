@@ -10,7 +10,7 @@ use super::bootstrap::Bootstrap;
 use super::peer_info::PeerInfo;
 use crate::error::{Error, Result};
 use crate::mem::dataseg::{self, DataSegment};
-use crate::mem::layout::HeapLayout;
+use crate::mem::layout::{HeapLayout, OBJECT_ALIGN};
 use crate::mem::private_shm;
 use crate::mem::segment::SEGMENT;
 use crate::object::statics;
@@ -58,7 +58,12 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
     // untouched: no memory behind them).
     let reserved = SEGMENT;
     let heap_size = crate::config::heap_size()?;
-    let layout = HeapLayout::new(reserved, statics_len, heap_size).ok_or_else(|| {
+    // A foreign-language layer's own blocks (the C API's scratch words) come on top, so that
+    // one allocation of all of SHMEM_SYMMETRIC_SIZE still fits.
+    let user_len =
+        crate::config::heap_reserve(n_pes, OBJECT_ALIGN).and_then(|r| heap_size.checked_add(r));
+    let layout = user_len.and_then(|u| HeapLayout::new(reserved, statics_len, u));
+    let layout = layout.ok_or_else(|| {
         Error::Bootstrap(format!(
             "a symmetric heap of {heap_size} bytes plus {statics_len} bytes of statics does not \
              fit in the address space"

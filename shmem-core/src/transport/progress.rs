@@ -334,7 +334,9 @@ impl ProgressThread {
                     while w.progress() != 0 {}
                     if event_wait {
                         if let Err(e) = w.wait_for_events(Self::MAX_NAP) {
-                            eprintln!("shmem: progress thread: {e}; polling instead");
+                            crate::error::eprint_line(format_args!(
+                                "shmem: progress thread: {e}; polling instead"
+                            ));
                             event_wait = false;
                         }
                     } else {

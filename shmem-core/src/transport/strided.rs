@@ -248,7 +248,7 @@ fn words<const N: usize>(h: &[u8]) -> Option<[u64; N]> {
 
 /// A send that UCX failed after accepting it: the transfer cannot complete.
 fn send_failed(e: shmem_ucx::Error) {
-    eprintln!("shmem: a strided transfer failed in UCX: {e}");
+    crate::error::eprint_line(format_args!("shmem: a strided transfer failed in UCX: {e}"));
     std::process::abort();
 }
 
@@ -256,11 +256,11 @@ fn send_failed(e: shmem_ucx::Error) {
 #[cold]
 #[inline(never)]
 fn bad_message(st: &State, from: u64, what: std::fmt::Arguments<'_>) -> ! {
-    eprintln!(
+    crate::error::eprint_line(format_args!(
         "shmem: PE {} received a malformed strided-transfer message from PE {from}: {what}; \
          ending the job",
         st.my_pe
-    );
+    ));
     std::process::abort();
 }
 
