@@ -22,7 +22,7 @@
 //! buffered across all connections over [`MAX_BUFFERED`] is dropped. When `accept` fails (out of
 //! file descriptors) the server stops accepting for [`ACCEPT_BACKOFF`] and reports it once.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
@@ -1290,37 +1290,44 @@ impl Server {
         let frame: Arc<[u8]> = Arc::from(frame);
         // A shared allgather: one PE per node (the lowest that asked, still connected) gets the
         // table and publishes it; the node's other askers wait for it (see `crate::table`).
-        let mut leaders: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+        // Linear in the PEs: a job of 100,000 PEs pays no per-pair work here.
+        let mut groups: BTreeMap<usize, (usize, Vec<usize>)> = BTreeMap::new();
         if let (true, Some(nodes)) = (is_table, &self.nodes) {
             for pe in (0..self.npes()).filter(|&p| asks_shared[p]) {
-                if self.slots[pe].conn.is_none() {
-                    continue;
-                }
-                match leaders.iter_mut().find(|l| l.0 == nodes[pe]) {
-                    Some(l) => l.2.push(pe),
-                    None => leaders.push((nodes[pe], pe, Vec::new())),
+                if self.slots[pe].conn.is_some() {
+                    groups
+                        .entry(nodes[pe])
+                        .or_insert((pe, Vec::new()))
+                        .1
+                        .push(pe);
                 }
             }
-            leaders.retain(|l| !l.2.is_empty());
         }
-        let waiting: Vec<usize> = leaders.iter().flat_map(|l| l.2.iter().copied()).collect();
-        for pe in 0..self.npes() {
-            if waiting.contains(&pe) {
-                continue;
+        // Each group lists its leader first; a node with one asker gets the table itself.
+        let waiting: Vec<(usize, Vec<usize>)> = groups
+            .into_values()
+            .filter(|(_, pes)| pes.len() > 1)
+            .map(|(leader, mut pes)| {
+                pes.remove(0);
+                (leader, pes)
+            })
+            .collect();
+        let mut waits = vec![false; self.npes()];
+        for (leader, pes) in &waiting {
+            pes.iter().for_each(|&pe| waits[pe] = true);
+            let lead = Msg::Lead { epoch }.encode();
+            if let Some(c) = self.slots[*leader].conn.as_mut() {
+                let _ = c.send(&lead);
             }
-            if leaders.iter().any(|l| l.1 == pe) {
-                let lead = Msg::Lead { epoch }.encode();
-                if let Some(c) = self.slots[pe].conn.as_mut() {
-                    let _ = c.send(&lead);
-                }
-            }
+        }
+        for pe in (0..self.npes()).filter(|&pe| !waits[pe]) {
             self.send_table(pe, &frame);
         }
         if is_table && asks_shared.iter().any(|&a| a) {
             self.shared = Some(SharedRound {
                 epoch,
                 frame,
-                waiting: leaders.into_iter().map(|l| (l.1, l.2)).collect(),
+                waiting,
             });
         }
     }
