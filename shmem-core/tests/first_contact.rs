@@ -166,6 +166,14 @@ fn the_start_up_table_is_held_once_per_node_and_read_at_first_contact() {
             "one table: {t:?}"
         );
     }
+    // Under mpirun (PMIx) the node's lowest rank shares the table the same way.
+    for (n, path) in [(3, common::Path::Direct), (4, common::Path::Ucx)] {
+        let (out, _) = common::launch_mpirun(NAME, n, path);
+        let t = tables(&out, &format!("{n} PEs under mpirun, {path:?} path"));
+        eprintln!("{NAME}: {n} PEs under mpirun, {path:?} path: tables {t:?}");
+        assert_eq!(t.len(), n, "{t:?}");
+        assert!(t[0] != "none" && t.iter().all(|i| *i == t[0]), "one table: {t:?}");
+    }
     // Two hosts of 3 PEs: one table per host, each mapped by its host's PEs.
     if let Some((out, _)) = common::launch_hosts_env(NAME, (2, 3), common::Path::Ucx, &lazy) {
         let t = tables(&out, "2 hosts x 3 PEs");

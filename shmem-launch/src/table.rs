@@ -22,6 +22,12 @@
 //! `b"SHT1"`, the job id (`u64`), the collective's epoch (`u64`), the number of records `n`
 //! (`u32`), then `n` records, each a `u32` length and that many bytes: the PE's blob followed by
 //! its 32-byte tag. Integers are little-endian. [`parse`] checks every length before it reads.
+//!
+//! Under PMIx the records carry no tags (PMIx vouches for them) and the leader is the node's
+//! lowest rank: it makes a memfd ([`Pending`]) before the exchange, names its descriptor in its
+//! own record, and fills and seals it after; the node's other PEs wait for the seals
+//! ([`Table::wait_shared`]). That table starts with `b"SHT0"` and a job id of 0, and its
+//! records are the blobs alone ([`parse_untagged`]).
 
 use std::ffi::CString;
 use std::fs::File;
@@ -31,8 +37,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use crate::auth::{self, MAC_BYTES, Secret};
 use crate::wire::MAX_TABLE;
 
-/// The first bytes of a shared table.
+/// The first bytes of a shared table whose records carry tags.
 const MAGIC: &[u8; 4] = b"SHT1";
+/// The first bytes of a shared table whose records carry none (the PMIx path: PMIx, not the
+/// job secret, vouches for the records).
+const MAGIC_UNTAGGED: &[u8; 4] = b"SHT0";
 /// Bytes before the first record.
 const HEADER: usize = 4 + 8 + 8 + 4;
 /// The seals a shared table must carry: nothing can change its bytes or its size.
@@ -140,45 +149,67 @@ impl Table {
     /// Writes `records` (each a blob followed by its tag, all already checked) into a new
     /// sealed memfd and maps it: the leader's side.
     pub(crate) fn publish(job_id: u64, epoch: u64, records: &[Vec<u8>]) -> io::Result<Table> {
-        let mut bytes =
-            Vec::with_capacity(HEADER + records.iter().map(|r| 4 + r.len()).sum::<usize>());
-        bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&job_id.to_le_bytes());
-        bytes.extend_from_slice(&epoch.to_le_bytes());
-        bytes.extend_from_slice(&(records.len() as u32).to_le_bytes());
-        for r in records {
-            bytes.extend_from_slice(&(r.len() as u32).to_le_bytes());
-            bytes.extend_from_slice(r);
-        }
+        let bytes = layout(MAGIC, job_id, epoch, records);
         let index = parse(&bytes, records.len(), job_id, epoch, &mut |_, _, _| true)
             .map_err(io::Error::other)?;
-        let name = CString::new("shmem-start-up-table").map_err(io::Error::other)?;
-        // SAFETY: a valid C string; the returned descriptor is owned below.
-        let raw = unsafe {
-            libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
-        };
-        if raw < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a fresh descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let mut file = File::from(fd);
-        file.write_all(&bytes)?;
-        // SAFETY: fcntl on our own descriptor.
-        if unsafe {
-            libc::fcntl(
-                file.as_raw_fd(),
-                libc::F_ADD_SEALS,
-                SEALS | libc::F_SEAL_SEAL,
-            )
-        } < 0
-        {
-            return Err(io::Error::last_os_error());
-        }
+        let file = new_memfd()?;
+        (&file).write_all(&bytes)?;
+        seal(&file)?;
         let map = map_sealed(OwnedFd::from(file), bytes.len())?;
         Ok(Table {
             store: Store::Shared { map, index },
         })
+    }
+
+    /// Waits (calling `progress`, for at most `limit`) until the table that process `pid`
+    /// reserved as its descriptor `fd` with [`Pending`] is sealed, then checks it (`npes`
+    /// untagged records of collective `epoch`) and maps it: the PMIx path's other PEs. `None`
+    /// when the leader sealed it empty (it could not fill it); the error says what failed.
+    pub fn wait_shared(
+        (pid, fd): (u32, u32),
+        npes: usize,
+        epoch: u64,
+        limit: std::time::Duration,
+        progress: &mut dyn FnMut(),
+    ) -> Result<Option<Table>, String> {
+        let path = format!("/proc/{pid}/fd/{fd}");
+        let file = File::open(&path).map_err(|e| format!("cannot open {path}: {e}"))?;
+        let start = std::time::Instant::now();
+        let mut rounds = 0u32;
+        loop {
+            // SAFETY: fcntl on our own descriptor.
+            let seals = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GET_SEALS) };
+            if seals < 0 {
+                return Err(format!("{path} is not a memfd"));
+            }
+            if seals & SEALS == SEALS {
+                break;
+            }
+            if start.elapsed() > limit {
+                return Err(format!("{path} was not sealed within {limit:?}"));
+            }
+            progress();
+            rounds += 1;
+            if rounds > 100 {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        let size = file.metadata().map_err(|e| format!("{path}: {e}"))?.len();
+        if size == 0 {
+            return Ok(None);
+        }
+        let len = usize::try_from(size)
+            .ok()
+            .filter(|&l| (HEADER..=HEADER + 4 * npes + MAX_TABLE).contains(&l))
+            .ok_or_else(|| format!("{path}: a table of {size} bytes for {npes} PEs"))?;
+        let map =
+            map_sealed(OwnedFd::from(file), len).map_err(|e| format!("mapping {path}: {e}"))?;
+        let index = parse_untagged(map.bytes(), npes, epoch)?;
+        Ok(Some(Table {
+            store: Store::Shared { map, index },
+        }))
     }
 
     /// The descriptor and size of the memfd behind a shared table, for
@@ -226,6 +257,101 @@ impl Table {
     }
 }
 
+/// A memfd that a PE makes before an exchange and fills with the node's table after it, so
+/// that the node's other PEs, who learn its descriptor from the PE's own record, can wait for
+/// it ([`Table::wait_shared`]). Dropped unfilled, it is sealed empty, which tells them to
+/// fetch the records themselves.
+#[derive(Debug)]
+pub struct Pending {
+    file: Option<File>,
+}
+
+impl Pending {
+    /// Makes the (empty, unsealed) memfd.
+    pub fn new() -> io::Result<Pending> {
+        Ok(Pending {
+            file: Some(new_memfd()?),
+        })
+    }
+
+    /// Its descriptor in this process, for the node's other PEs.
+    pub fn fd(&self) -> u32 {
+        self.file
+            .as_ref()
+            .map_or(u32::MAX, |f| f.as_raw_fd() as u32)
+    }
+
+    /// Writes `records` (untagged) of collective `epoch` into the memfd, seals it and maps it.
+    /// On an error it is sealed empty (see [`Pending`]).
+    pub fn fill(mut self, epoch: u64, records: &[Vec<u8>]) -> io::Result<Table> {
+        let bytes = layout(MAGIC_UNTAGGED, 0, epoch, records);
+        let index = parse_untagged(&bytes, records.len(), epoch).map_err(io::Error::other)?;
+        let file = self.file.as_ref().ok_or(io::ErrorKind::NotFound)?;
+        let mut writer: &File = file;
+        writer.write_all(&bytes)?;
+        seal(file)?;
+        let file = self.file.take().ok_or(io::ErrorKind::NotFound)?;
+        let map = map_sealed(OwnedFd::from(file), bytes.len())?;
+        Ok(Table {
+            store: Store::Shared { map, index },
+        })
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(f) = self.file.take() {
+            // Nothing more can be done here: a PE that finds it unsealed when the descriptor
+            // is gone cannot open it and fetches the records itself.
+            let _ = f.set_len(0);
+            let _ = seal(&f);
+        }
+    }
+}
+
+/// The bytes of a table (the layout in the module docs).
+fn layout(magic: &[u8; 4], job_id: u64, epoch: u64, records: &[Vec<u8>]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(HEADER + records.iter().map(|r| 4 + r.len()).sum::<usize>());
+    bytes.extend_from_slice(magic);
+    bytes.extend_from_slice(&job_id.to_le_bytes());
+    bytes.extend_from_slice(&epoch.to_le_bytes());
+    bytes.extend_from_slice(&(records.len() as u32).to_le_bytes());
+    for r in records {
+        bytes.extend_from_slice(&(r.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(r);
+    }
+    bytes
+}
+
+/// A new memfd that can be sealed.
+fn new_memfd() -> io::Result<File> {
+    let name = CString::new("shmem-start-up-table").map_err(io::Error::other)?;
+    // SAFETY: a valid C string; the returned descriptor is owned below.
+    let raw =
+        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(raw) }))
+}
+
+/// Seals `file` against any change of contents or size, and against more seals.
+fn seal(file: &File) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor we own.
+    if unsafe {
+        libc::fcntl(
+            file.as_raw_fd(),
+            libc::F_ADD_SEALS,
+            SEALS | libc::F_SEAL_SEAL,
+        )
+    } < 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Maps `len` bytes of a sealed memfd read-only.
 fn map_sealed(fd: OwnedFd, len: usize) -> io::Result<Mapping> {
     // SAFETY: a fresh private read-only mapping of our own descriptor; the kernel picks the
@@ -265,6 +391,29 @@ pub fn parse(
     epoch: u64,
     verify: Verify<'_>,
 ) -> Result<Vec<(u32, u32)>, String> {
+    parse_with(bytes, (MAGIC, MAC_BYTES), npes, job_id, epoch, verify)
+}
+
+/// Like [`parse`] for a table of untagged records (written by [`Pending::fill`]).
+pub fn parse_untagged(bytes: &[u8], npes: usize, epoch: u64) -> Result<Vec<(u32, u32)>, String> {
+    parse_with(
+        bytes,
+        (MAGIC_UNTAGGED, 0),
+        npes,
+        0,
+        epoch,
+        &mut |_, _, _| true,
+    )
+}
+
+fn parse_with(
+    bytes: &[u8],
+    (magic, tag_len): (&[u8; 4], usize),
+    npes: usize,
+    job_id: u64,
+    epoch: u64,
+    verify: Verify<'_>,
+) -> Result<Vec<(u32, u32)>, String> {
     if bytes.len() > u32::MAX as usize {
         return Err(format!("a table of {} bytes", bytes.len()));
     }
@@ -276,7 +425,7 @@ pub fn parse(
         a.copy_from_slice(&header[at..at + 8]);
         u64::from_le_bytes(a)
     };
-    if &header[..4] != MAGIC {
+    if &header[..4] != magic {
         return Err("not a start-up table (wrong magic)".into());
     }
     let (job, ep) = (u64_at(4), u64_at(12));
@@ -300,9 +449,9 @@ pub fn parse(
         let record = bytes
             .get(at..)
             .and_then(|rest| rest.get(..len))
-            .filter(|r| r.len() >= MAC_BYTES)
+            .filter(|r| r.len() >= tag_len)
             .ok_or_else(|| format!("the record of PE {pe} ({len} bytes) does not fit"))?;
-        let (blob, tag) = record.split_at(len - MAC_BYTES);
+        let (blob, tag) = record.split_at(len - tag_len);
         if !verify(pe, blob, tag) {
             return Err(format!("the record of PE {pe} failed authentication"));
         }
@@ -355,6 +504,44 @@ mod tests {
         let path = format!("/proc/{pid}/fd/{fd}");
         let w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
         assert!((&w).write(b"x").is_err(), "a sealed table was writable");
+    }
+
+    #[test]
+    fn a_pending_table_is_waited_for_and_an_abandoned_one_says_so() {
+        let pid = std::process::id();
+        let recs: Vec<Vec<u8>> = (0..4).map(|pe| vec![pe as u8; 10 + pe]).collect();
+        let short = std::time::Duration::from_millis(50);
+        // Not sealed yet: the wait ends at its limit, calling progress meanwhile.
+        let pending = Pending::new().unwrap();
+        let mut calls = 0;
+        let e =
+            Table::wait_shared((pid, pending.fd()), 4, 3, short, &mut || calls += 1).unwrap_err();
+        assert!(e.contains("not sealed within") && calls > 0, "{e}");
+        // Filled: the other side sees the same records.
+        let fd = pending.fd();
+        let mine = pending.fill(3, &recs).unwrap();
+        let theirs = Table::wait_shared((pid, fd), 4, 3, short, &mut || {})
+            .unwrap()
+            .unwrap();
+        assert!(theirs.is_shared());
+        assert_eq!(
+            (mine.to_vecs(), theirs.to_vecs()),
+            (recs.clone(), recs.clone())
+        );
+        // Another epoch or PE count: refused.
+        assert!(Table::wait_shared((pid, fd), 4, 4, short, &mut || {}).is_err());
+        assert!(Table::wait_shared((pid, fd), 5, 3, short, &mut || {}).is_err());
+        // Dropped unfilled: sealed empty, which says "fetch them yourself".
+        let pending = Pending::new().unwrap();
+        let fd = pending.fd();
+        let held = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).unwrap();
+        drop(pending);
+        let fd = held.as_raw_fd() as u32;
+        assert!(
+            Table::wait_shared((pid, fd), 4, 3, short, &mut || {})
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]

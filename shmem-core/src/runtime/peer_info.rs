@@ -31,9 +31,12 @@ pub(crate) struct PeerInfo {
     pub(crate) team_rkey: Vec<u8>,
     /// The heap's memfd descriptor (peers of the node map it through `/proc/PID/fd`).
     pub(crate) heap_fd: u32,
+    /// Under PMIx, on the node's lowest rank: the descriptor of the memfd that will hold the
+    /// node's start-up table (`shmem_launch::table::Pending`); `u32::MAX` otherwise.
+    pub(crate) table_fd: u32,
 }
 
-const BLOB_MAGIC: u32 = 0x5348_4d35; // "SHM5"
+const BLOB_MAGIC: u32 = 0x5348_4d36; // "SHM6"
 
 impl PeerInfo {
     pub(crate) fn encode(&self) -> Vec<u8> {
@@ -50,6 +53,7 @@ impl PeerInfo {
         v.extend_from_slice(&self.team_fd.to_le_bytes());
         v.extend_from_slice(&self.team_base.to_le_bytes());
         v.extend_from_slice(&self.heap_fd.to_le_bytes());
+        v.extend_from_slice(&self.table_fd.to_le_bytes());
         for part in [
             &self.worker_addr,
             &self.rkey,
@@ -100,6 +104,7 @@ impl PeerInfo {
         let team_fd = u32_of(take(4)?);
         let team_base = u64_of(take(8)?);
         let heap_fd = u32_of(take(4)?);
+        let table_fd = u32_of(take(4)?);
         let mut part = || -> Result<(Vec<u8>, usize)> {
             let n = u32_of(take(4)?) as usize;
             let bytes = take(n)?;
@@ -125,6 +130,7 @@ impl PeerInfo {
             team_base,
             team_rkey,
             heap_fd,
+            table_fd,
         };
         Ok((info, data_rkey_len > 0))
     }
@@ -151,6 +157,7 @@ mod tests {
             team_base: 0x7f00_8000_0000,
             team_rkey: vec![5; 32],
             heap_fd: 9,
+            table_fd: 11,
         }
     }
 
@@ -174,7 +181,7 @@ mod tests {
             (back.team_fd, back.team_base, &back.team_rkey),
             (want.team_fd, want.team_base, &want.team_rkey)
         );
-        assert_eq!(back.heap_fd, want.heap_fd);
+        assert_eq!((back.heap_fd, back.table_fd), (want.heap_fd, want.table_fd));
         let (head, has_data_rkey) = PeerInfo::decode_head(1, &bytes).expect("decodes");
         assert!(has_data_rkey && head.worker_addr.is_empty() && head.rkey.is_empty());
         assert_eq!(
@@ -198,7 +205,7 @@ mod tests {
         assert!(PeerInfo::decode(2, &bad).is_err(), "wrong magic accepted");
         // A length field that claims more bytes than the record has.
         let mut long = bytes;
-        let at = 4 + 4 * 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4;
+        let at = 4 + 4 * 8 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4;
         long[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(
             PeerInfo::decode(2, &long).is_err(),

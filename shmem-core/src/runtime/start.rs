@@ -17,6 +17,7 @@ use crate::object::statics;
 use crate::transport::{
     Contact, Directory, Link, Peer, Transport, TransportParts, Wire, progress, strided,
 };
+use shmem_launch::table::Pending;
 use shmem_ucx::{Context, ContextParams, ThreadMode};
 use std::ptr;
 use std::sync::Arc;
@@ -134,6 +135,11 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
     // SAFETY: the statics region lies inside the mapping (layout computed above).
     unsafe { statics::place_all(base.add(layout.statics), layout.statics) };
 
+    // Under PMIx this PE may share the node's start-up table: its memfd is made now so that
+    // this PE's record can name it (a failure only means every PE reads the records itself).
+    let pending = (bootstrap.table_leader() == Some(my_pe))
+        .then(|| Pending::new().ok())
+        .flatten();
     let me = PeerInfo {
         base: base as u64,
         len: total as u64,
@@ -153,8 +159,15 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
         team_base: team as u64,
         heap_fd: heap_fd as u32,
         team_rkey: team_mem.pack_rkey()?,
+        table_fd: pending.as_ref().map_or(u32::MAX, Pending::fd),
     };
-    let table = bootstrap.allgather_table(&me.encode(), &mut || {
+    let locate = |record: &[u8]| {
+        PeerInfo::decode_head(usize::MAX, record)
+            .ok()
+            .filter(|(info, _)| info.table_fd != u32::MAX)
+            .map(|(info, _)| (info.pid, info.table_fd))
+    };
+    let table = bootstrap.allgather_table(&me.encode(), pending, &locate, &mut || {
         worker.progress();
     })?;
     if table.len() != n_pes {

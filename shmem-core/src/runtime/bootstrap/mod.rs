@@ -22,10 +22,14 @@ mod pmix;
 use std::time::Duration;
 
 use shmem_launch::client::{Client, ClientError, EnvError, LaunchEnv};
-use shmem_launch::table::Table;
+use shmem_launch::table::{Pending, Table};
 use shmem_launch::{watchdog, wire};
 
 use crate::error::{Error, Result};
+
+/// Finds, in a PE's start-up record, the pid and descriptor of the memfd that will hold its
+/// node's table, if it names one.
+pub(crate) type Locate<'a> = &'a dyn Fn(&[u8]) -> Option<(u32, u32)>;
 
 /// This process's place in the job and its connection to whatever started it.
 #[derive(Debug)]
@@ -165,35 +169,26 @@ impl Bootstrap {
         self.n_nodes() > 1
     }
 
-    /// Every PE contributes one blob; returns all blobs indexed by PE. Calls `progress` at least
-    /// every millisecond or so while waiting.
+    /// The rendezvous: every PE contributes one blob and gets all of them, indexed by PE, as
+    /// a [`Table`] that may be a node-shared, sealed memfd that one PE of this node publishes
+    /// for the others (see `shmem_launch::table`), so that the launcher sends it once per host
+    /// and the node keeps one copy. Calls `progress` at least every millisecond or so while
+    /// waiting.
+    ///
+    /// Under PMIx the node's lowest rank ([`table_leader`](Self::table_leader)) shares it:
+    /// it passes `pending`, the memfd its record names, and the others find that memfd in its
+    /// record with `locate` (pid and descriptor).
     ///
     /// The first collective is the rendezvous and fails with [`Error::RendezvousTimeout`] when
     /// not every PE arrives within `SHMEM_INIT_TIMEOUT`. Any collective fails with
     /// [`Error::Bootstrap`] when the launcher connection is lost, when the launcher reports that
     /// a PE left without finalizing, or on a protocol error; after an error every later call
     /// fails the same way.
-    pub(crate) fn allgather(
-        &mut self,
-        mine: &[u8],
-        progress: &mut dyn FnMut(),
-    ) -> Result<Vec<Vec<u8>>> {
-        let timeout = self.timeout;
-        match &mut self.link {
-            Link::Singleton => Ok(vec![mine.to_vec()]),
-            Link::Launcher(c) => c.allgather(mine, progress).map_err(|e| map_err(e, timeout)),
-            #[cfg(feature = "pmix")]
-            Link::Pmix(p) => p.allgather(mine, progress),
-        }
-    }
-
-    /// Like [`allgather`](Self::allgather), for the rendezvous: the table may come as a
-    /// node-shared, sealed memfd that one PE of this node publishes for the others (see
-    /// `shmem_launch::table`), so that the launcher sends it once per host and the node keeps
-    /// one copy. Errors as for [`allgather`](Self::allgather).
     pub(crate) fn allgather_table(
         &mut self,
         mine: &[u8],
+        pending: Option<Pending>,
+        locate: Locate<'_>,
         progress: &mut dyn FnMut(),
     ) -> Result<Table> {
         let timeout = self.timeout;
@@ -201,7 +196,23 @@ impl Bootstrap {
             Link::Launcher(c) => c
                 .allgather_shared(mine, progress)
                 .map_err(|e| map_err(e, timeout)),
-            _ => self.allgather(mine, progress).map(Table::from_records),
+            #[cfg(feature = "pmix")]
+            Link::Pmix(p) => p.allgather_table(mine, pending, locate, progress),
+            Link::Singleton => {
+                drop((pending, locate));
+                Ok(Table::from_records(vec![mine.to_vec()]))
+            }
+        }
+    }
+
+    /// The PE that shares this node's start-up table through a memfd named in its own record
+    /// (under PMIx: the node's lowest rank, when the node has other PEs); `None` where the
+    /// launcher arranges the sharing itself, or there is nothing to share.
+    pub(crate) fn table_leader(&self) -> Option<usize> {
+        match &self.link {
+            #[cfg(feature = "pmix")]
+            Link::Pmix(p) => p.table_leader(),
+            _ => None,
         }
     }
 

@@ -6,10 +6,22 @@
 //! with the caller's progress function, so UCX keeps moving while PMIx works. The PEs that share
 //! this node are `PMIX_LOCAL_PEERS`; the lowest of them names the node.
 //!
-//! Part of the runtime layer; uses `error` only.
+//! The rendezvous reads the records once per node: the node's lowest rank reads them all and
+//! shares them in a sealed memfd that its own record names (`shmem_launch::table`), and the
+//! node's other PEs map it instead of reading n records each.
+//!
+//! Part of the runtime layer; uses `error` (and its parent's `Locate`).
 
+use std::time::Duration;
+
+use super::Locate;
 use crate::error::{Error, Result};
+use shmem_launch::table::{Pending, Table};
 use shmem_pmix::Pmix;
+
+/// How long a PE waits for its node's leader to fill the shared table before it reads the
+/// records from PMIx itself (the leader reads them all; a slow node takes a while).
+const SHARED_TABLE_WAIT: Duration = Duration::from_secs(60);
 
 /// A PMIx-started process: the library handle and what it told us at start-up.
 #[derive(Debug)]
@@ -65,11 +77,55 @@ impl PmixBoot {
         self.local.len() < self.n_pes()
     }
 
-    pub(crate) fn allgather(
+    /// The lowest rank of this node when the node has other PEs: the one that shares the
+    /// start-up table with them.
+    pub(crate) fn table_leader(&self) -> Option<usize> {
+        (self.local.len() > 1).then_some(self.local[0] as usize)
+    }
+
+    /// The rendezvous: every PE's record in a [`Table`]. The node's lowest rank reads them
+    /// all from PMIx and fills `pending` (the memfd its record names) for the node's other
+    /// PEs, which read the leader's record, find the memfd with `locate` (its pid and
+    /// descriptor) and wait for it; anything that fails falls back to reading every record
+    /// from PMIx.
+    pub(crate) fn allgather_table(
         &mut self,
         mine: &[u8],
+        pending: Option<Pending>,
+        locate: Locate<'_>,
         progress: &mut dyn FnMut(),
-    ) -> Result<Vec<Vec<u8>>> {
+    ) -> Result<Table> {
+        let key = self.exchange(mine, progress)?;
+        let me = self.my_pe();
+        match (self.table_leader(), pending) {
+            (Some(leader), Some(pending)) if leader == me => {
+                let records = self.records(&key)?;
+                Ok(pending
+                    .fill(self.epoch, &records)
+                    .unwrap_or_else(|_| Table::from_records(records)))
+            }
+            (Some(leader), _) if leader != me => {
+                let record = self.record(&key, leader as u32)?;
+                if let Some(at) = locate(&record)
+                    && let Ok(Some(table)) = Table::wait_shared(
+                        at,
+                        self.n_pes(),
+                        self.epoch,
+                        SHARED_TABLE_WAIT,
+                        progress,
+                    )
+                {
+                    return Ok(table);
+                }
+                self.records(&key).map(Table::from_records)
+            }
+            _ => self.records(&key).map(Table::from_records),
+        }
+    }
+
+    /// Publishes `mine` under a key of its own for this collective and waits in a fence
+    /// that collects everyone's; returns the key.
+    fn exchange(&mut self, mine: &[u8], progress: &mut dyn FnMut()) -> Result<String> {
         self.epoch += 1;
         // Keys starting with "pmix" are reserved by PMIx.
         let key = format!("shmem.allgather.{}", self.epoch);
@@ -80,12 +136,20 @@ impl PmixBoot {
         self.pmix
             .fence(true, progress)
             .map_err(|e| failed("PMIx_Fence (collecting data)", e))?;
+        Ok(key)
+    }
+
+    /// PE `rank`'s blob under `key`.
+    fn record(&self, key: &str, rank: u32) -> Result<Vec<u8>> {
+        self.pmix
+            .get(rank, key)
+            .map_err(|e| failed(&format!("PMIx_Get of PE {rank}'s start-up record"), e))
+    }
+
+    /// Every PE's blob under `key`, by rank.
+    fn records(&self, key: &str) -> Result<Vec<Vec<u8>>> {
         (0..self.pmix.size())
-            .map(|rank| {
-                self.pmix
-                    .get(rank, &key)
-                    .map_err(|e| failed(&format!("PMIx_Get of PE {rank}'s start-up record"), e))
-            })
+            .map(|rank| self.record(key, rank))
             .collect()
     }
 

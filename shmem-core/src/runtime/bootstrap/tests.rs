@@ -14,6 +14,12 @@ use shmem_launch::wire::{ENV_JOB_ID, ENV_NPES, ENV_PE, ENV_RENDEZVOUS};
 
 use super::*;
 
+/// The rendezvous as start-up runs it, with nothing to share, as vectors.
+fn gather(b: &mut Bootstrap, mine: &[u8], progress: &mut dyn FnMut()) -> Result<Vec<Vec<u8>>> {
+    b.allgather_table(mine, None, &|_| None, progress)
+        .map(|t| t.to_vecs())
+}
+
 #[test]
 fn singleton_without_launcher() {
     let mut b = Bootstrap::singleton();
@@ -22,7 +28,7 @@ fn singleton_without_launcher() {
     assert!(!b.spans_nodes());
     let mut calls = 0;
     assert_eq!(
-        b.allgather(b"x", &mut || calls += 1).unwrap(),
+        gather(&mut b, b"x", &mut || calls += 1).unwrap(),
         vec![b"x".to_vec()]
     );
     b.barrier(&mut || calls += 1).unwrap();
@@ -114,7 +120,7 @@ fn launcher_collectives_and_finalize_through_bootstrap() {
             thread::spawn(move || {
                 let mut b = Bootstrap::connect(&env).unwrap();
                 assert_eq!((b.my_pe(), b.n_pes()), (pe, 2));
-                let table = b.allgather(&[pe as u8], &mut || {}).unwrap();
+                let table = gather(&mut b, &[pe as u8], &mut || {}).unwrap();
                 assert_eq!(table, [vec![0u8], vec![1u8]]);
                 b.barrier(&mut || {}).unwrap();
                 b.finalize().unwrap();
@@ -134,7 +140,7 @@ fn rendezvous_timeout_carries_the_configured_timeout() {
     let job = serve(2, timeout, Duration::from_secs(5));
     // PE 1 never comes.
     let mut b = Bootstrap::connect(&launch_env(&job, 0, 2, timeout)).unwrap();
-    match b.allgather(b"", &mut || {}) {
+    match gather(&mut b, b"", &mut || {}) {
         Err(Error::RendezvousTimeout { timeout: t, detail }) => {
             assert_eq!(t, timeout);
             assert!(
