@@ -86,19 +86,20 @@ fn physical_memory() -> usize {
     (pages as usize).saturating_mul(page as usize)
 }
 
-/// Whether to run a progress thread: `SHMEM_PROGRESS_THREAD` is `auto` (the default: only when
-/// the job spans nodes, where atomics over the network need the target's progress), `on` or
-/// `off` (also 1/0, yes/no, true/false).
-pub(crate) fn progress_thread(spans_nodes: bool) -> Result<bool> {
-    parse_progress_thread(std::env::var("SHMEM_PROGRESS_THREAD").ok(), spans_nodes)
+/// Whether to run a progress thread: `SHMEM_PROGRESS_THREAD` is `auto` (the default: when some
+/// peer is reached through the network, that is when the job spans nodes or `UCX_TLS` leaves
+/// out shared memory (`through_network`), because puts, gets and atomics over the network need
+/// the target's progress), `on` or `off` (also 1/0, yes/no, true/false).
+pub(crate) fn progress_thread(through_network: bool) -> Result<bool> {
+    parse_progress_thread(std::env::var("SHMEM_PROGRESS_THREAD").ok(), through_network)
 }
 
-fn parse_progress_thread(value: Option<String>, spans_nodes: bool) -> Result<bool> {
+fn parse_progress_thread(value: Option<String>, through_network: bool) -> Result<bool> {
     let Some(v) = value else {
-        return Ok(spans_nodes);
+        return Ok(through_network);
     };
     match v.trim().to_ascii_lowercase().as_str() {
-        "" | "auto" => Ok(spans_nodes),
+        "" | "auto" => Ok(through_network),
         "1" | "on" | "yes" | "true" => Ok(true),
         "0" | "off" | "no" | "false" => Ok(false),
         _ => Err(Error::BadEnv {

@@ -172,7 +172,10 @@ fn the_start_up_table_is_held_once_per_node_and_read_at_first_contact() {
         let t = tables(&out, &format!("{n} PEs under mpirun, {path:?} path"));
         eprintln!("{NAME}: {n} PEs under mpirun, {path:?} path: tables {t:?}");
         assert_eq!(t.len(), n, "{t:?}");
-        assert!(t[0] != "none" && t.iter().all(|i| *i == t[0]), "one table: {t:?}");
+        assert!(
+            t[0] != "none" && t.iter().all(|i| *i == t[0]),
+            "one table: {t:?}"
+        );
     }
     // Two hosts of 3 PEs: one table per host, each mapped by its host's PEs.
     if let Some((out, _)) = common::launch_hosts_env(NAME, (2, 3), common::Path::Ucx, &lazy) {

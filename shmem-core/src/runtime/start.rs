@@ -74,7 +74,10 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
 
     let node = bootstrap.node() as u64;
     let shared_memory = crate::config::shared_memory_allowed();
-    let progress_thread = crate::config::progress_thread(bootstrap.spans_nodes())?;
+    // A progress thread where some peer is reached through the network: across nodes, or on
+    // one node whose UCX_TLS leaves out shared memory (then no peer is mapped here).
+    let through_network = bootstrap.spans_nodes() || (n_pes > 1 && !shared_memory);
+    let progress_thread = crate::config::progress_thread(through_network)?;
     let context = Context::new(&ContextParams {
         estimated_num_eps: Some(n_pes),
         wakeup: progress_thread,
