@@ -77,6 +77,93 @@ fn a_pe_that_finalizes_during_a_collective_is_named() {
     }
 }
 
+/// The PE that returns early in [`early_finalize_meets_barrier`]: `SHMEM_TEST_EARLY_PE`
+/// (passed on to the PEs of every layout), 1 if unset.
+fn early_pe() -> usize {
+    std::env::var("SHMEM_TEST_EARLY_PE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+}
+
+/// The early PE returns from `main` at once while the others call `barrier_all`: its
+/// finalize's barrier must not pass for theirs (issue 33). Before, it did, the others went on
+/// to their own finalize, and the job hung there without a word.
+fn early_finalize_meets_barrier() {
+    let world = shmem_core::init().expect("init");
+    let early = early_pe();
+    if world.my_pe() == early {
+        eprintln!("<finalize-at {}>", unix_nanos());
+        return;
+    }
+    world.barrier_all();
+    // Unreachable when the mismatch is caught; before, this PE went on to finalize and hung.
+    eprintln!("<barrier_all returned on PE {}>", world.my_pe());
+}
+
+#[test]
+fn a_pe_that_finalizes_while_the_others_wait_in_a_barrier_is_named() {
+    if common::is_pe() {
+        return early_finalize_meets_barrier();
+    }
+    let name = "a_pe_that_finalizes_while_the_others_wait_in_a_barrier_is_named";
+    // (PEs, the early PE) on one host; `(0, early)` stands for 2 hosts x 2 PEs (skipped
+    // without root). The early PE in the middle, at the end, and on either host.
+    let layouts = [(3, 1), (2, 1), (5, 2), (5, 4), (0, 1), (0, 2)];
+    for path in common::Path::ALL {
+        for (n, early) in layouts {
+            let early_var = early.to_string();
+            let env = [("SHMEM_TEST_EARLY_PE", early_var.as_str())];
+            let (out, what) = if n == 0 {
+                match common::launch_hosts_env(name, (2, 2), path, &env) {
+                    Some((out, _)) => (out, "2 hosts x 2 PEs".to_string()),
+                    None => continue,
+                }
+            } else {
+                (common::launch(name, n, path, &env).0, format!("{n} PEs"))
+            };
+            let ended = unix_nanos();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let case = format!("{what}, PE {early} early, {path:?} path");
+            assert!(!out.status.success(), "{case}: the job must fail: {stderr}");
+            assert!(
+                !stderr.contains("<barrier_all returned"),
+                "{case}: a barrier_all passed for the early PE's finalize: {stderr}"
+            );
+            // One line names the early PE and a PE that waits for it in the barrier.
+            let line = stderr
+                .lines()
+                .find(|l| l.contains(&format!("PE {early} finalized")))
+                .unwrap_or_else(|| panic!("{case}: no PE names PE {early}: {stderr}"));
+            let waiting = line
+                .split(" while PE ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .and_then(|pe| pe.parse::<usize>().ok())
+                .unwrap_or_else(|| panic!("{case}: the message names no waiting PE: {line}"));
+            assert!(
+                waiting != early && line.contains("in a barrier"),
+                "{case}: the message names PE {waiting} waiting in a barrier: {line}"
+            );
+            let at: u128 = stderr
+                .split("<finalize-at ")
+                .nth(1)
+                .and_then(|r| r.split('>').next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("{case}: PE {early} printed its time: {stderr}"));
+            let secs = (ended - at) as f64 / 1e9;
+            assert!(
+                secs < 1.0,
+                "{case}: the job ended {secs:.2} s after PE {early} finalized"
+            );
+            eprintln!(
+                "{case}: ended {:.0} ms after PE {early} finalized",
+                secs * 1e3
+            );
+        }
+    }
+}
+
 /// PE 0 finalizes while PEs 1 and 2 go on with collectives of a team without PE 0 for longer
 /// than the grace period: legal, and it must complete.
 #[test]
