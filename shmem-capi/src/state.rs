@@ -252,8 +252,11 @@ pub(crate) fn initialize(requested: c_int) -> &'static Globals {
             text.push_str(&format!("\nstack backtrace:\n{trace}"));
         }
         warn!("{text}");
-        if let Some(g) = try_g() {
-            g.world.global_exit(1);
+        match try_g() {
+            Some(g) => g.world.global_exit(1),
+            // In shmem_finalize (the World is going): unwinding out of it would abort with two
+            // more lines; this PE's exit ends the job all the same.
+            None => std::process::exit(1),
         }
     }));
     globals

@@ -2,12 +2,12 @@
 //! under `shmemrun` at 1 to 4 PEs. Each program checks its own results and exits nonzero on a
 //! wrong value; the job must exit 0.
 
-use shmem_testkit::{Finished, Path, one_job_at_a_time, run_job_status, start};
+use shmem_testkit::{Finished, Path, one_job_at_a_time, run_job_status, shmemrun, start};
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// No job or wrapper run of these tests may take longer; a hang fails the test.
 const LIMIT: Duration = Duration::from_secs(60);
@@ -386,4 +386,48 @@ fn warnings_of_many_pes_at_once_come_out_as_whole_lines() {
     );
     assert_eq!(r.stderr.lines().count(), n * 200);
     assert!(r.stderr.ends_with('\n'));
+}
+
+#[test]
+fn a_pe_that_finalizes_while_the_others_wait_in_shmem_barrier_all_is_named() {
+    let bin = program("finalize_early.c");
+    for path in [Path::Direct, Path::Ucx] {
+        for (n, early) in [(3, 1), (2, 1), (5, 4)] {
+            let mut cmd = Command::new(shmemrun());
+            cmd.args(["-n", &n.to_string(), bin, &early.to_string()])
+                // One line per message: no backtrace after it.
+                .env("RUST_BACKTRACE", "0")
+                .stdin(Stdio::null());
+            path.apply(&mut cmd);
+            let started = Instant::now();
+            let r = {
+                let _one = one_job_at_a_time();
+                start(cmd).finish(LIMIT)
+            };
+            let took = started.elapsed();
+            let case = format!("{n} PEs, PE {early} early, {path:?} path");
+            assert_eq!(r.code(), Some(1), "{case}: {r:?}");
+            assert_eq!(
+                r.stdout, "",
+                "{case}: a barrier passed for a finalize: {r:?}"
+            );
+            let named = format!("shmem: PE {early} finalized ");
+            assert!(
+                r.stderr
+                    .lines()
+                    .any(|l| l.starts_with(&named) && l.contains(" waits for it in a barrier")),
+                "{case}: no line names PE {early}: {r:?}"
+            );
+            // Whole lines of the library and the launcher only (no abort after the message).
+            assert!(
+                r.stderr
+                    .lines()
+                    .all(|l| l.starts_with("shmem: ") || l.starts_with("shmemrun: ")),
+                "{case}: {r:?}"
+            );
+            // The whole job, start-up included.
+            assert!(took < Duration::from_secs(3), "{case}: took {took:?}");
+            eprintln!("{case}: the job took {took:.2?}");
+        }
+    }
 }

@@ -1,9 +1,9 @@
 //! Collectives called differently on different PEs end the job with a message instead of
 //! hanging it (issue 16): PE 0 returns from `main` (its `World` is dropped, which finalizes)
 //! while the other PEs go on to a collective it will never join. Before, the job hung silently
-//! in finalize; now the waiting PEs name PE 0 after a 0.5 s grace and the launcher ends the
-//! job (on one host and on two hosts). A member of a team that does not include the finalized
-//! PE is not disturbed.
+//! in finalize; now the waiting PEs name PE 0 (after a 0.5 s grace; at once where their
+//! barrier meets finalize's barrier) and the launcher ends the job (on one host and on two
+//! hosts). A member of a team that does not include the finalized PE is not disturbed.
 
 use common::unix_nanos;
 use shmem_core::prelude::*;
@@ -13,8 +13,9 @@ use std::time::Instant;
 #[symmetric]
 static DEST: [u64; 1] = [0];
 
-/// PE 0 leaves at once; the others meet it in finalize's barrier (as their `barrier_all`) and
-/// then start a broadcast that PE 0 never joins.
+/// PE 0 leaves at once; the others allocate collectively (the first of their collectives that
+/// PE 0 never joins: they name it after the grace), then would call `barrier_all` and a
+/// broadcast.
 fn pe_0_returns_early() {
     let world = shmem_core::init().expect("init");
     if world.my_pe() == 0 {
@@ -71,6 +72,98 @@ fn a_pe_that_finalizes_during_a_collective_is_named() {
             );
             eprintln!(
                 "{n} PEs ({path:?}): ended {:.0} ms after PE 0 finalized (job {took:.2?})",
+                secs * 1e3
+            );
+        }
+    }
+}
+
+/// The PE that returns early in [`early_finalize_meets_barrier`]: `SHMEM_TEST_EARLY_PE`
+/// (passed on to the PEs of every layout), 1 if unset.
+fn early_pe() -> usize {
+    std::env::var("SHMEM_TEST_EARLY_PE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+}
+
+/// The early PE returns from `main` at once while the others call `barrier_all`: its
+/// finalize's barrier must not pass for theirs. Before, it did, the others went on
+/// to their own finalize, and the job hung there without a word.
+fn early_finalize_meets_barrier() {
+    let world = shmem_core::init().expect("init");
+    let early = early_pe();
+    if world.my_pe() == early {
+        eprintln!("<finalize-at {}>", unix_nanos());
+        return;
+    }
+    world.barrier_all();
+    // Unreachable when the mismatch is caught; before, this PE went on to finalize and hung.
+    eprintln!("<barrier_all returned on PE {}>", world.my_pe());
+}
+
+#[test]
+fn a_pe_that_finalizes_while_the_others_wait_in_a_barrier_is_named() {
+    if common::is_pe() {
+        return early_finalize_meets_barrier();
+    }
+    let name = "a_pe_that_finalizes_while_the_others_wait_in_a_barrier_is_named";
+    // (PEs, the early PE) on one host; `(0, early)` stands for 2 hosts x 2 PEs (skipped
+    // without root). The early PE in the middle, at the end, and on either host.
+    let layouts = [(3, 1), (2, 1), (5, 2), (5, 4), (0, 1), (0, 2)];
+    for path in common::Path::ALL {
+        for (n, early) in layouts {
+            let early_var = early.to_string();
+            // No backtraces: symbolizing one in a debug build takes longer than the runtime
+            // needs to end the job.
+            let env = [
+                ("SHMEM_TEST_EARLY_PE", early_var.as_str()),
+                ("RUST_BACKTRACE", "0"),
+            ];
+            let (out, what) = if n == 0 {
+                match common::launch_hosts_env(name, (2, 2), path, &env) {
+                    Some((out, _)) => (out, "2 hosts x 2 PEs".to_string()),
+                    None => continue,
+                }
+            } else {
+                (common::launch(name, n, path, &env).0, format!("{n} PEs"))
+            };
+            let ended = unix_nanos();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let case = format!("{what}, PE {early} early, {path:?} path");
+            assert!(!out.status.success(), "{case}: the job must fail: {stderr}");
+            assert!(
+                !stderr.contains("<barrier_all returned"),
+                "{case}: a barrier_all passed for the early PE's finalize: {stderr}"
+            );
+            // One line names the early PE and a PE that waits for it in the barrier.
+            let line = stderr
+                .lines()
+                .find(|l| l.contains(&format!("PE {early} finalized")))
+                .unwrap_or_else(|| panic!("{case}: no PE names PE {early}: {stderr}"));
+            let waiting = line
+                .split(" while PE ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .and_then(|pe| pe.parse::<usize>().ok())
+                .unwrap_or_else(|| panic!("{case}: the message names no waiting PE: {line}"));
+            assert!(
+                waiting != early && line.contains("in a barrier"),
+                "{case}: the message names PE {waiting} waiting in a barrier: {line}"
+            );
+            let at: u128 = stderr
+                .split("<finalize-at ")
+                .nth(1)
+                .and_then(|r| r.split('>').next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("{case}: PE {early} printed its time: {stderr}"));
+            let secs = (ended - at) as f64 / 1e9;
+            assert!(
+                secs < 1.0,
+                "{case}: the job ended {secs:.2} s after PE {early} finalized"
+            );
+            eprintln!(
+                "{case}: ended {:.0} ms after PE {early} finalized",
                 secs * 1e3
             );
         }

@@ -18,7 +18,7 @@ mod start;
 use crate::error::{Error, Result};
 use crate::mem::allocator::Allocator;
 use crate::transport::Transport;
-use crate::transport::collective::{announce_finalize, barrier_all};
+use crate::transport::collective::{announce_finalize, finalize_barrier};
 use bootstrap::Bootstrap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -109,9 +109,10 @@ pub(crate) fn finalize() {
         return;
     }
     // A PE still waiting in a collective that this one will never join says so (naming this
-    // PE) instead of hanging the job.
+    // PE) instead of hanging the job; one waiting in `barrier_all` meets a barrier of another
+    // kind and says so at once.
     announce_finalize(tp);
-    barrier_all(tp);
+    finalize_barrier(tp);
     // No PE touches another's memory any more: close the endpoints.
     tp.close();
     let worker = tp.progress.worker();

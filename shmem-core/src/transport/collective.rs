@@ -1,7 +1,8 @@
 //! The transport's own collectives, on groups of PEs and their blocks in the team segment:
-//! the dissemination sync of a group (every team's `sync` and `barrier`, and `barrier_all`),
-//! the small all-reduce used by collective allocation, and the finalize announcement that lets
-//! a PE waiting in a collective name a PE that finalized instead of hanging.
+//! the dissemination sync of a group (every team's `sync` and `barrier`, `barrier_all`, and
+//! finalize's barrier, whose flags carry their kind so that neither passes for the other), the
+//! small all-reduce used by collective allocation, and the finalize announcement that lets a PE
+//! waiting in a collective name a PE that finalized instead of hanging.
 //!
 //! The sync and the all-reduce are dissemination algorithms over flag words in the team segment
 //! (`mem::segment`, `ceil(log2 n)` rounds, each PE signalling one partner per round) that work
@@ -145,19 +146,37 @@ impl Group {
     /// Dissemination sync over the group's members (`shmem_team_sync`): returns once every
     /// member has entered. Completes no put.
     pub(crate) fn sync(&self) {
+        self.sync_as(SyncKind::User);
+    }
+
+    /// The dissemination sync, its flags tagged with `kind`: a member that receives a flag of
+    /// its own epoch but of another kind knows that its partner entered a different sync (the
+    /// finalize's barrier against a user's one) and panics naming both, instead of letting one
+    /// pass for the other.
+    fn sync_as(&self, kind: SyncKind) {
         let n = self.n_pes();
         if n == 1 {
             return;
         }
         let tp = self.tp;
         let epoch = next_epoch(self.barrier_epoch());
+        let mine = kind.flag(epoch);
         let me = self.my_pe();
         let (mut dist, mut round) = (1, 0);
         while dist < n {
             let to = self.world_pe((me + dist) % n);
-            tp.store_flag(to, self.block(BARRIER_FLAGS + round * 8), epoch);
+            tp.store_flag(to, self.block(BARRIER_FLAGS + round * 8), mine);
             let f = self.flag(BARRIER_FLAGS + round * 8);
-            wait_in_collective(tp, Some(self), || f.load(Ordering::Acquire) >= epoch);
+            wait_in_collective(tp, Some(self), || {
+                let got = f.load(Ordering::Acquire);
+                if got >> SyncKind::BITS == epoch && got != mine {
+                    // This round's flags come from team PE `me - dist`.
+                    let from = self.world_pe((me + n - dist) % n);
+                    sync_mismatch(tp.my_pe, kind, from, SyncKind::of(got));
+                }
+                // A later epoch: the partner is done with this sync, whatever it does now.
+                got >= mine
+            });
             dist <<= 1;
             round += 1;
         }
@@ -166,11 +185,50 @@ impl Group {
     }
 }
 
+/// What a group's sync is for, carried in the low bits of every flag it sends (above them, the
+/// epoch), so that PEs that entered different syncs of the same epoch notice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
+enum SyncKind {
+    /// A team's sync or barrier, `barrier_all`, `sync_all`, the sync a collective starts with.
+    User = 0,
+    /// The barrier of finalize.
+    Finalize = 1,
+}
+
+impl SyncKind {
+    /// Low bits of a flag that hold the kind.
+    const BITS: u32 = 1;
+
+    /// The flag of this kind's sync of `epoch`. Flags grow with the epoch, so a partner one
+    /// sync ahead overwrites a flag with a larger value, never a smaller one.
+    fn flag(self, epoch: u64) -> u64 {
+        epoch << Self::BITS | self as u64
+    }
+
+    /// The kind that sent `flag`.
+    fn of(flag: u64) -> SyncKind {
+        if flag & ((1 << Self::BITS) - 1) == SyncKind::Finalize as u64 {
+            SyncKind::Finalize
+        } else {
+            SyncKind::User
+        }
+    }
+}
+
 /// `shmem_barrier_all`: quiet, then wait until every PE has arrived.
 #[doc(alias = "shmem_barrier_all")]
 pub(crate) fn barrier_all(tp: &'static Transport) {
     tp.quiet();
     Group::world(tp).sync();
+}
+
+/// The barrier of finalize: `barrier_all` with flags of their own kind, so that it meets only
+/// the other PEs' finalize; a PE in `barrier_all` (or any sync of all PEs) that meets it, or
+/// that it meets, ends the job naming the PE that finalized.
+pub(crate) fn finalize_barrier(tp: &'static Transport) {
+    tp.quiet();
+    Group::world(tp).sync_as(SyncKind::Finalize);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -319,5 +377,23 @@ fn mismatch(me: usize, pe: usize) -> ! {
         "shmem: PE {pe} finalized (its World was dropped: it returned from main or called \
          shmem_finalize) while PE {me} waits for it in a collective operation; every PE must \
          call the same collectives in the same order"
+    )
+}
+
+/// PE `me`, in a sync of kind `mine`, received the flag of the same epoch of a sync of kind
+/// `theirs` from PE `from`. Only a finalize meeting a user's sync gives two kinds.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn sync_mismatch(me: usize, mine: SyncKind, from: usize, theirs: SyncKind) -> ! {
+    let (finalized, waiting) = match (mine, theirs) {
+        (SyncKind::Finalize, _) => (me, from),
+        _ => (from, me),
+    };
+    panic!(
+        "shmem: PE {finalized} finalized (its World was dropped: it returned from main or called \
+         shmem_finalize) while PE {waiting} waits for it in a barrier of all PEs (barrier_all, \
+         sync_all or a collective of the world team); every PE must call the same collectives \
+         in the same order"
     )
 }
