@@ -95,7 +95,7 @@ pub use ops::rma::{NbiScope, SymmetricArray};
 pub use ops::signal::{Cmp, Signal, SignalOp};
 pub use ops::wait::{SignalArray, WaitArray, WaitWord};
 pub use shmem_macros::{Element, element, shmem, symmetric};
-pub use world::{ThreadLevel, World, init, init_thread};
+pub use world::{ThreadLevel, Usage, World, init, init_thread};
 
 /// Everything a PGAS program usually needs, in one glob import: `use shmem_core::prelude::*;`.
 pub mod prelude {

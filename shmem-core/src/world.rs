@@ -180,6 +180,39 @@ impl World {
     }
 
     /// The handles a heap allocation needs: the transport and the allocator.
+    /// What this PE's runtime holds now, for watching a long job for leaks: the symmetric
+    /// heap's free space, the teams and the contexts alive. Local, not collective.
+    ///
+    /// ```no_run
+    /// let world = shmem_core::init()?;
+    /// let before = world.usage();
+    /// {
+    ///     let a = world.alloc::<u64>(1000);
+    ///     let team = world.team_world().split_strided(0, 1, world.n_pes(), Default::default())?;
+    ///     let ctx = world.ctx_create::<shmem_core::Private>(Default::default())?;
+    ///     assert!(world.usage().heap_free < before.heap_free);
+    ///     assert_eq!(world.usage().contexts, before.contexts + 1);
+    ///     drop((ctx, team, a));
+    /// }
+    /// assert_eq!(world.usage(), before);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    pub fn usage(&self) -> Usage {
+        let (heap_free, heap_largest_free, heap_free_ranges) = self
+            .rt
+            .allocator
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .stats();
+        Usage {
+            heap_free,
+            heap_largest_free,
+            heap_free_ranges,
+            teams: self.tp.slots.mask().count_ones() as usize,
+            contexts: self.tp.routes.load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
     fn heap(&self) -> (&'static Transport, &'static Mutex<Allocator>) {
         (self.tp, &self.rt.allocator)
     }
@@ -459,4 +492,20 @@ pub enum ThreadLevel {
 pub fn init_thread(requested: ThreadLevel) -> Result<(World, ThreadLevel)> {
     let world = init()?;
     Ok((world, requested))
+}
+
+/// What a PE's runtime holds at one moment ([`World::usage`]): compare two of them to see
+/// whether a loop gives back what it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    /// Free bytes of the symmetric heap.
+    pub heap_free: usize,
+    /// The largest free range of the heap, in bytes (the largest allocation that could succeed).
+    pub heap_largest_free: usize,
+    /// The number of free ranges (1 when nothing is allocated: a measure of fragmentation).
+    pub heap_free_ranges: usize,
+    /// Team blocks in use, the world's and the node's own teams included.
+    pub teams: usize,
+    /// Contexts made with `ctx_create` and not yet dropped.
+    pub contexts: usize,
 }

@@ -191,3 +191,41 @@ fn alloc_aligned_above_the_page_size() {
         },
     );
 }
+
+#[test]
+fn usage_counts_what_is_held_and_returns_to_its_start() {
+    multi_pe_at(
+        "usage_counts_what_is_held_and_returns_to_its_start",
+        COUNTS,
+        |world| {
+            let before = world.usage();
+            assert_eq!(before.heap_free, before.heap_largest_free);
+            assert_eq!((before.heap_free_ranges, before.contexts), (1, 0));
+            let a = world.alloc::<u64>(1000);
+            let b = world.alloc::<u8>(3);
+            drop(a);
+            let mid = world.usage();
+            // A hole where `a` was, then `b`, then the rest.
+            assert_eq!(mid.heap_free_ranges, 2, "{mid:?}");
+            assert!(mid.heap_free < before.heap_free && mid.heap_largest_free < before.heap_free);
+            let n = world.n_pes();
+            let team = world
+                .team_world()
+                .split_strided(0, 1, n, TeamConfig::default())
+                .expect("split")
+                .expect("every PE is a member");
+            let ctx = world
+                .ctx_create::<Private>(CtxOptions::default())
+                .expect("ctx");
+            let held = world.usage();
+            assert_eq!(
+                (held.teams, held.contexts),
+                (before.teams + 1, before.contexts + 1),
+                "{held:?}"
+            );
+            drop((ctx, team, b));
+            world.barrier_all();
+            assert_eq!(world.usage(), before);
+        },
+    );
+}

@@ -40,6 +40,11 @@ impl Allocator {
         dirty
     }
 
+    /// The free bytes, the largest free range and the number of free ranges.
+    pub(crate) fn stats(&self) -> (usize, usize, usize) {
+        (self.free_bytes(), self.largest_free(), self.free.len())
+    }
+
     fn free_bytes(&self) -> usize {
         self.free.iter().map(|b| b.1).sum()
     }

@@ -392,6 +392,8 @@ pub struct Transport {
     pub(crate) progress: Progress,
     /// The collectives' team blocks and epochs.
     pub(crate) slots: Slots,
+    /// Contexts with a route of their own, made and not yet closed.
+    pub(crate) routes: std::sync::atomic::AtomicUsize,
     context: Context,
     /// The UCX registration of this PE's heap (a memfd mapped for the process's life).
     _mem: MemHandle,
@@ -495,6 +497,7 @@ impl Transport {
             directory: p.directory,
             progress: Progress::new(p.worker, any_ucx, p.progress_thread)?,
             slots: Slots::default(),
+            routes: std::sync::atomic::AtomicUsize::new(0),
             context: p.context,
             _mem: p.mem,
             _data_mem: p.data_mem,

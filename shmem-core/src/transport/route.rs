@@ -8,6 +8,7 @@ use crate::error::Result;
 use shmem_ucx::{ThreadMode, Worker};
 use std::ptr;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 impl Transport {
     /// A new UCX worker and endpoints from it to every PE, for a context. Peers mapped into this
@@ -47,6 +48,7 @@ impl Transport {
             );
         }
         let any_ucx = peers.iter().any(|p| p.direct.is_null());
+        self.routes.fetch_add(1, Ordering::Relaxed);
         if any_ucx {
             self.progress.add_worker(&worker);
         }
@@ -57,6 +59,7 @@ impl Transport {
     /// progressing its worker.
     pub(crate) fn close_route(&self, worker: &Worker, peers: &[Peer]) {
         self.progress.remove_worker(worker);
+        self.routes.fetch_sub(1, Ordering::Relaxed);
         for peer in peers {
             peer.close();
         }
