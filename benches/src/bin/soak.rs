@@ -40,6 +40,13 @@ struct Args {
     /// Seconds between reports.
     #[arg(long, default_value_t = 60)]
     report: u64,
+    /// The families each round does, comma-separated (for finding which one leaks): rma,
+    /// strided, atomics, signals, locks, coll, team, ctx, alloc.
+    #[arg(
+        long,
+        default_value = "rma,strided,atomics,signals,locks,coll,team,ctx,alloc"
+    )]
+    families: String,
     /// How much private RSS (`RssAnon`) may grow between the first round and the end, in KiB.
     #[arg(long, default_value_t = 2048)]
     rss_slack_kb: u64,
@@ -91,6 +98,15 @@ fn report(me: usize, t: Duration, round: u64, h: &Held) {
     );
 }
 
+/// The families of operations a round does (`--families`).
+struct Families(Vec<String>);
+
+impl Families {
+    fn has(&self, family: &str) -> bool {
+        self.0.iter().any(|f| f == family)
+    }
+}
+
 /// A small deterministic generator, the same on every PE for the same seed (collective sizes
 /// must agree).
 struct Lcg(u64);
@@ -108,15 +124,19 @@ impl Lcg {
     }
 }
 
-/// One round of every family; `round` counts from 1.
-fn round(world: &World, round: u64) {
+/// One round of every family in `on`; `round` counts from 1.
+fn round(world: &World, round: u64, on: &Families) {
     let (me, n) = (world.my_pe(), world.n_pes());
     let right = (me + 1) % n;
     let left = (me + n - 1) % n;
     let mut rng = Lcg(round);
 
     // Allocations of random sizes, freed in random order (the same on every PE).
-    let count = 1 + rng.below(6) as usize;
+    let count = if on.has("alloc") {
+        1 + rng.below(6) as usize
+    } else {
+        0
+    };
     let mut blocks: Vec<SymArray<'_, u64>> = (0..count)
         .map(|_| world.alloc::<u64>(1 + rng.below(1 << 14) as usize))
         .collect();
@@ -124,10 +144,81 @@ fn round(world: &World, round: u64) {
 
     // RMA: a put to the right, a get from the left, p and g, read back.
     let tag = round * 1000 + me as u64;
+    let from_left = round * 1000 + left as u64;
+    if on.has("rma") {
+        rma(world, &a, round, (tag, from_left));
+    }
+    if on.has("strided") {
+        // Every other element to the right, read back with a strided get.
+        a.iput(right, 32..40, 2, &[tag; 4], 1);
+        world.barrier_all();
+        let mut every_other = [0u64; 4];
+        a.iget(me, 32..40, 2, &mut every_other, 1);
+        assert_eq!(every_other, [from_left; 4], "iput/iget, round {round}");
+    }
+    if on.has("atomics") {
+        // Everyone adds to PE 0's ticket counter.
+        TICKETS.at(0).add(1);
+    }
+    if on.has("signals") {
+        // Data and a signal to the right; wait for the left's.
+        a.put_signal(right, 48..52, &[tag; 4], FLAG.signal(), SignalOp::Add(1));
+        FLAG.signal().wait_until(Cmp::Ge, round);
+        assert_eq!(a.local_get(51), from_left, "put_signal, round {round}");
+    }
+    if on.has("locks") {
+        // A read-modify-write of PE 0's count under the lock.
+        let _held = LOCK.lock();
+        let c = LOCKED_COUNT.as_array().g(0, 0);
+        LOCKED_COUNT.as_array().p(0, 0, c + 1);
+        world.quiet();
+    }
+    let team = world.team_world();
+    if on.has("coll") {
+        collectives(world, &team, round, tag);
+    }
+    if on.has("team") {
+        // A split team: the even or odd PEs, a reduction over it, then gone.
+        let start = (round % 2) as usize;
+        let size = (n + 1 - start) / 2;
+        let s = world.alloc::<u64>(1);
+        if let Some(sub) = team
+            .split_strided(start, 2, size, TeamConfig::default())
+            .expect("split")
+        {
+            sub.sum_reduce(&s, &[1]);
+            assert_eq!(s.local_get(0), size as u64, "team sum, round {round}");
+            drop(sub);
+        }
+        drop(s);
+    }
+    if on.has("ctx") {
+        // A context: a put through it to the right, quiet, gone.
+        let ctx = world
+            .ctx_create::<Private>(CtxOptions::default())
+            .expect("ctx_create");
+        ctx.p(&a, right, 60, tag);
+        ctx.quiet();
+        drop(ctx);
+        world.barrier_all();
+        assert_eq!(a.local_get(60), from_left, "ctx put, round {round}");
+    }
+
+    // Free in random order.
+    while !blocks.is_empty() {
+        let i = rng.below(blocks.len() as u64) as usize;
+        drop(blocks.swap_remove(i));
+    }
+    world.barrier_all();
+}
+
+/// Put to the right, get from the left, `p` and `g`, each read back.
+fn rma(world: &World, a: &SymArray<'_, u64>, round: u64, (tag, from_left): (u64, u64)) {
+    let (me, n) = (world.my_pe(), world.n_pes());
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
     let mine: Vec<u64> = (0..16).map(|i| tag + i).collect();
     a.put(right, 0..16, &mine);
     world.barrier_all();
-    let from_left = round * 1000 + left as u64;
     for i in 0..16 {
         assert_eq!(a.local_get(i), from_left + i as u64, "put, round {round}");
     }
@@ -143,31 +234,11 @@ fn round(world: &World, round: u64) {
     a.p(right, 20, tag);
     world.barrier_all();
     assert_eq!(a.g(me, 20), from_left, "p, round {round}");
+}
 
-    // Strided: every other element to the right, read back with a strided get.
-    a.iput(right, 32..40, 2, &[tag; 4], 1);
-    world.barrier_all();
-    let mut every_other = [0u64; 4];
-    a.iget(me, 32..40, 2, &mut every_other, 1);
-    assert_eq!(every_other, [from_left; 4], "iput/iget, round {round}");
-
-    // Atomics: everyone adds to PE 0's ticket counter.
-    TICKETS.at(0).add(1);
-    // Signals: data and a signal to the right; wait for the left's.
-    a.put_signal(right, 48..52, &[tag; 4], FLAG.signal(), SignalOp::Add(1));
-    FLAG.signal().wait_until(Cmp::Ge, round);
-    assert_eq!(a.local_get(51), from_left, "put_signal, round {round}");
-
-    // Locks: a read-modify-write of PE 0's count under the lock.
-    {
-        let _held = LOCK.lock();
-        let c = LOCKED_COUNT.as_array().g(0, 0);
-        LOCKED_COUNT.as_array().p(0, 0, c + 1);
-        world.quiet();
-    }
-
-    // Collectives on the world team.
-    let team = world.team_world();
+/// A sum reduction, an fcollect and a broadcast on the world team, each checked.
+fn collectives(world: &World, team: &Team<'_>, round: u64, tag: u64) {
+    let (me, n) = (world.my_pe(), world.n_pes());
     let sum = world.alloc::<u64>(1);
     team.sum_reduce(&sum, &[me as u64 + round]);
     let want = (0..n as u64).map(|p| p + round).sum::<u64>();
@@ -185,37 +256,6 @@ fn round(world: &World, round: u64) {
     let root = (round as usize) % n;
     team.broadcast(&b, &[round, root as u64], root);
     assert_eq!((b.local_get(0), b.local_get(1)), (round, root as u64));
-
-    // A split team: the even or odd PEs, a reduction over it, then gone.
-    let start = (round % 2) as usize;
-    let size = (n + 1 - start) / 2;
-    let s = world.alloc::<u64>(1);
-    if let Some(sub) = team
-        .split_strided(start, 2, size, TeamConfig::default())
-        .expect("split")
-    {
-        sub.sum_reduce(&s, &[1]);
-        assert_eq!(s.local_get(0), size as u64, "team sum, round {round}");
-        drop(sub);
-    }
-    drop(s);
-
-    // A context: a put through it to the right, quiet, gone.
-    let ctx = world
-        .ctx_create::<Private>(CtxOptions::default())
-        .expect("ctx_create");
-    ctx.p(&a, right, 60, tag);
-    ctx.quiet();
-    drop(ctx);
-    world.barrier_all();
-    assert_eq!(a.local_get(60), from_left, "ctx put, round {round}");
-
-    // Free in random order.
-    while !blocks.is_empty() {
-        let i = rng.below(blocks.len() as u64) as usize;
-        drop(blocks.swap_remove(i));
-    }
-    world.barrier_all();
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -227,7 +267,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t0 = Instant::now();
     report(me, Duration::ZERO, 0, &held(&world));
     let mut rounds = 1u64;
-    round(&world, rounds);
+    let on = Families(
+        args.families
+            .split(',')
+            .map(|f| f.trim().to_string())
+            .collect(),
+    );
+    round(&world, rounds, &on);
     let start = held(&world);
     report(me, t0.elapsed(), rounds, &start);
     let mut next_report = every;
@@ -240,7 +286,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             break;
         }
         rounds += 1;
-        round(&world, rounds);
+        round(&world, rounds, &on);
         if t0.elapsed() >= next_report {
             report(me, t0.elapsed(), rounds, &held(&world));
             next_report += every;
@@ -251,8 +297,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if me == 0 {
         let tickets = TICKETS.as_array().local_get(0);
         let locked = LOCKED_COUNT.as_array().local_get(0);
-        let want = rounds * n as u64;
-        assert_eq!((tickets, locked), (want, want), "atomics and locked counts");
+        let want = |family| if on.has(family) { rounds * n as u64 } else { 0 };
+        assert_eq!(
+            (tickets, locked),
+            (want("atomics"), want("locks")),
+            "atomics and locked counts"
+        );
     }
     let end = held(&world);
     report(me, t0.elapsed(), rounds, &end);

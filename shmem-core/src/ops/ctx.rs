@@ -421,9 +421,16 @@ impl<M: CtxMode> Drop for Ctx<'_, M> {
         if std::thread::panicking() {
             return;
         }
-        if let Route::Own { peers, worker, .. } = &self.route {
+        if matches!(self.route, Route::Own { .. }) {
             self.quiet();
-            self.tp.close_route(worker, peers);
+            if let Route::Own {
+                peers,
+                worker,
+                any_ucx,
+            } = std::mem::replace(&mut self.route, Route::Default)
+            {
+                self.tp.retire_route((worker, peers, any_ucx));
+            }
         }
     }
 }

@@ -101,13 +101,18 @@ pub(crate) fn finalize() {
         return;
     }
     let tp = rt.tp;
-    shmem_ucx::set_wait_hook(None);
     if std::thread::panicking() {
+        shmem_ucx::set_wait_hook(None);
         // This PE is going down; the launcher ends the job. Collective steps could hang and
         // tearing UCX down is pointless.
         tp.abandon();
         return;
     }
+    // The routes dropped contexts left for reuse: their endpoints' closes wait for the peers'
+    // main workers, so this PE's main worker keeps serving the peers' closes meanwhile (the
+    // wait hook), as it does in any wait.
+    tp.close_idle_routes();
+    shmem_ucx::set_wait_hook(None);
     // A PE still waiting in a collective that this one will never join says so (naming this
     // PE) instead of hanging the job; one waiting in `barrier_all` meets a barrier of another
     // kind and says so at once.

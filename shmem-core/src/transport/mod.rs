@@ -53,6 +53,7 @@ use progress::{Progress, used_after_finalize};
 use shmem_ucx::{Context, Endpoint, MemHandle, RemoteKey, Worker};
 use slots::Slots;
 use std::ptr;
+use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard};
 
@@ -394,6 +395,8 @@ pub struct Transport {
     pub(crate) slots: Slots,
     /// Contexts with a route of their own, made and not yet closed.
     pub(crate) routes: std::sync::atomic::AtomicUsize,
+    /// Routes of dropped contexts, kept for the next ones (see `route.rs`).
+    idle_routes: Mutex<Vec<route::CtxRoute>>,
     context: Context,
     /// The UCX registration of this PE's heap (a memfd mapped for the process's life).
     _mem: MemHandle,
@@ -498,6 +501,7 @@ impl Transport {
             progress: Progress::new(p.worker, any_ucx, p.progress_thread)?,
             slots: Slots::default(),
             routes: std::sync::atomic::AtomicUsize::new(0),
+            idle_routes: Mutex::new(Vec::new()),
             context: p.context,
             _mem: p.mem,
             _data_mem: p.data_mem,

@@ -1,5 +1,9 @@
 //! A context's own route: a new UCX worker and endpoints from it to every PE reached through
-//! UCX (peers mapped into this process stay direct).
+//! UCX (peers mapped into this process stay direct). A destroyed context's route is kept, idle
+//! and quiet, for the next context ([`IDLE_ROUTES`] of them): making a worker and connecting
+//! endpoints costs 1-2 ms per peer over tcp, and a connection closed by one side is not all
+//! given back by the other (a soak that made and dropped a context every round grew each PE's
+//! private memory by about 1.6 KiB per context over tcp, without end).
 //!
 //! Part of the transport layer (methods of [`Transport`]); uses `mem` only.
 
@@ -10,11 +14,31 @@ use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+/// Idle routes kept for reuse; a context dropped while this many wait is closed for good.
+pub(crate) const IDLE_ROUTES: usize = 64;
+
+/// A context's worker, its peers as that worker reaches them, and whether any is reached
+/// through UCX.
+pub(crate) type CtxRoute = (Worker, Box<[Peer]>, bool);
+
 impl Transport {
-    /// A new UCX worker and endpoints from it to every PE, for a context. Peers mapped into this
-    /// process stay direct (no endpoint needed); the others get their own endpoint and rkey.
-    pub(crate) fn context_route(&self) -> Result<(Worker, Box<[Peer]>, bool)> {
+    /// A UCX worker and endpoints from it to every PE, for a context: an idle one if a dropped
+    /// context left one, else a new one. Peers mapped into this process stay direct (no
+    /// endpoint needed); the others get their own endpoint and rkey (at first contact).
+    pub(crate) fn context_route(&self) -> Result<CtxRoute> {
         self.check_live();
+        let idle = self
+            .idle_routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop();
+        if let Some((worker, peers, any_ucx)) = idle {
+            if any_ucx {
+                self.progress.add_worker(&worker);
+            }
+            self.routes.fetch_add(1, Ordering::Relaxed);
+            return Ok((worker, peers, any_ucx));
+        }
         // Multi-threaded whatever the context's mode: the runtime's waits progress it from
         // whichever thread waits.
         let worker = self.context.create_worker(ThreadMode::Multi)?;
@@ -55,13 +79,34 @@ impl Transport {
         Ok((worker, peers.into_boxed_slice(), any_ucx))
     }
 
-    /// Closes a context's endpoints (they are all idle: the context was quieted) and stops
-    /// progressing its worker.
-    pub(crate) fn close_route(&self, worker: &Worker, peers: &[Peer]) {
-        self.progress.remove_worker(worker);
+    /// Takes back a dropped context's route (it was quieted: nothing is in flight) and stops
+    /// progressing its worker; keeps it for the next context, or closes its endpoints when
+    /// [`IDLE_ROUTES`] already wait.
+    pub(crate) fn retire_route(&self, route: CtxRoute) {
+        self.progress.remove_worker(&route.0);
         self.routes.fetch_sub(1, Ordering::Relaxed);
-        for peer in peers {
-            peer.close();
+        let mut idle = self.idle_routes.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < IDLE_ROUTES {
+            idle.push(route);
+        } else {
+            drop(idle);
+            close_route(route);
         }
     }
+
+    /// Closes the idle routes' endpoints and workers (at finalize).
+    pub(crate) fn close_idle_routes(&self) {
+        let idle = std::mem::take(&mut *self.idle_routes.lock().unwrap_or_else(|p| p.into_inner()));
+        idle.into_iter().for_each(close_route);
+    }
+}
+
+/// Closes a route's endpoints, then its worker.
+fn close_route((worker, peers, _): CtxRoute) {
+    for peer in peers.iter() {
+        peer.close();
+    }
+    // Endpoints before their worker.
+    drop(peers);
+    drop(worker);
 }
