@@ -94,7 +94,7 @@ pub(crate) fn progress_thread(through_network: bool) -> Result<bool> {
     parse_progress_thread(std::env::var("SHMEM_PROGRESS_THREAD").ok(), through_network)
 }
 
-fn parse_progress_thread(value: Option<String>, through_network: bool) -> Result<bool> {
+pub(crate) fn parse_progress_thread(value: Option<String>, through_network: bool) -> Result<bool> {
     let Some(v) = value else {
         return Ok(through_network);
     };
@@ -124,7 +124,7 @@ pub(crate) fn connect_at_start(ucx_peers: usize) -> Result<bool> {
     parse_connect(std::env::var("SHMEM_CONNECT").ok(), ucx_peers)
 }
 
-fn parse_connect(value: Option<String>, ucx_peers: usize) -> Result<bool> {
+pub(crate) fn parse_connect(value: Option<String>, ucx_peers: usize) -> Result<bool> {
     match value
         .as_deref()
         .map(|v| v.trim().to_ascii_lowercase())
@@ -152,7 +152,7 @@ pub(crate) fn shared_memory_allowed() -> bool {
 /// shared-memory transports: `sm` and `shm` (all of them), `mm` (the mapped ones), `posix`,
 /// `sysv`, `xpmem`; `all` names every transport; a list that starts with `^` names those left
 /// out. Copy-only transports (`cma`, `knem`) map nothing, so they do not count.
-fn tls_allows_shared_memory(tls: Option<&str>) -> bool {
+pub(crate) fn tls_allows_shared_memory(tls: Option<&str>) -> bool {
     let Some(tls) = tls.map(str::trim).filter(|t| !t.is_empty()) else {
         return true;
     };

@@ -131,6 +131,47 @@ pub mod __private {
     }
 }
 
+/// Entry points for the fuzz targets (`fuzz/` in the repository): thin wrappers over the
+/// parsers and checks that read outside input (settings, peers' start-up records, active
+/// messages). Not part of the API: they may change or go in any release.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::transport::strided::FuzzPe as StridedPe;
+
+    /// Decodes a peer's start-up record as start-up does (`PeerInfo::decode`, with `pe` the PE
+    /// it came from): the record encoded again, or the error's text.
+    pub fn start_up_record(pe: usize, bytes: &[u8]) -> Result<Vec<u8>, String> {
+        crate::runtime::peer_info::fuzz_decode(pe, bytes)
+    }
+
+    /// `PeerInfo::decode_head`: the fixed fields encoded again (address and keys left empty)
+    /// and whether the record has a data-segment key, or the error's text.
+    pub fn start_up_record_head(pe: usize, bytes: &[u8]) -> Result<(Vec<u8>, bool), String> {
+        crate::runtime::peer_info::fuzz_decode_head(pe, bytes)
+    }
+
+    /// `SHMEM_SYMMETRIC_SIZE`'s parser: the size, if the text is one.
+    pub fn parse_size(text: &str) -> Option<usize> {
+        crate::config::parse_size(text)
+    }
+
+    /// `SHMEM_PROGRESS_THREAD` (unset: `None`) for a job that spans nodes or not.
+    pub fn progress_thread(value: Option<&str>, spans_nodes: bool) -> Result<bool, String> {
+        crate::config::parse_progress_thread(value.map(String::from), spans_nodes)
+            .map_err(|e| e.to_string())
+    }
+
+    /// `SHMEM_CONNECT` (unset: `None`) with `ucx_peers` PEs reached through UCX.
+    pub fn connect_at_start(value: Option<&str>, ucx_peers: usize) -> Result<bool, String> {
+        crate::config::parse_connect(value.map(String::from), ucx_peers).map_err(|e| e.to_string())
+    }
+
+    /// Whether `UCX_TLS` (unset: `None`) lets PEs of a node map each other's memory.
+    pub fn shared_memory_allowed(ucx_tls: Option<&str>) -> bool {
+        crate::config::tls_allows_shared_memory(ucx_tls)
+    }
+}
+
 /// The README's example, compiled and run as a doctest so that it stays correct.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

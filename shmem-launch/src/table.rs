@@ -438,7 +438,9 @@ fn parse_with(
     if n != npes {
         return Err(format!("a table of {n} records for {npes} PEs"));
     }
-    let mut index = Vec::with_capacity(n);
+    // Each record takes at least its 4-byte length: do not trust `n` for the allocation (a
+    // table that claims a billion records must not make this PE allocate gigabytes first).
+    let mut index = Vec::with_capacity(n.min(bytes.len() / 4));
     let mut at = HEADER;
     for pe in 0..n {
         let len = bytes
@@ -556,6 +558,27 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("not a sealed memfd"), "{e}");
+    }
+
+    /// Found by the `startup_table` fuzz target (fuzz/corpus/startup_table/crash-oom-huge-n):
+    /// a table whose record count matched a huge job size allocated its index for that count
+    /// (8 bytes each: 11 GB there, 34 GB here, which aborts the test) before it found the table
+    /// too short.
+    #[test]
+    fn a_huge_record_count_is_refused_without_allocating_for_it() {
+        let n = u32::MAX;
+        let mut table = MAGIC.to_vec();
+        table.extend_from_slice(&7u64.to_le_bytes());
+        table.extend_from_slice(&0u64.to_le_bytes());
+        table.extend_from_slice(&n.to_le_bytes());
+        table.extend_from_slice(&[0x2e, 0, 0, 0]);
+        table.extend_from_slice(&[0x55; 46]);
+        let mut yes = |_: usize, _: &[u8], _: &[u8]| true;
+        let e = parse(&table, n as usize, 7, 0, &mut yes).unwrap_err();
+        assert!(
+            e.contains("the table ends before the record of PE 1"),
+            "{e}"
+        );
     }
 
     #[test]

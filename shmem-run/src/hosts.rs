@@ -119,7 +119,12 @@ fn check_unique(hosts: Vec<HostSpec>, origin: &str) -> Result<Vec<HostSpec>, Str
 pub fn place(hosts: &[HostSpec], np: Option<usize>) -> Result<Vec<Node>, String> {
     let slotted = hosts.iter().filter(|h| h.slots.is_some()).count();
     let counts: Vec<usize> = if slotted == hosts.len() {
-        let total: usize = hosts.iter().filter_map(|h| h.slots).sum();
+        // Slots are any usize a host list gives: their sum may not fit.
+        let total = hosts
+            .iter()
+            .filter_map(|h| h.slots)
+            .try_fold(0usize, usize::checked_add)
+            .ok_or("the hosts' slots add up to more PEs than this machine can count")?;
         let np = np.unwrap_or(total);
         if np > total {
             let list: Vec<String> = hosts
@@ -284,6 +289,19 @@ mod tests {
         let e = place(&slots, Some(6)).unwrap_err();
         assert!(e.contains("6 PEs do not fit in the 5 slots"), "{e}");
         assert!(place(&[spec("a", Some(2)), spec("b", None)], None).is_err());
+    }
+
+    /// Found while writing the `hosts` fuzz target (its input: fuzz/corpus/hosts/crash-slots-overflow): slots that
+    /// add up past `usize::MAX` panicked (overflow) instead of being refused.
+    #[test]
+    fn slots_that_add_up_past_usize_are_refused() {
+        let hosts = parse_list("a:18446744073709551615,b:1").expect("each slot count is a usize");
+        for np in [None, Some(1), Some(usize::MAX)] {
+            let e = place(&hosts, np).expect_err("too many slots");
+            assert!(e.contains("slots add up"), "{e}");
+        }
+        let hosts = [spec("a", Some(usize::MAX))];
+        assert_eq!(pes(&place(&hosts, Some(2)).expect("fits")), [("a", 0..2)]);
     }
 
     #[test]

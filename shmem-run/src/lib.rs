@@ -42,6 +42,15 @@ mod signals;
 mod spec;
 mod start;
 
+/// Entry points for the fuzz targets (`fuzz/` in the repository): the parsers of `--hosts`,
+/// `--hostfile` and `--rsh`/`SHMEM_RSH`, and the placement of PEs on hosts. Not part of the
+/// API: they may change or go in any release.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::hosts::{HostSpec, Node, parse_hostfile, parse_list, place};
+    pub use crate::rsh::Template;
+}
+
 use std::io;
 
 use cli::Cli;

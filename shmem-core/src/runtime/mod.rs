@@ -12,7 +12,7 @@
 //! base modules. Only `world` and the crate root use it.
 
 mod bootstrap;
-mod peer_info;
+pub(crate) mod peer_info;
 mod start;
 
 use crate::error::{Error, Result};

@@ -136,6 +136,25 @@ impl PeerInfo {
     }
 }
 
+/// [`PeerInfo::decode`] for the fuzz targets: the decoded record encoded again, or the error's
+/// text. Not part of the API.
+pub(crate) fn fuzz_decode(pe: usize, bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    PeerInfo::decode(pe, bytes)
+        .map(|info| info.encode())
+        .map_err(|e| e.to_string())
+}
+
+/// [`PeerInfo::decode_head`] for the fuzz targets: the decoded head encoded again (without its
+/// address and keys) and whether the record has a data-segment key, or the error's text.
+pub(crate) fn fuzz_decode_head(
+    pe: usize,
+    bytes: &[u8],
+) -> std::result::Result<(Vec<u8>, bool), String> {
+    PeerInfo::decode_head(pe, bytes)
+        .map(|(info, data_rkey)| (info.encode(), data_rkey))
+        .map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::PeerInfo;

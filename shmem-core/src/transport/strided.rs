@@ -265,26 +265,9 @@ fn bad_message(st: &State, from: u64, what: std::fmt::Arguments<'_>) -> ! {
 }
 
 /// Checks that `count` elements of `size` bytes at `offset`, `stride` bytes apart, lie inside
-/// one of this PE's regions (team segment, heap or data segment); returns the address of
-/// `offset` and `count * size`.
-fn in_heap(
-    st: &State,
-    size: u64,
-    count: u64,
-    offset: u64,
-    stride: u64,
-) -> Option<(*mut u8, usize)> {
-    in_regions(
-        [st.team, (st.base, st.total), st.data],
-        size,
-        count,
-        offset,
-        stride,
-    )
-}
-
-/// [`in_heap`] for a team segment, a heap and a data segment given as (base, length). Offsets
-/// below the team segment's length name its bytes; the heap's own start at that length.
+/// one of this PE's regions: a team segment, a heap and a data segment given as (base, length).
+/// Offsets below the team segment's length name its bytes; the heap's own start at that length,
+/// the data segment's at [`DATA_OFFSET`]. Returns the address of `offset` and `count * size`.
 fn in_regions(
     [team, heap, data]: [(*mut u8, usize); 3],
     size: u64,
@@ -587,118 +570,350 @@ struct AckHandler;
 struct GetReqHandler;
 struct GetRespHandler;
 
-impl AmHandler for PutHandler {
-    fn receive(&self, msg: &AmMessage<'_>) {
-        let st = state();
-        let Some([from, size, count, offset, stride]) = words::<PUT_WORDS>(msg.header()) else {
-            bad_message(
-                st,
-                u64::MAX,
-                format_args!("put header of {} bytes", msg.header().len()),
-            );
-        };
-        let Some(data) = msg.data() else {
-            bad_message(st, from, format_args!("put data not sent eagerly"));
-        };
-        let Some((at, bytes)) = in_heap(st, size, count, offset, stride) else {
-            bad_message(
-                st,
+/// This PE's memory as the handlers see it: team segment, heap and data segment, each as
+/// (base, length) (see [`in_regions`]).
+type Regions = [(*mut u8, usize); 3];
+
+impl State {
+    fn regions(&self) -> Regions {
+        [self.team, (self.base, self.total), self.data]
+    }
+}
+
+/// Why a message was refused: the PE it says it came from (`u64::MAX` when its header could
+/// not be read) and what is wrong with it.
+#[derive(Debug)]
+struct Refusal {
+    from: u64,
+    what: String,
+}
+
+fn refuse<T>(from: u64, what: String) -> std::result::Result<T, Refusal> {
+    Err(Refusal { from, what })
+}
+
+/// A checked `PUT`: `data` scattered as elements of `size` bytes, `stride` bytes apart, from
+/// `at`.
+struct PutPlan<'a> {
+    at: *mut u8,
+    size: usize,
+    stride: usize,
+    data: &'a [u8],
+}
+
+/// Checks a `PUT` message against this PE's memory.
+fn check_put<'a>(
+    regions: Regions,
+    header: &[u8],
+    data: Option<&'a [u8]>,
+) -> std::result::Result<PutPlan<'a>, Refusal> {
+    let Some([from, size, count, offset, stride]) = words::<PUT_WORDS>(header) else {
+        return refuse(u64::MAX, format!("put header of {} bytes", header.len()));
+    };
+    let Some(data) = data else {
+        return refuse(from, "put data not sent eagerly".into());
+    };
+    let Some((at, bytes)) = in_regions(regions, size, count, offset, stride) else {
+        return refuse(
+            from,
+            format!(
+                "put of {count} x {size} bytes at heap offset {offset}, stride {stride}, \
+                 outside this PE's heap of {} bytes",
+                regions[1].1
+            ),
+        );
+    };
+    if bytes != data.len() {
+        return refuse(
+            from,
+            format!("put of {count} x {size} bytes carries {} bytes", data.len()),
+        );
+    }
+    // Both fit in usize (checked by `in_regions`).
+    Ok(PutPlan {
+        at,
+        size: size as usize,
+        stride: stride as usize,
+        data,
+    })
+}
+
+impl PutPlan<'_> {
+    /// Writes the elements.
+    ///
+    /// # Safety
+    /// The plan comes from [`check_put`] with regions that are live, writable memory.
+    unsafe fn apply(&self) {
+        for (k, elem) in self.data.chunks_exact(self.size).enumerate() {
+            // SAFETY: k*stride + size lies inside the region `at` starts in (checked by
+            // `in_regions`; caller's contract); the source is the message.
+            unsafe {
+                ptr::copy_nonoverlapping(elem.as_ptr(), self.at.add(k * self.stride), self.size)
+            };
+        }
+    }
+}
+
+/// A checked `SIGNAL` or `FLAG`: `data` copied to `at` (none when empty), then the word at
+/// `word` updated.
+struct SignalPlan<'a> {
+    at: Option<*mut u8>,
+    data: &'a [u8],
+    word: *mut u8,
+    kind: SignalKind,
+    value: u64,
+}
+
+/// Checks a `SIGNAL` or `FLAG` message against this PE's memory (every check before anything
+/// is written).
+fn check_signal<'a>(
+    regions: Regions,
+    header: &[u8],
+    data: Option<&'a [u8]>,
+) -> std::result::Result<SignalPlan<'a>, Refusal> {
+    let Some([from, offset, len, signal, kind, value]) = words::<SIGNAL_WORDS>(header) else {
+        return refuse(
+            u64::MAX,
+            format!("put-with-signal header of {} bytes", header.len()),
+        );
+    };
+    let Some(data) = data else {
+        return refuse(from, "put-with-signal data not sent eagerly".into());
+    };
+    if len != data.len() as u64 {
+        return refuse(
+            from,
+            format!("put with signal of {len} bytes carries {}", data.len()),
+        );
+    }
+    let at = if data.is_empty() {
+        None
+    } else {
+        let Some((at, _)) = in_regions(regions, len, 1, offset, 0) else {
+            return refuse(
                 from,
-                format_args!(
-                    "put of {count} x {size} bytes at heap offset {offset}, stride {stride}, \
-                     outside this PE's heap of {} bytes",
-                    st.total
+                format!(
+                    "put with signal of {len} bytes at heap offset {offset}, outside this \
+                     PE's heap of {} bytes",
+                    regions[1].1
                 ),
             );
         };
-        if bytes != data.len() {
-            bad_message(
-                st,
-                from,
-                format_args!("put of {count} x {size} bytes carries {} bytes", data.len()),
-            );
+        Some(at)
+    };
+    let word = in_regions(regions, 8, 1, signal, 0)
+        .map(|(p, _)| p)
+        .filter(|p| (*p as usize).is_multiple_of(8));
+    let Some(word) = word else {
+        return refuse(
+            from,
+            format!("signal word at heap offset {signal} is not a word of this PE's heap"),
+        );
+    };
+    let Some(kind) = SignalKind::from_wire(kind) else {
+        return refuse(from, format!("unknown signal operation {kind}"));
+    };
+    Ok(SignalPlan {
+        at,
+        data,
+        word,
+        kind,
+        value,
+    })
+}
+
+impl SignalPlan<'_> {
+    /// Copies the data, then updates the signal word.
+    ///
+    /// # Safety
+    /// The plan comes from [`check_signal`] with regions that are live, writable memory whose
+    /// 8-byte words are accessed only atomically where they are signal words.
+    unsafe fn apply(&self) {
+        if let Some(at) = self.at {
+            // SAFETY: `data.len()` bytes at `at` lie in one region (checked by `in_regions`;
+            // caller's contract); the source is the message.
+            unsafe { ptr::copy_nonoverlapping(self.data.as_ptr(), at, self.data.len()) };
         }
-        let (size, stride) = (size as usize, stride as usize);
-        for (k, elem) in data.chunks_exact(size).enumerate() {
-            // SAFETY: k*stride + size lies inside the region `at` starts in (checked by
-            // `in_heap`): this PE's heap or data segment; the source is the message.
-            unsafe { ptr::copy_nonoverlapping(elem.as_ptr(), at.add(k * stride), size) };
+        // SAFETY: an aligned word of a region (checked), which PEs update only atomically
+        // (signal words and flags).
+        let word = unsafe { AtomicU64::from_ptr(self.word.cast()) };
+        self.kind.apply(word, self.value);
+    }
+}
+
+/// Checks an `ACK` message and takes its count off `unacked` (per PE) and `outstanding`.
+fn take_ack(
+    unacked: &[AtomicU64],
+    outstanding: &AtomicU64,
+    header: &[u8],
+) -> std::result::Result<(), Refusal> {
+    let Some([from, n]) = words::<ACK_WORDS>(header) else {
+        return refuse(u64::MAX, format!("ack header of {} bytes", header.len()));
+    };
+    let counter = usize::try_from(from).ok().and_then(|pe| unacked.get(pe));
+    let took =
+        counter.map(|c| c.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| v.checked_sub(n)));
+    if !matches!(took, Some(Ok(_))) {
+        return refuse(
+            from,
+            format!(
+                "acknowledges {n} messages (strided puts, puts with signal) that were not sent to it"
+            ),
+        );
+    }
+    // Each PE's count is part of the total: this cannot go below zero.
+    outstanding.fetch_sub(n, Ordering::AcqRel);
+    Ok(())
+}
+
+/// A checked `GET_REQ`: the response's header words and where its elements are read.
+struct GetReqPlan {
+    head: [u64; RESP_WORDS],
+    at: *const u8,
+    size: usize,
+    count: usize,
+    stride: usize,
+    bytes: usize,
+}
+
+/// Checks a `GET_REQ` message against this PE's memory; `my_pe` goes in the response.
+fn check_get_req(
+    regions: Regions,
+    my_pe: usize,
+    header: &[u8],
+) -> std::result::Result<GetReqPlan, Refusal> {
+    let Some([from, size, count, offset, stride, token, first]) = words::<REQ_WORDS>(header) else {
+        return refuse(
+            u64::MAX,
+            format!("get request header of {} bytes", header.len()),
+        );
+    };
+    let found = in_regions(regions, size, count, offset, stride);
+    let Some((at, bytes)) = found.filter(|&(_, b)| b <= MAX_MSG.max(size as usize)) else {
+        return refuse(
+            from,
+            format!(
+                "get of {count} x {size} bytes at heap offset {offset}, stride {stride}: \
+                 outside this PE's heap of {} bytes or over {MAX_MSG} bytes",
+                regions[1].1
+            ),
+        );
+    };
+    // All three fit in usize (checked by `in_regions`).
+    Ok(GetReqPlan {
+        head: [my_pe as u64, size, count, token, first],
+        at,
+        size: size as usize,
+        count: count as usize,
+        stride: stride as usize,
+        bytes,
+    })
+}
+
+impl GetReqPlan {
+    /// The response: its header words, then the elements.
+    ///
+    /// # Safety
+    /// The plan comes from [`check_get_req`] with regions that are live, readable memory.
+    unsafe fn response(&self) -> Vec<u8> {
+        let mut resp = message(&self.head, self.bytes);
+        for k in 0..self.count {
+            // SAFETY: inside one region (checked by `in_regions`; caller's contract); a plain
+            // read of bytes that others may write concurrently, as any get.
+            let elem =
+                unsafe { std::slice::from_raw_parts(self.at.add(k * self.stride), self.size) };
+            resp.extend_from_slice(elem);
         }
-        let ack = message(&[st.my_pe as u64, 1], 0);
-        if let Err(e) = msg.reply(AM_ACK, ack, ACK_WORDS * 8, AmFlags::NONE, send_failed) {
-            send_failed(e);
+        resp
+    }
+}
+
+/// A `GET_RESP` header: `[from, size, count, token, first]`.
+fn get_resp_header(header: &[u8]) -> std::result::Result<[u64; RESP_WORDS], Refusal> {
+    words::<RESP_WORDS>(header).ok_or_else(|| Refusal {
+        from: u64::MAX,
+        what: format!("get response header of {} bytes", header.len()),
+    })
+}
+
+impl GetSlot {
+    /// Claims the elements of a response (`head` from [`get_resp_header`], `data_len` data
+    /// bytes) for this slot: the number of elements, or the refusal when it does not match the
+    /// request or claims elements already claimed.
+    fn claim(
+        &self,
+        head: [u64; RESP_WORDS],
+        data_len: usize,
+    ) -> std::result::Result<usize, Refusal> {
+        let [from, size, count, token, first] = head;
+        let claimed = self.fits(from, size, count, first, data_len).filter(|&n| {
+            self.claimed
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
+                    c.checked_add(n).filter(|&e| e <= self.dst.len())
+                })
+                .is_ok()
+        });
+        claimed.ok_or_else(|| Refusal {
+            from,
+            what: format!(
+                "get response of {count} x {size} bytes ({data_len} data bytes) for elements \
+                 {first}.. of request {token}, which asked PE {} for {} x {} bytes",
+                self.from_pe,
+                self.dst.len(),
+                self.size
+            ),
+        })
+    }
+
+    /// Writes the `count` claimed elements of a response starting at element `first`.
+    ///
+    /// # Safety
+    /// [`claim`](Self::claim) accepted the response (`first` is its header's), and the
+    /// destinations are live until the slot is unregistered.
+    unsafe fn write(&self, first: u64, data: &[u8], count: usize) {
+        let first = first as usize;
+        for (k, elem) in data.chunks_exact(self.size).enumerate() {
+            // SAFETY: element first + k < dst.len() (checked by `claim`), a `size`-byte element
+            // of the requester's buffer, live (caller's contract).
+            unsafe { ptr::copy_nonoverlapping(elem.as_ptr(), self.dst[first + k], self.size) };
         }
+        self.received.fetch_add(count, Ordering::AcqRel);
+    }
+}
+
+/// Ends this PE over a refused message.
+fn refused(st: &State, r: Refusal) -> ! {
+    bad_message(st, r.from, format_args!("{}", r.what))
+}
+
+fn reply_ack(st: &State, msg: &AmMessage<'_>) {
+    let ack = message(&[st.my_pe as u64, 1], 0);
+    if let Err(e) = msg.reply(AM_ACK, ack, ACK_WORDS * 8, AmFlags::NONE, send_failed) {
+        send_failed(e);
+    }
+}
+
+impl AmHandler for PutHandler {
+    fn receive(&self, msg: &AmMessage<'_>) {
+        let st = state();
+        let plan =
+            check_put(st.regions(), msg.header(), msg.data()).unwrap_or_else(|r| refused(st, r));
+        // SAFETY: checked against this PE's regions, which live as long as the process.
+        unsafe { plan.apply() };
+        reply_ack(st, msg);
     }
 }
 
 impl<const ACK: bool> AmHandler for SignalHandler<ACK> {
     fn receive(&self, msg: &AmMessage<'_>) {
         let st = state();
-        let Some([from, offset, len, signal, kind, value]) = words::<SIGNAL_WORDS>(msg.header())
-        else {
-            bad_message(
-                st,
-                u64::MAX,
-                format_args!("put-with-signal header of {} bytes", msg.header().len()),
-            );
-        };
-        let Some(data) = msg.data() else {
-            bad_message(
-                st,
-                from,
-                format_args!("put-with-signal data not sent eagerly"),
-            );
-        };
-        if len != data.len() as u64 {
-            bad_message(
-                st,
-                from,
-                format_args!("put with signal of {len} bytes carries {}", data.len()),
-            );
-        }
-        let at = if data.is_empty() {
-            None
-        } else {
-            let Some((at, _)) = in_heap(st, len, 1, offset, 0) else {
-                bad_message(
-                    st,
-                    from,
-                    format_args!(
-                        "put with signal of {len} bytes at heap offset {offset}, outside this \
-                         PE's heap of {} bytes",
-                        st.total
-                    ),
-                );
-            };
-            Some(at)
-        };
-        let word = in_heap(st, 8, 1, signal, 0)
-            .map(|(p, _)| p)
-            .filter(|p| (*p as usize).is_multiple_of(8));
-        let Some(word) = word else {
-            bad_message(
-                st,
-                from,
-                format_args!("signal word at heap offset {signal} is not a word of this PE's heap"),
-            );
-        };
-        if let Some(at) = at {
-            // SAFETY: `len` bytes at `at` lie in this PE's heap or data segment (checked by
-            // `in_heap`); the source is the message.
-            unsafe { ptr::copy_nonoverlapping(data.as_ptr(), at, data.len()) };
-        }
-        // SAFETY: an aligned word of the heap or data segment (checked above), which PEs
-        // update only atomically (signal words and flags).
-        let word = unsafe { AtomicU64::from_ptr(word.cast()) };
-        match SignalKind::from_wire(kind) {
-            Some(k) => k.apply(word, value),
-            None => bad_message(st, from, format_args!("unknown signal operation {kind}")),
-        }
+        let plan =
+            check_signal(st.regions(), msg.header(), msg.data()).unwrap_or_else(|r| refused(st, r));
+        // SAFETY: checked against this PE's regions, which live as long as the process and
+        // whose signal words PEs update only atomically.
+        unsafe { plan.apply() };
         if ACK {
-            let ack = message(&[st.my_pe as u64, 1], 0);
-            if let Err(e) = msg.reply(AM_ACK, ack, ACK_WORDS * 8, AmFlags::NONE, send_failed) {
-                send_failed(e);
-            }
+            reply_ack(st, msg);
         }
     }
 }
@@ -706,61 +921,19 @@ impl<const ACK: bool> AmHandler for SignalHandler<ACK> {
 impl AmHandler for AckHandler {
     fn receive(&self, msg: &AmMessage<'_>) {
         let st = state();
-        let Some([from, n]) = words::<ACK_WORDS>(msg.header()) else {
-            bad_message(
-                st,
-                u64::MAX,
-                format_args!("ack header of {} bytes", msg.header().len()),
-            );
-        };
-        let counter = usize::try_from(from).ok().and_then(|pe| st.unacked.get(pe));
-        let took = counter
-            .map(|c| c.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| v.checked_sub(n)));
-        if !matches!(took, Some(Ok(_))) {
-            bad_message(
-                st,
-                from,
-                format_args!(
-                    "acknowledges {n} messages (strided puts, puts with signal) that were not sent to it"
-                ),
-            );
+        if let Err(r) = take_ack(&st.unacked, &st.outstanding, msg.header()) {
+            refused(st, r);
         }
-        st.outstanding.fetch_sub(n, Ordering::AcqRel);
     }
 }
 
 impl AmHandler for GetReqHandler {
     fn receive(&self, msg: &AmMessage<'_>) {
         let st = state();
-        let Some([from, size, count, offset, stride, token, first]) =
-            words::<REQ_WORDS>(msg.header())
-        else {
-            bad_message(
-                st,
-                u64::MAX,
-                format_args!("get request header of {} bytes", msg.header().len()),
-            );
-        };
-        let found = in_heap(st, size, count, offset, stride);
-        let Some((at, bytes)) = found.filter(|&(_, b)| b <= MAX_MSG.max(size as usize)) else {
-            bad_message(
-                st,
-                from,
-                format_args!(
-                    "get of {count} x {size} bytes at heap offset {offset}, stride {stride}: \
-                     outside this PE's heap of {} bytes or over {MAX_MSG} bytes",
-                    st.total
-                ),
-            );
-        };
-        let mut resp = message(&[st.my_pe as u64, size, count, token, first], bytes);
-        let (size, stride) = (size as usize, stride as usize);
-        for k in 0..count as usize {
-            // SAFETY: inside this PE's heap or data segment (checked by `in_heap`); a plain
-            // read of bytes that others may write concurrently, as any get.
-            let elem = unsafe { std::slice::from_raw_parts(at.add(k * stride), size) };
-            resp.extend_from_slice(elem);
-        }
+        let plan =
+            check_get_req(st.regions(), st.my_pe, msg.header()).unwrap_or_else(|r| refused(st, r));
+        // SAFETY: checked against this PE's regions, which live as long as the process.
+        let resp = unsafe { plan.response() };
         if let Err(e) = msg.reply(
             AM_GET_RESP,
             resp,
@@ -776,19 +949,14 @@ impl AmHandler for GetReqHandler {
 impl AmHandler for GetRespHandler {
     fn receive(&self, msg: &AmMessage<'_>) {
         let st = state();
-        let Some([from, size, count, token, first]) = words::<RESP_WORDS>(msg.header()) else {
-            bad_message(
-                st,
-                u64::MAX,
-                format_args!("get response header of {} bytes", msg.header().len()),
-            );
-        };
+        let head = get_resp_header(msg.header()).unwrap_or_else(|r| refused(st, r));
+        let [from, _, _, token, first] = head;
         let Some(data) = msg.data() else {
             bad_message(st, from, format_args!("get response not sent eagerly"));
         };
         // Claim the elements under the table's lock, so that the requester, once it has removed
         // the slot, knows no other response will write into its buffer.
-        let slot = {
+        let (slot, count) = {
             let gets = lock(&st.gets);
             let Some(slot) = gets.get(&token) else {
                 drop(gets);
@@ -798,41 +966,140 @@ impl AmHandler for GetRespHandler {
                     format_args!("get response for unknown request {token}"),
                 );
             };
-            let claimed = slot
-                .fits(from, size, count, first, data.len())
-                .is_some_and(|n| {
-                    slot.claimed
-                        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
-                            c.checked_add(n).filter(|&e| e <= slot.dst.len())
-                        })
-                        .is_ok()
-                });
-            if !claimed {
-                let want = (slot.from_pe, slot.size, slot.dst.len());
-                drop(gets);
-                bad_message(
-                    st,
-                    from,
-                    format_args!(
-                        "get response of {count} x {size} bytes ({} data bytes) for elements \
-                         {first}.. of request {token}, which asked PE {} for {} x {} bytes",
-                        data.len(),
-                        want.0,
-                        want.2,
-                        want.1
-                    ),
-                );
+            match slot.claim(head, data.len()) {
+                Ok(n) => (Arc::clone(slot), n),
+                Err(r) => {
+                    drop(gets);
+                    refused(st, r);
+                }
             }
-            Arc::clone(slot)
         };
-        let first = first as usize;
-        for (k, elem) in data.chunks_exact(slot.size).enumerate() {
-            // SAFETY: element first + k < dst.len() (checked), a `size`-byte element of the
-            // requester's buffer, which lives until the slot is unregistered; the claim above
-            // makes the requester wait for this write before it returns.
-            unsafe { ptr::copy_nonoverlapping(elem.as_ptr(), slot.dst[first + k], slot.size) };
+        // SAFETY: claimed above; the requester waits for this write before it unregisters the
+        // slot and releases its buffer.
+        unsafe { slot.write(first, data, count) };
+    }
+}
+
+/// A receiving PE for the fuzz targets: the checks and writes of the handlers above, applied to
+/// memory of its own instead of a running job's. Not part of the API.
+#[doc(hidden)]
+pub struct FuzzPe {
+    my_pe: usize,
+    /// Team segment, heap and data segment (8-byte aligned).
+    mem: [Vec<u64>; 3],
+    unacked: Box<[AtomicU64]>,
+    outstanding: AtomicU64,
+    /// The one strided get in progress, with token 1: its slot and its destination buffer.
+    get: Option<(GetSlot, Vec<u8>)>,
+}
+
+impl FuzzPe {
+    /// A PE `my_pe` of `n_pes` with a team segment, heap and data segment of these many 8-byte
+    /// words (the heap's offsets start after the team segment's, the data segment's at
+    /// [`DATA_OFFSET`]).
+    pub fn new(my_pe: usize, n_pes: usize, words: [usize; 3]) -> FuzzPe {
+        FuzzPe {
+            my_pe,
+            mem: words.map(|n| vec![0u64; n]),
+            unacked: (0..n_pes).map(|_| AtomicU64::new(0)).collect(),
+            outstanding: AtomicU64::new(0),
+            get: None,
         }
-        slot.received.fetch_add(count as usize, Ordering::AcqRel);
+    }
+
+    /// The offset at which the data segment starts.
+    pub const DATA_OFFSET: u64 = DATA_OFFSET as u64;
+
+    /// The bytes of the team segment, heap and data segment.
+    pub fn memory(&self) -> [&[u8]; 3] {
+        self.mem.each_ref().map(|m| {
+            // SAFETY: a live Vec<u64>'s bytes, read as bytes (any bit pattern is a u8).
+            unsafe { std::slice::from_raw_parts(m.as_ptr().cast::<u8>(), m.len() * 8) }
+        })
+    }
+
+    fn regions(&mut self) -> Regions {
+        self.mem
+            .each_mut()
+            .map(|m| (m.as_mut_ptr().cast::<u8>(), m.len() * 8))
+    }
+
+    /// Counts `n` more unacknowledged messages to `pe` (ignored past the job's PEs).
+    pub fn sent(&mut self, pe: usize, n: u64) {
+        if let Some(c) = self.unacked.get(pe) {
+            c.fetch_add(n, Ordering::AcqRel);
+            self.outstanding.fetch_add(n, Ordering::AcqRel);
+        }
+    }
+
+    /// Starts a strided get (token 1) of `count` elements of `size` bytes (at least 1, as
+    /// `get` requires) from `pe`, replacing the one in progress.
+    pub fn start_get(&mut self, pe: usize, size: usize, count: usize) {
+        let size = size.max(1);
+        let mut buf = vec![0u8; size.saturating_mul(count)];
+        let base = buf.as_mut_ptr();
+        let dst = (0..count).map(|k| base.wrapping_add(k * size)).collect();
+        let slot = GetSlot {
+            from_pe: pe,
+            size,
+            dst,
+            claimed: AtomicUsize::new(0),
+            received: AtomicUsize::new(0),
+        };
+        self.get = Some((slot, buf));
+    }
+
+    /// The destination buffer of the get in progress, and whether every element arrived.
+    pub fn got(&self) -> Option<(&[u8], bool)> {
+        let (slot, buf) = self.get.as_ref()?;
+        Some((buf, slot.received.load(Ordering::Acquire) == slot.dst.len()))
+    }
+
+    /// Delivers active message `id` (the ids are 0x51 put, 0x52 ack, 0x53 get request, 0x54 get
+    /// response, 0x55 signal, 0x56 flag) with `header` and `data` (`None`: not sent eagerly).
+    /// Returns the reply the handler would send, or the message that would end this PE.
+    pub fn receive(
+        &mut self,
+        id: u16,
+        header: &[u8],
+        data: Option<&[u8]>,
+    ) -> std::result::Result<Option<Vec<u8>>, String> {
+        let regions = self.regions();
+        let ack = || Some(message(&[self.my_pe as u64, 1], 0));
+        let r = match id {
+            AM_PUT => check_put(regions, header, data).map(|p| {
+                // SAFETY: checked against this PE's own buffers.
+                unsafe { p.apply() };
+                ack()
+            }),
+            AM_SIGNAL | AM_FLAG => check_signal(regions, header, data).map(|p| {
+                // SAFETY: checked against this PE's own buffers, which nothing else accesses.
+                unsafe { p.apply() };
+                (id == AM_SIGNAL).then(|| message(&[self.my_pe as u64, 1], 0))
+            }),
+            AM_ACK => take_ack(&self.unacked, &self.outstanding, header).map(|()| None),
+            AM_GET_REQ => check_get_req(regions, self.my_pe, header).map(|p| {
+                // SAFETY: checked against this PE's own buffers.
+                Some(unsafe { p.response() })
+            }),
+            AM_GET_RESP => get_resp_header(header).and_then(|head| {
+                let [from, _, _, token, first] = head;
+                let data = data.ok_or_else(|| Refusal {
+                    from,
+                    what: "get response not sent eagerly".into(),
+                })?;
+                let slot = match &self.get {
+                    Some((slot, _)) if token == 1 => slot,
+                    _ => return refuse(from, format!("get response for unknown request {token}")),
+                };
+                let n = slot.claim(head, data.len())?;
+                // SAFETY: claimed; the destinations point into `self.get`'s buffer, live.
+                unsafe { slot.write(first, data, n) };
+                Ok(None)
+            }),
+            _ => return Err(format!("no handler for active message {id:#x}")),
+        };
+        r.map_err(|r| format!("from PE {}: {}", r.from, r.what))
     }
 }
 
@@ -945,6 +1212,89 @@ mod tests {
         assert_eq!(slot.fits(3, 8, 1, u64::MAX, 8), None, "overflowing index");
         assert_eq!(slot.fits(3, 8, u64::MAX, 0, 8), None, "overflowing count");
         assert!(!fits(0) && fits(1) && fits(MAX_MSG) && !fits(MAX_MSG + 1));
+    }
+
+    fn header(ws: &[u64]) -> Vec<u8> {
+        message(ws, 0)
+    }
+
+    #[test]
+    fn a_receiving_pe_applies_checked_messages_and_refused_ones_write_nothing() {
+        // Team segment of 2 words (offsets 0..16), heap of 16 words (offsets 16..128), data
+        // segment of 4 words.
+        let mut pe = FuzzPe::new(1, 4, [2, 16, 4]);
+        let data: Vec<u8> = (1..=24).collect();
+        // A put of 3 x 8 bytes, 16 apart, at heap offset 32; acknowledged.
+        let reply = pe.receive(AM_PUT, &header(&[2, 8, 3, 32, 16]), Some(&data));
+        assert_eq!(reply, Ok(Some(message(&[1, 1], 0))));
+        let heap = pe.memory()[1].to_vec();
+        assert_eq!(&heap[32..40], &data[..8]);
+        assert_eq!(&heap[48..56], &data[8..16]);
+        assert_eq!(&heap[64..72], &data[16..]);
+        // The same elements read back by a get request.
+        let resp = pe
+            .receive(AM_GET_REQ, &header(&[2, 8, 3, 32, 16, 5, 0]), None)
+            .expect("in the heap")
+            .expect("a response");
+        assert_eq!(resp, [message(&[1, 8, 3, 5, 0], 0), data.clone()].concat());
+        // Into the team and data segments.
+        pe.receive(AM_PUT, &header(&[2, 8, 1, 8, 0]), Some(&data[..8]))
+            .expect("in the team segment");
+        assert_eq!(&pe.memory()[0][8..], &data[..8]);
+        let at = DATA_OFFSET as u64 + 24;
+        pe.receive(AM_PUT, &header(&[2, 8, 1, at, 0]), Some(&data[..8]))
+            .expect("in the data segment");
+        assert_eq!(&pe.memory()[2][24..], &data[..8]);
+        // A put with signal, then a flag (not acknowledged).
+        let reply = pe.receive(AM_SIGNAL, &header(&[0, 80, 4, 120, 1, 5]), Some(&data[..4]));
+        assert_eq!(reply, Ok(Some(message(&[1, 1], 0))));
+        assert_eq!(&pe.memory()[1][80..84], &data[..4]);
+        assert_eq!(
+            pe.receive(AM_FLAG, &header(&[0, 0, 0, 120, 2, 3]), Some(&[])),
+            Ok(None)
+        );
+        assert_eq!(pe.memory()[1][120], 5, "max(5, 3)");
+
+        let before: Vec<Vec<u8>> = pe.memory().iter().map(|m| m.to_vec()).collect();
+        let refused = [
+            (AM_PUT, header(&[2, 8, 3, 112, 16]), Some(&data[..])),
+            (AM_PUT, header(&[2, 8, 3, 32, 16]), Some(&data[..23])),
+            (AM_PUT, header(&[2, 8, 3, 32, 16]), None),
+            (AM_PUT, header(&[2, 8, 3, 32]), Some(&data[..])),
+            (AM_PUT, header(&[2, 8, 2, 8, 8]), Some(&data[..16])),
+            // Data in the heap, but an unknown signal operation: nothing is written.
+            (AM_SIGNAL, header(&[0, 80, 4, 120, 9, 5]), Some(&data[..4])),
+            (AM_SIGNAL, header(&[0, 80, 4, 121, 1, 5]), Some(&data[..4])),
+            (AM_SIGNAL, header(&[0, 80, 5, 120, 1, 5]), Some(&data[..4])),
+            (AM_GET_REQ, header(&[2, 8, 3, 112, 16, 5, 0]), None),
+            (AM_ACK, header(&[2, 1]), None),
+            (AM_ACK, header(&[9, 1]), None),
+            (AM_GET_RESP, header(&[2, 8, 1, 1, 0]), Some(&data[..8])),
+        ];
+        for (id, h, d) in refused {
+            let e = pe.receive(id, &h, d).expect_err("refused");
+            assert!(e.starts_with("from PE "), "{e}");
+            assert_eq!(pe.memory().map(|m| m.to_vec()).to_vec(), before, "{e}");
+        }
+        // Acks count down what was sent, never below zero.
+        pe.sent(2, 2);
+        assert_eq!(pe.receive(AM_ACK, &header(&[2, 2]), None), Ok(None));
+        assert!(pe.receive(AM_ACK, &header(&[2, 1]), None).is_err());
+        // A strided get's responses fill its buffer, each element once.
+        pe.start_get(3, 4, 3);
+        let resp = header(&[3, 4, 2, 1, 1]);
+        assert_eq!(pe.receive(AM_GET_RESP, &resp, Some(&data[..8])), Ok(None));
+        assert!(
+            pe.receive(AM_GET_RESP, &resp, Some(&data[..8])).is_err(),
+            "claimed twice"
+        );
+        assert_eq!(
+            pe.receive(AM_GET_RESP, &header(&[3, 4, 1, 1, 0]), Some(&data[8..12])),
+            Ok(None)
+        );
+        let (buf, done) = pe.got().expect("a get");
+        assert!(done);
+        assert_eq!(buf, [&data[8..12], &data[..8]].concat());
     }
 
     #[test]
