@@ -30,6 +30,8 @@
 #      8 hosts x 2 PEs, and heat (examples) on one host x 4, 8 and 16 PEs against 2, 4 and 8
 #      hosts x 2 PEs; without root or `ip netns` it is SKIPPED (a failure with
 #      SHMEM_TEST_REQUIRE_ROOT=1). Its own knobs (PERF_ITERS, HEAT_ITERS, ...): see hosts.sh.
+#   6. Python (benches/python.sh): shmem4py put + quiet and get of 8 B and 1 MiB at 2 PEs, with
+#      shmem4py built on ours and on oshmem.
 # Prints the latency table, the collectives table (ours, oshmem, ratio per PE count), the
 # bandwidth lines, the copy-sweep table and the DSL/call table; saves them to benches/results.md
 # (full runs only) and draws benches/latency.png (put/get latency vs size, log-log, aligned
@@ -57,6 +59,8 @@
 #   OSHRUN_FLAGS="..."         extra flags for oshrun (e.g. --mca ... settings)
 #   JOB_TIMEOUT=300            seconds before a single job is killed
 #   PLOT=1                     0 skips benches/latency.png
+#   PYTHON=1                   0 skips part 6 (Python: benches/python.sh, which builds shmem4py
+#                              for ours and oshmem from PyPI when missing; TINY: only those built)
 # Needs: cargo, and oshcc/oshrun from the Debian packages openmpi-bin and libopenmpi-dev.
 set -euo pipefail
 
@@ -95,6 +99,7 @@ else
     JOB_TIMEOUT=${JOB_TIMEOUT:-300}
 fi
 PLOT=${PLOT:-1}
+PYTHON=${PYTHON:-1}
 read -r -a EXTRA_OSHRUN <<<"${OSHRUN_FLAGS:-}"
 read -r -a NPES <<<"$NPES_LIST"
 
@@ -331,6 +336,24 @@ ROUNDS=$ROUNDS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS JOB_TIMEOUT=$JOB_TIMEOUT 
     LAT_ROWS_OURS=$LAT_ROWS_OURS LATENCY_BIN=$ours bash benches/hosts.sh "$results" || hosts_rc=$?
 if [[ $hosts_rc -ne 0 ]]; then
     problems+=("multi-host part (benches/hosts.sh): exit status $hosts_rc (see above)")
+fi
+# Part 6: Python, shmem4py's put and get on ours and on oshmem (benches/python.sh, its table to
+# $py_table). A tiny run builds nothing: it runs the shmem4py environments already there (CI:
+# ours, from scripts/shmem4py.sh), once, or prints a SKIPPED line.
+py_table=$results/python-table.md
+if [[ $PYTHON != 0 ]]; then
+    echo "== Python (shmem4py)" >&2
+    py_rc=0
+    if [[ $TINY == 1 ]]; then
+        BUILD=0 ROUNDS=1 ITERS=$ITERS BIG_ITERS=2 REPS=$REPS JOB_TIMEOUT=$JOB_TIMEOUT \
+            bash benches/python.sh >"$py_table" || py_rc=$?
+    else
+        ROUNDS=$PAIR_ROUNDS ITERS=$ITERS BIG_ITERS=$((ITERS / 50 > 0 ? ITERS / 50 : 1)) \
+            REPS=$REPS JOB_TIMEOUT=$JOB_TIMEOUT bash benches/python.sh >"$py_table" || py_rc=$?
+    fi
+    if [[ $py_rc -ne 0 ]]; then
+        problems+=("Python part (benches/python.sh): exit status $py_rc (see above)")
+    fi
 fi
 elapsed=$((SECONDS - t_start))
 
@@ -621,6 +644,18 @@ tables=$results/tables.md
     awk 'NR == 1 { print "| case | shmem! ns | call ns | ratio | min ratio |"; print "|---|---:|---:|---:|---:|"; next }
         NF >= 5 { name = $1; for (i = 2; i <= NF - 4; i++) name = name " " $i
                   printf "| %s | %s | %s | %s | %s |\n", name, $(NF - 3), $(NF - 2), $(NF - 1), $NF }' "$dsl_out"
+    if [[ -s $py_table ]]; then
+        echo
+        echo "### Python: shmem4py, 2 PEs on one node"
+        echo
+        echo "shmem4py 1.0.0 (NumPy 1) built on each library as a user builds it (README), PE 0 to"
+        echo "PE 1 (benches/python/latency.py): shmem.put + shmem.quiet and shmem.get from an"
+        echo "ordinary NumPy array to and from one in symmetric memory (shmem.zeros). Median over"
+        echo "$PAIR_ROUNDS rounds, alternating the two, of each run's median of $REPS loops x $ITERS calls"
+        echo "(1 MiB: ITERS / 50); time per call."
+        echo
+        cat "$py_table"
+    fi
     if [[ -f $results/hosts-tables.md ]]; then
         echo
         cat "$results/hosts-tables.md"

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Runs shmem4py's own test suite on this runtime: builds PyPI shmem4py 1.0.0 from source with
-# this project's C compiler wrapper (target/release/shmemcc, so that it links libshmem.so) in a
-# virtual environment, then runs the tests of its source distribution under shmemrun.
+# Runs shmem4py's own test suite on this runtime. shmem4py is built exactly as the README says
+# a user builds it ("Using it from C and Python"), in a virtual environment:
+#
+#   PATH=$PWD/target/release:$PATH pip install --no-cache-dir shmem4py "numpy<2"
+#
+# (shmem4py's build takes `oshcc` from PATH; shmem.h tells it what the library has), then the
+# tests of the same version's source distribution run under shmemrun.
 #
 #   bash scripts/shmem4py.sh [NP ...]        (default: 1 2 4)
 #
-# Needs `cargo build --release` first, python3 with venv, network access to PyPI (pip) or a
-# pip cache. Environment: SHMEM4PY_VENV (default target/shmem4py/venv), SHMEM4PY_TIMEOUT
-# (seconds per PE count, default 600). Prints one line per PE count and exits non-zero when a
-# run fails.
+# Needs `cargo build --release` first, python3 with venv, and network access to PyPI (pip).
+# Environment: SHMEM4PY_VENV (default target/shmem4py/venv), SHMEM4PY_TIMEOUT (seconds per PE
+# count, default 600). Prints one line per PE count and exits non-zero when a run fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 rel=$root/target/release
-[ -x "$rel/shmemcc" ] && [ -x "$rel/shmemrun" ] || {
+[ -x "$rel/oshcc" ] && [ -x "$rel/shmemrun" ] || {
     echo "shmem4py.sh: build first: cargo build --release" >&2
     exit 2
 }
@@ -27,29 +30,26 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 py=$venv/bin/python
-# shmem4py 1.0.0 predates NumPy 2 (copy=False and integer-overflow semantics changed there).
-"$py" -m pip install -q --disable-pip-version-check setuptools wheel cffi "numpy<2"
-# The source distribution: the package is built from it, and its tests live in it.
-src=$work/shmem4py-1.0.0
+# Rebuilt against the current library every time: without shmem4py installed, the README's
+# command builds it from PyPI. Nothing else is set: no CC, no CFLAGS, no OSHCC.
+"$py" -m pip uninstall -q -y shmem4py >/dev/null 2>&1 || true
+(
+    export PATH="$rel:$PATH"
+    "$venv/bin/pip" install -q --disable-pip-version-check --no-cache-dir shmem4py "numpy<2"
+)
+api=$("$py" -c 'import shmem4py.api as a; print(a.__file__)')
+grep -q libshmem.so <<<"$(readelf -d "$api")" || {
+    echo "shmem4py.sh: $api does not link libshmem.so" >&2
+    exit 1
+}
+version=$("$py" -c 'import shmem4py; print(shmem4py.__version__)')
+# The source distribution of that version: its tests live in it.
+src=$work/shmem4py-$version
 if [ ! -d "$src/test" ]; then
     "$py" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
-        shmem4py==1.0.0 -d "$work"
-    tar -xzf "$work/shmem4py-1.0.0.tar.gz" -C "$work"
+        "shmem4py==$version" -d "$work"
+    tar -xzf "$work/shmem4py-$version.tar.gz" -C "$work"
 fi
-# shmem4py recognizes the implementations it knows by their headers' own macros and otherwise
-# defines fallbacks for OpenSHMEM 1.5 calls it assumes missing, which clash with this library's
-# real ones. Its PySHMEM_HAVE_* switches say what the library has: every OpenSHMEM 1.5 feature
-# it probes (the list it uses for Sandia OpenSHMEM).
-have=""
-for f in shmem_malloc_with_hints shmem_team_t SHMEM_CTX_INVALID shmem_amo_nbi shmem_put_signal \
-    shmem_signal_fetch shmem_signal_wait_until shmem_broadcast shmem_collect shmem_fcollect \
-    shmem_alltoall shmem_alltoalls shmem_broadcastmem shmem_collectmem shmem_fcollectmem \
-    shmem_alltoallmem shmem_alltoallsmem shmem_reduce shmem_wait_test_many shmem_pcontrol; do
-    have="$have -DPySHMEM_HAVE_$f=1"
-done
-# Rebuild against the current library every time (the wrapper is all it needs).
-OSHCC=$rel/shmemcc CC=$rel/shmemcc CFLAGS="${CFLAGS:-} $have" "$py" -m pip install -q \
-    --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps "$src"
 status=0
 for np in "${nps[@]}"; do
     log=$work/test.np$np.log

@@ -45,6 +45,40 @@
 
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 
+/*
+ * What this library has, in the words of shmem4py (the Python bindings, PyPI `shmem4py`). Its
+ * C glue names the implementations it knows by their headers' own macros; for any other it
+ * defines stand-ins for every OpenSHMEM 1.5 feature below that has no PySHMEM_HAVE_<feature>
+ * macro, and those clash with this library's real functions. Defined here, they let
+ * `pip install shmem4py` with target/release/oshcc as the compiler build as it is (README,
+ * "Using it from C and Python"). Nothing else reads them. Each names a feature this header
+ * declares: shmem_malloc_with_hints; shmem_team_t; SHMEM_CTX_INVALID; the non-blocking atomics
+ * (shmem_amo_nbi); shmem_put_signal[_nbi], shmem_signal_fetch, shmem_signal_wait_until; the
+ * team collectives in typed and mem form (broadcast, collect, fcollect, alltoall, alltoalls)
+ * and the team reductions (shmem_reduce); the wait_until/test _all/_any/_some and _vector
+ * forms (shmem_wait_test_many); shmem_pcontrol.
+ */
+#define PySHMEM_HAVE_shmem_malloc_with_hints 1
+#define PySHMEM_HAVE_shmem_team_t 1
+#define PySHMEM_HAVE_SHMEM_CTX_INVALID 1
+#define PySHMEM_HAVE_shmem_amo_nbi 1
+#define PySHMEM_HAVE_shmem_put_signal 1
+#define PySHMEM_HAVE_shmem_signal_fetch 1
+#define PySHMEM_HAVE_shmem_signal_wait_until 1
+#define PySHMEM_HAVE_shmem_broadcast 1
+#define PySHMEM_HAVE_shmem_collect 1
+#define PySHMEM_HAVE_shmem_fcollect 1
+#define PySHMEM_HAVE_shmem_alltoall 1
+#define PySHMEM_HAVE_shmem_alltoalls 1
+#define PySHMEM_HAVE_shmem_broadcastmem 1
+#define PySHMEM_HAVE_shmem_collectmem 1
+#define PySHMEM_HAVE_shmem_fcollectmem 1
+#define PySHMEM_HAVE_shmem_alltoallmem 1
+#define PySHMEM_HAVE_shmem_alltoallsmem 1
+#define PySHMEM_HAVE_shmem_reduce 1
+#define PySHMEM_HAVE_shmem_wait_test_many 1
+#define PySHMEM_HAVE_shmem_pcontrol 1
+
 /* pSync arrays of the active-set collectives: the library uses words 0..2 of each. */
 #define SHMEM_SYNC_VALUE 0L
 #define SHMEM_SYNC_SIZE 4

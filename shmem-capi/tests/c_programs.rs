@@ -180,6 +180,17 @@ fn header_compiles_as_c99_and_c11() {
     }
 }
 
+/// shmem4py's `PySHMEM_HAVE_*` macros in shmem.h promise features: each one's calls must be
+/// declared and exported (else `pip install shmem4py` builds a module that cannot load).
+#[test]
+fn pyshmem_have_macros_name_real_calls() {
+    let bin = build("shmemcc", "pyshmem_have.c", &["-std=c99", "-Werror"]);
+    let bin = bin.display().to_string();
+    let (status, stdout, stderr) = run_job_status(1, Path::Direct, &bin, &[]);
+    assert!(status.success(), "{status}\n{stdout}\n{stderr}");
+    assert!(stdout.contains(" calls, hints 3,"), "{stdout}");
+}
+
 #[test]
 fn wrapper_adds_no_link_flags_when_compiling_only() {
     ensure_library();
