@@ -257,6 +257,10 @@ impl Table {
     }
 }
 
+/// Finds, in a leader's own record, the pid and descriptor of the [`Pending`] memfd that will
+/// hold its node's table, if the record names one (the record's layout is the caller's).
+pub type Locate<'a> = &'a dyn Fn(&[u8]) -> Option<(u32, u32)>;
+
 /// A memfd that a PE makes before an exchange and fills with the node's table after it, so
 /// that the node's other PEs, who learn its descriptor from the PE's own record, can wait for
 /// it ([`Table::wait_shared`]). Dropped unfilled, it is sealed empty, which tells them to

@@ -22,14 +22,10 @@ mod pmix;
 use std::time::Duration;
 
 use shmem_launch::client::{Client, ClientError, EnvError, LaunchEnv};
-use shmem_launch::table::{Pending, Table};
+use shmem_launch::table::{Locate, Pending, Table};
 use shmem_launch::{watchdog, wire};
 
 use crate::error::{Error, Result};
-
-/// Finds, in a PE's start-up record, the pid and descriptor of the memfd that will hold its
-/// node's table, if it names one.
-pub(crate) type Locate<'a> = &'a dyn Fn(&[u8]) -> Option<(u32, u32)>;
 
 /// This process's place in the job and its connection to whatever started it.
 #[derive(Debug)]

@@ -10,13 +10,12 @@
 //! shares them in a sealed memfd that its own record names (`shmem_launch::table`), and the
 //! node's other PEs map it instead of reading n records each.
 //!
-//! Part of the runtime layer; uses `error` (and its parent's `Locate`).
+//! Part of the runtime layer; uses `error` only.
 
 use std::time::Duration;
 
-use super::Locate;
 use crate::error::{Error, Result};
-use shmem_launch::table::{Pending, Table};
+use shmem_launch::table::{Locate, Pending, Table};
 use shmem_pmix::Pmix;
 
 /// How long a PE waits for its node's leader to fill the shared table before it reads the
