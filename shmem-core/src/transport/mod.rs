@@ -396,7 +396,7 @@ pub struct Transport {
     /// Contexts with a route of their own, made and not yet closed.
     pub(crate) routes: std::sync::atomic::AtomicUsize,
     /// Routes of dropped contexts, kept for the next ones (see `route.rs`).
-    idle_routes: Mutex<Vec<route::CtxRoute>>,
+    idle_routes: Mutex<Vec<CtxRoute>>,
     context: Context,
     /// The UCX registration of this PE's heap (a memfd mapped for the process's life).
     _mem: MemHandle,
@@ -462,6 +462,10 @@ impl std::fmt::Debug for Transport {
 unsafe impl Sync for Transport {}
 // SAFETY: as above; nothing in `Transport` is tied to the creating thread.
 unsafe impl Send for Transport {}
+
+/// A context's worker, its peers as that worker reaches them, and whether any is reached
+/// through UCX (made and kept for reuse in `route.rs`).
+pub(crate) type CtxRoute = (Worker, Box<[Peer]>, bool);
 
 /// What start-up hands to [`Transport::new`].
 pub(crate) struct TransportParts {

@@ -7,19 +7,15 @@
 //!
 //! Part of the transport layer (methods of [`Transport`]); uses `mem` only.
 
-use super::{Contact, Link, Peer, Transport};
+use super::{Contact, CtxRoute, Link, Peer, Transport};
 use crate::error::Result;
-use shmem_ucx::{ThreadMode, Worker};
+use shmem_ucx::ThreadMode;
 use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Idle routes kept for reuse; a context dropped while this many wait is closed for good.
 pub(crate) const IDLE_ROUTES: usize = 64;
-
-/// A context's worker, its peers as that worker reaches them, and whether any is reached
-/// through UCX.
-pub(crate) type CtxRoute = (Worker, Box<[Peer]>, bool);
 
 impl Transport {
     /// A UCX worker and endpoints from it to every PE, for a context: an idle one if a dropped
