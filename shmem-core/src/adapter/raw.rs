@@ -28,6 +28,7 @@
 //! ```
 
 use crate::element::Element;
+use crate::mem::copy::{copy_bytes, copy_elem};
 use crate::mem::dataseg::DATA_OFFSET;
 use crate::object::bounds::{check_index, checked_offset};
 use crate::object::sealed::Placed;
@@ -196,25 +197,29 @@ impl<E: Element> Located<E> {
     }
 
     /// `shmem_put` of all the elements from `src` (blocking: `src` may be reused on return;
-    /// complete at the next quiet).
+    /// complete at the next quiet). On a mapped peer, the copy alone: `locate` checked the
+    /// rest.
     ///
     /// # Safety
     /// `src` points to `len` readable elements, outside the target's bytes.
     #[inline(always)]
     #[track_caller]
     pub unsafe fn put(self, src: *const E) {
-        // SAFETY: the range was checked by `locate`; `src` per the caller.
+        let bytes = self.len * size_of::<E>();
+        // SAFETY: `locate` checked the range (heap or data segment); `src` per the caller.
         unsafe {
-            self.tp.put_bytes(
-                self.peer,
-                self.offset,
-                src.cast(),
-                self.len * size_of::<E>(),
-            )
+            match self.tp.direct_at(self.peer, self.offset) {
+                // One element: one move of its size (the common C call, `shmem_long_put(.., 1,
+                // pe)`), else the copy engine.
+                Some(dst) if self.len == 1 => copy_elem(dst, src.cast(), bytes),
+                Some(dst) => copy_bytes(dst, src.cast(), bytes),
+                None => self.tp.put_bytes(self.peer, self.offset, src.cast(), bytes),
+            }
         }
     }
 
-    /// `shmem_get` of all the elements into `dst` (complete on return).
+    /// `shmem_get` of all the elements into `dst` (complete on return). On a mapped peer, a
+    /// round of progress (free unless some peer is reached through UCX) and the copy.
     ///
     /// # Safety
     /// `dst` points to `len` writable elements, outside the target's bytes, that nothing else
@@ -222,29 +227,59 @@ impl<E: Element> Located<E> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn get(self, dst: *mut E) {
-        // SAFETY: the range was checked by `locate`; `dst` per the caller.
+        let bytes = self.len * size_of::<E>();
+        // SAFETY: `locate` checked the range (heap or data segment); `dst` per the caller.
         unsafe {
-            self.tp.get_bytes(
-                self.peer,
-                self.offset,
-                dst.cast(),
-                self.len * size_of::<E>(),
-            )
+            match self.tp.direct_at(self.peer, self.offset) {
+                Some(src) => {
+                    // As every read of mapped memory: a loop polling with it drives UCX too.
+                    self.tp.progress();
+                    if self.len == 1 {
+                        copy_elem(dst.cast(), src, bytes)
+                    } else {
+                        copy_bytes(dst.cast(), src, bytes)
+                    }
+                }
+                None => self.tp.get_bytes(self.peer, self.offset, dst.cast(), bytes),
+            }
         }
     }
 
-    /// `shmem_p` of the first element; panics if there is none.
+    /// `shmem_p` of the first element; panics if there is none. On a mapped peer, one store
+    /// of the element.
     #[inline(always)]
     #[track_caller]
     pub fn p(self, value: E) {
-        self.first().put(value)
+        check_index("at", 0, self.len);
+        // SAFETY: `locate` checked the range, which holds the element (checked above); `value`
+        // is a local of its size.
+        unsafe {
+            match self.tp.direct_at(self.peer, self.offset) {
+                Some(dst) => copy_elem(dst, (&raw const value).cast(), size_of::<E>()),
+                None => Remote::new(self.tp, self.peer, self.offset).put(value),
+            }
+        }
     }
 
-    /// `shmem_g` of the first element; panics if there is none.
+    /// `shmem_g` of the first element; panics if there is none. On a mapped peer, a round of
+    /// progress (free unless some peer is reached through UCX) and one load of the element.
     #[inline(always)]
     #[track_caller]
     pub fn g(self) -> E {
-        self.first().get()
+        check_index("at", 0, self.len);
+        // SAFETY: `locate` checked the range, which holds the element (checked above); `value`
+        // is a local of its size.
+        unsafe {
+            match self.tp.direct_at(self.peer, self.offset) {
+                Some(src) => {
+                    self.tp.progress();
+                    let mut value = E::new_zeroed();
+                    copy_elem((&raw mut value).cast(), src, size_of::<E>());
+                    value
+                }
+                None => Remote::new(self.tp, self.peer, self.offset).get(),
+            }
+        }
     }
 
     /// The first element as a [`Remote`], for atomics; `None` when there is none or its
@@ -255,14 +290,6 @@ impl<E: Element> Located<E> {
         // of a page, so the offset's alignment is the address's, here and in the peer's mapping.
         let aligned = self.offset.is_multiple_of(align_of::<E>());
         (self.len > 0 && aligned).then(|| Remote::new(self.tp, self.peer, self.offset))
-    }
-
-    /// The first element, checked.
-    #[inline(always)]
-    #[track_caller]
-    fn first(self) -> Remote<'static, E> {
-        check_index("at", 0, self.len);
-        Remote::new(self.tp, self.peer, self.offset)
     }
 }
 

@@ -624,6 +624,18 @@ impl Transport {
         (!region.is_null()).then(|| unsafe { peer.at(offset) })
     }
 
+    /// The local address of `offset` in `peer`'s heap or data segment when load and store reach
+    /// it, `None` when only UCX does: [`mapped`](Self::mapped) for a caller that checked the
+    /// liveness and the range itself (a fast path).
+    ///
+    /// # Safety
+    /// `offset` lies in the heap or the data segment (not the team segment).
+    #[inline(always)]
+    pub(crate) unsafe fn direct_at(&self, peer: &Peer, offset: usize) -> Option<*mut u8> {
+        // SAFETY: a mapped peer maps its heap and data segment; `offset` is in one of them.
+        (!peer.direct.is_null()).then(|| unsafe { peer.at(offset) })
+    }
+
     /// Local address of `offset` in a peer that [`mapped`](Self::mapped) reaches there; panics
     /// after finalize, or where it does not.
     #[inline]
