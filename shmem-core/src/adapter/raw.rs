@@ -126,8 +126,11 @@ fn translate(tp: &Transport, addr: *const u8, bytes: usize) -> Option<usize> {
 /// at.p(7);
 /// world.quiet();
 /// assert_eq!((at.g(), a.local_get(3)), (7, 7));
-/// // SAFETY: as above.
-/// assert!(unsafe { shmem_core::raw::locate(base, 5, world.my_pe()) }.is_none()); // too long
+/// let local = 0u64;
+/// // SAFETY: nothing is located (a local is not symmetric), so nothing is used.
+/// assert!(unsafe { shmem_core::raw::locate(&raw const local, 1, world.my_pe()) }.is_none());
+/// // SAFETY: as above (no such PE).
+/// assert!(unsafe { shmem_core::raw::locate(base, 1, world.n_pes()) }.is_none());
 /// # Ok::<(), shmem_core::Error>(())
 /// ```
 pub struct Located<E> {
