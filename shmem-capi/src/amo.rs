@@ -8,9 +8,25 @@ use shmem_core::prelude::*;
 use shmem_core::{AmoBitwise, AmoExtended, AmoStandard};
 use std::ffi::c_int;
 
-/// Runs `f` on element `addr` of PE `pe` through context `c`.
-#[inline]
+/// Runs `f` on element `addr` of PE `pe` through context `c`: the fast path
+/// ([`state::fast`]) for an aligned element with the default context, else [`amo_general`].
+#[inline(always)]
 fn amo<E: Element, R>(
+    op: &str,
+    c: ShmemCtx,
+    addr: *const E,
+    pe: c_int,
+    f: impl FnOnce(Remote<'_, E>) -> R,
+) -> R {
+    match state::fast(c, addr, 1, pe).and_then(|l| l.remote()) {
+        Some(r) => f(r),
+        None => amo_general(op, c, addr, pe, f),
+    }
+}
+
+/// [`amo`] with every check and its message, for any context.
+#[inline(never)]
+fn amo_general<E: Element, R>(
     op: &str,
     c: ShmemCtx,
     addr: *const E,

@@ -9,11 +9,37 @@ use std::ffi::{c_int, c_void};
 /// `SHMEM_CTX_DEFAULT` as a handle, for the functions without a context argument.
 pub(crate) const DEFAULT: ShmemCtx = std::ptr::without_provenance_mut(state::CTX_DEFAULT);
 
-/// `shmem_put`.
+/// `shmem_put`: the fast path ([`state::fast`]) for the default context, else
+/// [`put_general`].
 ///
 /// # Safety
 /// `source` holds `n` readable elements (C's contract).
+#[inline(always)]
 pub(crate) unsafe fn put<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    dest: *mut E,
+    source: *const E,
+    n: usize,
+    pe: c_int,
+) {
+    if n != 0
+        && !source.is_null()
+        && let Some(d) = state::fast(c, dest, n, pe)
+    {
+        // SAFETY: per this function's contract.
+        return unsafe { d.put(source) };
+    }
+    // SAFETY: per this function's contract.
+    unsafe { put_general(op, c, dest, source, n, pe) }
+}
+
+/// `shmem_put` with every check and its message, for any context.
+///
+/// # Safety
+/// As [`put`].
+#[inline(never)]
+unsafe fn put_general<E: Element>(
     op: &str,
     c: ShmemCtx,
     dest: *mut E,
@@ -32,11 +58,37 @@ pub(crate) unsafe fn put<E: Element>(
     c.ctx.put(&d, pe, .., s);
 }
 
-/// `shmem_get`.
+/// `shmem_get`: the fast path ([`state::fast`]) for the default context, else
+/// [`get_general`].
 ///
 /// # Safety
 /// `dest` holds `n` writable elements that nothing else touches during the call.
+#[inline(always)]
 pub(crate) unsafe fn get<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    dest: *mut E,
+    source: *const E,
+    n: usize,
+    pe: c_int,
+) {
+    if n != 0
+        && !dest.is_null()
+        && let Some(s) = state::fast(c, source, n, pe)
+    {
+        // SAFETY: per this function's contract.
+        return unsafe { s.get(dest) };
+    }
+    // SAFETY: per this function's contract.
+    unsafe { get_general(op, c, dest, source, n, pe) }
+}
+
+/// `shmem_get` with every check and its message, for any context.
+///
+/// # Safety
+/// As [`get`].
+#[inline(never)]
+unsafe fn get_general<E: Element>(
     op: &str,
     c: ShmemCtx,
     dest: *mut E,
@@ -55,16 +107,36 @@ pub(crate) unsafe fn get<E: Element>(
     c.ctx.get(&s, pe, .., d);
 }
 
-/// `shmem_p`.
+/// `shmem_p`: the fast path ([`state::fast`]) for the default context, else [`p_general`].
+#[inline(always)]
 pub(crate) fn p<E: Element>(op: &str, c: ShmemCtx, dest: *mut E, value: E, pe: c_int) {
+    match state::fast(c, dest, 1, pe) {
+        Some(d) => d.p(value),
+        None => p_general(op, c, dest, value, pe),
+    }
+}
+
+/// `shmem_p` with every check and its message, for any context.
+#[inline(never)]
+fn p_general<E: Element>(op: &str, c: ShmemCtx, dest: *mut E, value: E, pe: c_int) {
     let c = state::ctx(op, c);
     let pe = c.pe(op, pe);
     let d = sym(op, "dest", dest, 1);
     c.ctx.p(&d, pe, 0, value);
 }
 
-/// `shmem_g`.
+/// `shmem_g`: the fast path ([`state::fast`]) for the default context, else [`g_general`].
+#[inline(always)]
 pub(crate) fn g<E: Element>(op: &str, c: ShmemCtx, source: *const E, pe: c_int) -> E {
+    match state::fast(c, source, 1, pe) {
+        Some(s) => s.g(),
+        None => g_general(op, c, source, pe),
+    }
+}
+
+/// `shmem_g` with every check and its message, for any context.
+#[inline(never)]
+fn g_general<E: Element>(op: &str, c: ShmemCtx, source: *const E, pe: c_int) -> E {
     let c = state::ctx(op, c);
     let pe = c.pe(op, pe);
     let s = sym(op, "source", source, 1);

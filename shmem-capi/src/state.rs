@@ -327,6 +327,27 @@ fn lookup_ctx(op: &str, h: ShmemCtx) -> &'static CtxEntry {
     }
 }
 
+/// The fast path of small operations: `n` elements at `addr` on world PE `pe` when `h` is
+/// `SHMEM_CTX_DEFAULT` and nothing is unusual (see [`shmem_core::raw::locate`]); `None` sends
+/// the caller to its general path, which checks everything in the standard order and names
+/// what is wrong. No lookup: the default context is the world's, its PEs the world's, its
+/// operations the runtime's own ([`shmem_core::raw::Located`]).
+#[inline(always)]
+pub(crate) fn fast<E: shmem_core::Element>(
+    h: ShmemCtx,
+    addr: *const E,
+    n: usize,
+    pe: c_int,
+) -> Option<shmem_core::raw::Located<E>> {
+    if h as usize != CTX_DEFAULT {
+        return None;
+    }
+    let pe = usize::try_from(pe).ok()?;
+    // SAFETY: as in `sym`: C names symmetric objects by address, and OpenSHMEM asks the C
+    // program to keep the objects it passes allocated (and symmetric) while it uses them.
+    unsafe { shmem_core::raw::locate(addr, n, pe) }
+}
+
 /// The team behind a C handle, or `None` for `SHMEM_TEAM_INVALID`; an unknown handle ends the
 /// job.
 pub(crate) fn team_or_invalid(op: &str, h: ShmemTeam) -> Option<&'static TeamEntry> {

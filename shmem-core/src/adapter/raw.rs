@@ -28,15 +28,18 @@
 //! ```
 
 use crate::element::Element;
+use crate::mem::copy::{copy_bytes, copy_elem};
 use crate::mem::dataseg::DATA_OFFSET;
-use crate::object::bounds::checked_offset;
+use crate::object::bounds::{check_index, checked_offset};
 use crate::object::sealed::Placed;
 use crate::object::view::SymSlice;
+use crate::ops::amo::Remote;
 use crate::ops::ctx::{Ctx, CtxMode};
 use crate::ops::lock::LockRef;
 use crate::ops::rma::SymmetricArray;
 use crate::transport::rma::{Completion, Dir};
-use crate::transport::transport;
+use crate::transport::{Peer, Transport, transport};
+use std::marker::PhantomData;
 
 /// Asks the next `init` to make the main program's global and static variables (`.data` and
 /// `.bss`) symmetric. Call it before `init`, from the only thread of the program: the segment is
@@ -82,27 +85,215 @@ pub fn eprint_line(msg: std::fmt::Arguments<'_>) {
 /// its own words elsewhere). Panics before `init`.
 #[track_caller]
 pub fn offset_of(addr: *const u8, bytes: usize) -> Option<usize> {
-    let tp = transport();
+    translate(transport(), addr, bytes)
+}
+
+/// [`offset_of`] in the transport `tp`: a subtract and a compare against the heap's bounds, the
+/// data segment as the second case.
+#[inline(always)]
+fn translate(tp: &Transport, addr: *const u8, bytes: usize) -> Option<usize> {
     let a = addr as usize;
-    let heap = tp.base() as usize;
+    let statics = tp.layout.statics;
+    let total = tp.layout.total;
+    let in_heap = a.wrapping_sub(tp.base() as usize);
+    // One compare for `heap + statics <= a < heap + total` (a below the heap wraps around).
+    if in_heap.wrapping_sub(statics) < total - statics {
+        return (bytes <= total - in_heap).then_some(in_heap);
+    }
     let (data, data_len) = tp.data_segment();
-    let (offset, limit) =
-        if a >= heap && a - heap >= tp.layout.statics && a - heap < tp.layout.total {
-            (a - heap, tp.layout.total)
-        } else if !data.is_null() && a >= data as usize && a - (data as usize) < data_len {
-            (a - data as usize, data_len)
-        } else {
-            return None;
-        };
-    let end = offset.checked_add(bytes)?;
-    if end > limit {
+    let in_data = a.wrapping_sub(data as usize);
+    // A job without a data segment has (null, 0): nothing is below 0.
+    if in_data < data_len && bytes <= data_len - in_data {
+        return Some(DATA_OFFSET + in_data);
+    }
+    None
+}
+
+/// `len` elements of `E` at one address of this PE's symmetric memory, on one PE: what
+/// [`locate`] finds, for the few operations of a foreign layer's fast path (a C `shmem_long_p`
+/// with the default context). The operations are those of the default context, with its
+/// completion and ordering: a put is complete at the next quiet of the runtime, as with
+/// [`Ctx::put`](crate::Ctx::put) on `world.ctx_default()`.
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// let world = shmem_core::init()?;
+/// let a = world.alloc::<u64>(4);
+/// let base = shmem_core::raw::local_addr(&a);
+/// // SAFETY: element 3 of `a`, which lives until the end of this example.
+/// let at = unsafe { shmem_core::raw::locate(base.wrapping_add(3), 1, world.my_pe()) };
+/// let at = at.expect("symmetric, and a PE of the job");
+/// at.p(7);
+/// world.quiet();
+/// assert_eq!((at.g(), a.local_get(3)), (7, 7));
+/// let local = 0u64;
+/// // SAFETY: nothing is located (a local is not symmetric), so nothing is used.
+/// assert!(unsafe { shmem_core::raw::locate(&raw const local, 1, world.my_pe()) }.is_none());
+/// // SAFETY: as above (no such PE).
+/// assert!(unsafe { shmem_core::raw::locate(base, 1, world.n_pes()) }.is_none());
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+pub struct Located<E> {
+    tp: &'static Transport,
+    peer: &'static Peer,
+    offset: usize,
+    len: usize,
+    _e: PhantomData<*const E>,
+}
+
+impl<E> Clone for Located<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for Located<E> {}
+
+impl<E> std::fmt::Debug for Located<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Located")
+            .field("type", &std::any::type_name::<E>())
+            .field("offset", &self.offset)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The `len` elements of `E` at `addr` in this PE's symmetric memory, on PE `pe`: the
+/// translation and checks of [`sym`], and of the PE, in a few compares, for the fast path of a
+/// foreign layer. `None` whenever the general path has something to say: before `init` or
+/// after finalize, a PE outside the job, a range that is not all in the symmetric heap or
+/// (with [`enable_data_segment`]) the data segment, or a length whose bytes overflow. The
+/// layer then takes its general path, which names the problem. Peers reached through UCX are
+/// located too (the operations go through UCX for them).
+///
+/// # Safety
+/// As [`sym`]: while the result is used, the bytes are an object meant to be symmetric on every
+/// PE, and no Rust reference covers them.
+#[inline(always)]
+pub unsafe fn locate<E: Element>(addr: *const E, len: usize, pe: usize) -> Option<Located<E>> {
+    let tp = crate::transport::try_transport()?;
+    if !tp.is_live() {
         return None;
     }
-    Some(if limit == tp.layout.total {
-        offset
-    } else {
-        DATA_OFFSET + offset
+    let peer = tp.try_peer(pe)?;
+    let bytes = len.checked_mul(size_of::<E>())?;
+    let offset = translate(tp, addr.cast(), bytes)?;
+    Some(Located {
+        tp,
+        peer,
+        offset,
+        len,
+        _e: PhantomData,
     })
+}
+
+impl<E: Element> Located<E> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// `shmem_put` of all the elements from `src` (blocking: `src` may be reused on return;
+    /// complete at the next quiet). On a mapped peer, the copy alone: `locate` checked the
+    /// rest.
+    ///
+    /// # Safety
+    /// `src` points to `len` readable elements, outside the target's bytes.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn put(self, src: *const E) {
+        let bytes = self.len * size_of::<E>();
+        // SAFETY: `locate` checked the range (heap or data segment); `src` per the caller.
+        unsafe {
+            match self.tp.direct_at(self.peer, self.offset) {
+                // One element: one move of its size (the common C call, `shmem_long_put(.., 1,
+                // pe)`), else the copy engine.
+                Some(dst) if self.len == 1 => copy_elem(dst, src.cast(), bytes),
+                Some(dst) => copy_bytes(dst, src.cast(), bytes),
+                None => self.tp.put_bytes(self.peer, self.offset, src.cast(), bytes),
+            }
+        }
+    }
+
+    /// `shmem_get` of all the elements into `dst` (complete on return). On a mapped peer, a
+    /// round of progress (free unless some peer is reached through UCX) and the copy.
+    ///
+    /// # Safety
+    /// `dst` points to `len` writable elements, outside the target's bytes, that nothing else
+    /// reads or writes during the call.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn get(self, dst: *mut E) {
+        let bytes = self.len * size_of::<E>();
+        // SAFETY: `locate` checked the range (heap or data segment); `dst` per the caller.
+        unsafe {
+            match self.tp.direct_at(self.peer, self.offset) {
+                Some(src) => {
+                    // As every read of mapped memory: a loop polling with it drives UCX too.
+                    self.tp.progress();
+                    if self.len == 1 {
+                        copy_elem(dst.cast(), src, bytes)
+                    } else {
+                        copy_bytes(dst.cast(), src, bytes)
+                    }
+                }
+                None => self.tp.get_bytes(self.peer, self.offset, dst.cast(), bytes),
+            }
+        }
+    }
+
+    /// `shmem_p` of the first element; panics if there is none. On a mapped peer, one store
+    /// of the element.
+    #[inline(always)]
+    #[track_caller]
+    pub fn p(self, value: E) {
+        check_index("at", 0, self.len);
+        // SAFETY: `locate` checked the range, which holds the element (checked above); `value`
+        // is a local of its size.
+        unsafe {
+            match self.tp.direct_at(self.peer, self.offset) {
+                Some(dst) => copy_elem(dst, (&raw const value).cast(), size_of::<E>()),
+                None => Remote::new(self.tp, self.peer, self.offset).put(value),
+            }
+        }
+    }
+
+    /// `shmem_g` of the first element; panics if there is none. On a mapped peer, a round of
+    /// progress (free unless some peer is reached through UCX) and one load of the element.
+    #[inline(always)]
+    #[track_caller]
+    pub fn g(self) -> E {
+        check_index("at", 0, self.len);
+        // SAFETY: `locate` checked the range, which holds the element (checked above); `value`
+        // is a local of its size.
+        unsafe {
+            match self.tp.direct_at(self.peer, self.offset) {
+                Some(src) => {
+                    self.tp.progress();
+                    let mut value = E::new_zeroed();
+                    copy_elem((&raw mut value).cast(), src, size_of::<E>());
+                    value
+                }
+                None => Remote::new(self.tp, self.peer, self.offset).get(),
+            }
+        }
+    }
+
+    /// The first element as a [`Remote`], for atomics; `None` when there is none or its
+    /// address is not aligned for `E` (atomics need an aligned word).
+    #[inline(always)]
+    pub fn remote(self) -> Option<Remote<'static, E>> {
+        // Every region is mapped at a page boundary and starts at an offset that is a multiple
+        // of a page, so the offset's alignment is the address's, here and in the peer's mapping.
+        let aligned = self.offset.is_multiple_of(align_of::<E>());
+        (self.len > 0 && aligned).then(|| Remote::new(self.tp, self.peer, self.offset))
+    }
 }
 
 /// The `len` elements of `E` at `addr` in this PE's symmetric memory as a symmetric object, or

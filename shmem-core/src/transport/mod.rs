@@ -72,6 +72,13 @@ pub(crate) fn transport() -> &'static Transport {
     }
 }
 
+/// The process's transport, or `None` before `init` (for fast paths that fall back to a
+/// general path with its own message).
+#[inline(always)]
+pub(crate) fn try_transport() -> Option<&'static Transport> {
+    TRANSPORT.get()
+}
+
 /// Makes `t` the process's transport (once: start-up publishes the transport it made).
 pub(crate) fn publish(t: Transport) -> &'static Transport {
     if TRANSPORT.set(t).is_err() {
@@ -520,6 +527,15 @@ impl Transport {
         self.progress.check_live();
     }
 
+    /// Whether the runtime is live (the `World` has not been dropped): [`check_live`] without
+    /// the panic.
+    ///
+    /// [`check_live`]: Self::check_live
+    #[inline(always)]
+    pub(crate) fn is_live(&self) -> bool {
+        self.progress.is_live()
+    }
+
     /// Marks the runtime finalized and closes the endpoints of peers reached through UCX (those
     /// mapped directly keep their mappings until the process exits).
     pub(crate) fn close(&self) {
@@ -542,6 +558,12 @@ impl Transport {
             Some(p) => p,
             None => bad_pe(pe, self.n_pes),
         }
+    }
+
+    /// The peer `pe`, or `None` when the job has no such PE.
+    #[inline(always)]
+    pub(crate) fn try_peer(&self, pe: usize) -> Option<&Peer> {
+        self.peers.get(pe)
     }
 
     /// Local address of an offset (team segment, heap or data segment); panics after finalize.
@@ -611,6 +633,18 @@ impl Transport {
         // SAFETY: the region is mapped (not null) and holds `offset` (checked above; the data
         // segment is mapped with the heap).
         (!region.is_null()).then(|| unsafe { peer.at(offset) })
+    }
+
+    /// The local address of `offset` in `peer`'s heap or data segment when load and store reach
+    /// it, `None` when only UCX does: [`mapped`](Self::mapped) for a caller that checked the
+    /// liveness and the range itself (a fast path).
+    ///
+    /// # Safety
+    /// `offset` lies in the heap or the data segment (not the team segment).
+    #[inline(always)]
+    pub(crate) unsafe fn direct_at(&self, peer: &Peer, offset: usize) -> Option<*mut u8> {
+        // SAFETY: a mapped peer maps its heap and data segment; `offset` is in one of them.
+        (!peer.direct.is_null()).then(|| unsafe { peer.at(offset) })
     }
 
     /// Local address of `offset` in a peer that [`mapped`](Self::mapped) reaches there; panics
