@@ -10,8 +10,8 @@ use libfuzzer_sys::fuzz_target;
 use shmem_core::fuzzing::{start_up_record, start_up_record_head};
 use shmem_fuzz::Input;
 
-/// Bytes of the fixed fields: the magic, then 7 `u64` and 4 `u32` fields.
-const FIXED: usize = 4 + 8 * 4 + 4 + 4 + 8 + 8 + 4 + 8 + 4;
+/// Bytes of the fixed fields: the magic, then 7 `u64` and 5 `u32` fields.
+const FIXED: usize = 4 + 8 * 4 + 4 + 4 + 8 + 8 + 4 + 8 + 4 + 4;
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);

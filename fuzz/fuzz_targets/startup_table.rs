@@ -2,7 +2,8 @@
 //! (`shmem_launch::table::parse`): arbitrary bytes for any job size, with record tags that
 //! check, fail, or are really verified against a secret.
 //!
-//! Input: a mode byte, the job size (`u32`), then the table's bytes. Checks: no panic; an index
+//! Input: a mode byte (bit 3: the PMIx path's untagged table, `parse_untagged`), the job size
+//! (`u32`), then the table's bytes. Checks: no panic; an index
 //! that parses has one entry per PE, in order, inside the table, its records back to back.
 #![no_main]
 
@@ -28,6 +29,23 @@ fuzz_target!(|data: &[u8]| {
     } else {
         (7, 0)
     };
+    if mode & 8 != 0 {
+        // The PMIx path's table: untagged records (`parse_untagged`).
+        let Ok(index) = table::parse_untagged(bytes, npes, epoch) else {
+            return;
+        };
+        assert_eq!(index.len(), npes);
+        let mut end = 24;
+        for &(at, len) in &index {
+            let (at, len) = (at as usize, len as usize);
+            assert_eq!(at, end + 4, "untagged records are not back to back");
+            let prefix = u32::from_le_bytes(bytes[at - 4..at].try_into().unwrap()) as usize;
+            assert_eq!(prefix, len, "an untagged record's length is not its prefix");
+            end = at + len;
+        }
+        assert_eq!(end, bytes.len());
+        return;
+    }
     let secret = Secret::from_hex(&"a5".repeat(32)).unwrap();
     let mut seen = Vec::new();
     let mut verify = |pe: usize, blob: &[u8], tag: &[u8]| {

@@ -224,6 +224,18 @@ fn startup_table(out: &mut Vec<Seed>) {
         seed.extend_from_slice(&table(job, epoch, &tagged(job, epoch, n)));
         out.push(("startup_table", name.into(), seed));
     }
+    // The PMIx path's untagged table (magic SHT0, job id 0), 3 records.
+    let mut untagged = vec![8u8];
+    untagged.extend_from_slice(&3u32.to_le_bytes());
+    untagged.extend_from_slice(b"SHT0");
+    untagged.extend_from_slice(&0u64.to_le_bytes());
+    untagged.extend_from_slice(&5u64.to_le_bytes());
+    untagged.extend_from_slice(&3u32.to_le_bytes());
+    for pe in 0..3u8 {
+        untagged.extend_from_slice(&(u32::from(pe) + 1).to_le_bytes());
+        untagged.extend(std::iter::repeat_n(pe, usize::from(pe) + 1));
+    }
+    out.push(("startup_table", "untagged-3".into(), untagged));
     let mut empty = vec![0];
     empty.extend_from_slice(&0u32.to_le_bytes());
     empty.extend_from_slice(&table(1, 2, &[]));
@@ -232,7 +244,7 @@ fn startup_table(out: &mut Vec<Seed>) {
 
 /// A start-up record as shmem-core encodes it.
 fn record(parts: [&[u8]; 4]) -> Vec<u8> {
-    let mut v = 0x5348_4d35u32.to_le_bytes().to_vec();
+    let mut v = 0x5348_4d36u32.to_le_bytes().to_vec();
     v.extend(words(&[0x7f00_0000_1000, 1 << 28, 0xfeed, 3]));
     v.extend_from_slice(&4242u32.to_le_bytes());
     v.extend_from_slice(&7u32.to_le_bytes());
@@ -240,6 +252,8 @@ fn record(parts: [&[u8]; 4]) -> Vec<u8> {
     v.extend_from_slice(&8u32.to_le_bytes());
     v.extend(words(&[0x7f00_8000_0000]));
     v.extend_from_slice(&9u32.to_le_bytes());
+    // The PMIx leader's table memfd (none).
+    v.extend_from_slice(&u32::MAX.to_le_bytes());
     for p in parts {
         v.extend_from_slice(&(p.len() as u32).to_le_bytes());
         v.extend_from_slice(p);

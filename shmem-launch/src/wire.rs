@@ -702,8 +702,12 @@ pub fn parse_timeout_secs(s: &str) -> Result<std::time::Duration, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    if !secs.is_finite() || secs <= 0.0 || secs > 1e9 {
-        return Err(format!("{s:?} must be a positive number of seconds"));
+    // Below a millisecond a timeout would round to nothing (1e-91 became a zero timeout: found
+    // by the settings fuzz target).
+    if !secs.is_finite() || secs < 1e-3 || secs > 1e9 {
+        return Err(format!(
+            "{s:?} must be a number of seconds from 0.001 to 1000000000"
+        ));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
 }
@@ -843,9 +847,11 @@ mod tests {
     fn timeouts_parse() {
         assert_eq!(parse_timeout_secs("60").unwrap().as_secs(), 60);
         assert_eq!(parse_timeout_secs(" 0.25 ").unwrap().as_millis(), 250);
-        for bad in ["", "x", "0", "-1", "inf", "NaN"] {
+        for bad in ["", "x", "0", "-1", "inf", "NaN", "1e-91", "0.0009", "2e9"] {
             assert!(parse_timeout_secs(bad).is_err(), "{bad}");
         }
+        // The smallest timeout is a millisecond, not one that rounds to zero.
+        assert_eq!(parse_timeout_secs("0.001").unwrap().as_millis(), 1);
         assert_eq!(pe_list(&[2, 5]), "2, 5");
     }
 }
