@@ -3,7 +3,9 @@
 //! and quiet, for the next context ([`IDLE_ROUTES`] of them): making a worker and connecting
 //! endpoints costs 1-2 ms per peer over tcp, and a connection closed by one side is not all
 //! given back by the other (a soak that made and dropped a context every round grew each PE's
-//! private memory by about 1.6 KiB per context over tcp, without end).
+//! private memory by about 1.6 KiB per context over tcp, without end). An idle route's worker
+//! is still progressed by every wait, like a live context's: the peers' workers keep endpoints
+//! to it, and their flushes (a `quiet`, a barrier) wait for it to answer.
 //!
 //! Part of the transport layer (methods of [`Transport`]); uses `mem` only.
 
@@ -14,8 +16,9 @@ use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// Idle routes kept for reuse; a context dropped while this many wait is closed for good.
-pub(crate) const IDLE_ROUTES: usize = 64;
+/// Idle routes kept for reuse; a context dropped while this many wait is closed for good. Each
+/// costs every wait one more round of an idle worker (a system call over tcp).
+pub(crate) const IDLE_ROUTES: usize = 8;
 
 impl Transport {
     /// A UCX worker and endpoints from it to every PE, for a context: an idle one if a dropped
@@ -28,12 +31,10 @@ impl Transport {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .pop();
-        if let Some((worker, peers, any_ucx)) = idle {
-            if any_ucx {
-                self.progress.add_worker(&worker);
-            }
+        if let Some(route) = idle {
+            // Its worker was progressed all along.
             self.routes.fetch_add(1, Ordering::Relaxed);
-            return Ok((worker, peers, any_ucx));
+            return Ok(route);
         }
         // Multi-threaded whatever the context's mode: the runtime's waits progress it from
         // whichever thread waits.
@@ -75,34 +76,34 @@ impl Transport {
         Ok((worker, peers.into_boxed_slice(), any_ucx))
     }
 
-    /// Takes back a dropped context's route (it was quieted: nothing is in flight) and stops
-    /// progressing its worker; keeps it for the next context, or closes its endpoints when
-    /// [`IDLE_ROUTES`] already wait.
+    /// Takes back a dropped context's route (it was quieted: nothing is in flight) and keeps
+    /// it for the next context, its worker still progressed; or, when [`IDLE_ROUTES`] already
+    /// wait, stops progressing it and closes its endpoints.
     pub(crate) fn retire_route(&self, route: CtxRoute) {
-        self.progress.remove_worker(&route.0);
         self.routes.fetch_sub(1, Ordering::Relaxed);
         let mut idle = self.idle_routes.lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() < IDLE_ROUTES {
             idle.push(route);
         } else {
             drop(idle);
-            close_route(route);
+            self.close_route(route);
         }
     }
 
     /// Closes the idle routes' endpoints and workers (at finalize).
     pub(crate) fn close_idle_routes(&self) {
         let idle = std::mem::take(&mut *self.idle_routes.lock().unwrap_or_else(|p| p.into_inner()));
-        idle.into_iter().for_each(close_route);
+        idle.into_iter().for_each(|r| self.close_route(r));
     }
-}
 
-/// Closes a route's endpoints, then its worker.
-fn close_route((worker, peers, _): CtxRoute) {
-    for peer in peers.iter() {
-        peer.close();
+    /// Stops progressing a route's worker and closes its endpoints, then the worker.
+    fn close_route(&self, (worker, peers, _): CtxRoute) {
+        self.progress.remove_worker(&worker);
+        for peer in peers.iter() {
+            peer.close();
+        }
+        // Endpoints before their worker.
+        drop(peers);
+        drop(worker);
     }
-    // Endpoints before their worker.
-    drop(peers);
-    drop(worker);
 }
