@@ -704,7 +704,7 @@ pub fn parse_timeout_secs(s: &str) -> Result<std::time::Duration, String> {
         .map_err(|_| format!("{s:?} is not a number of seconds"))?;
     // Below a millisecond a timeout would round to nothing (1e-91 became a zero timeout: found
     // by the settings fuzz target).
-    if !secs.is_finite() || secs < 1e-3 || secs > 1e9 {
+    if !secs.is_finite() || !(1e-3..=1e9).contains(&secs) {
         return Err(format!(
             "{s:?} must be a number of seconds from 0.001 to 1000000000"
         ));
