@@ -323,6 +323,11 @@ impl World {
 
     /// `shmem_ctx_create`: a new context of mode `M` ([`Private`](crate::Private), [`Serialized`](crate::Serialized) or
     /// [`Shared`]). Not collective. Fails only if UCX cannot make a worker or endpoints.
+    ///
+    /// A context has a UCX worker of its own and, to each PE reached through UCX, an endpoint
+    /// made at its first operation there. A dropped context's worker and endpoints are kept
+    /// (up to 8) for the next `ctx_create`, so a loop that makes and drops contexts connects
+    /// once and costs no memory per context.
     #[doc(alias = "shmem_ctx_create")]
     pub fn ctx_create<M: CtxMode>(&self, options: CtxOptions) -> Result<Ctx<'_, M>> {
         self.ctx_factory().ctx_create(options)
