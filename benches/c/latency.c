@@ -38,9 +38,11 @@
  *
  * Build: oshcc -O2 -o latency latency.c
  * Run:   oshrun --allow-run-as-root --oversubscribe -np 2 ./latency [csv] [iters N] [reps N]
- *            [collectives | bandwidth]
+ *            [collectives | bandwidth | pipeline]
  * "collectives" runs only the collectives (at any number of PEs, 2 or more), "bandwidth" only
- * the put/memcpy case.
+ * the put/memcpy case, "pipeline" only the rows of a point-to-point pipeline (any number of
+ * PEs, 2 or more; see run_pipeline): put 8 B + fence, the flag pipeline per row, and fcollect of
+ * 64 KiB per PE.
  *
  * oshmem 4.1.4 segfaults inside shmem_finalize here, so all results are printed and flushed
  * before it is called; expect a non-zero exit status.
@@ -68,6 +70,8 @@ static const long vec_sizes[] = {8, 64, 4096, 64 << 10, 256 << 10, 1 << 20, 4 <<
 #define VEC_MAX (4 << 20)
 #define LOCAL_ODD 1 /* "vec odd": offset into the private buffer */
 #define HEAP_ODD 3  /* "vec odd": offset into the symmetric array */
+#define PIPE_ROWS 256 /* "pipeline": rows (flag and value slots) per sweep down the chain */
+#define FC_BIG (64 << 10) /* "pipeline": bytes per PE of the large fcollect */
 
 static long glob[LEN];
 static long pp[LEN];
@@ -97,7 +101,7 @@ static int nrows;
 enum op {
     OP_PUT, OP_GET, OP_P, OP_G, OP_IPUT, OP_IGET, OP_FADD, OP_ADD, OP_CSWAP, OP_SWAP,
     OP_PINGPONG, OP_NBI, OP_BARRIER, OP_BCAST, OP_SUM, OP_FCOLLECT, OP_ALLTOALL, OP_BW_PUT,
-    OP_MEMCPY, OP_VPUT, OP_VGET
+    OP_MEMCPY, OP_VPUT, OP_VGET, OP_PUT_FENCE, OP_PIPE, OP_FCOLLECT_BIG
 };
 
 /* Shared state of the loop. */
@@ -113,6 +117,11 @@ static char *local_dst;         /* BW_BYTES, private */
 static unsigned char *vlocal;   /* vec cases: private buffer */
 static unsigned char *vremote;  /* vec cases: target address in the symmetric array */
 static size_t vbytes;           /* vec cases: bytes per operation */
+static long *pipe_flag;         /* PIPE_ROWS + 1 longs, symmetric: row flags, then the corner */
+static long *pipe_val;          /* PIPE_ROWS longs, symmetric: the values handed down the chain */
+static long sweep;              /* pipeline: sweeps done (every PE counts alike) */
+static long pipe_bad;           /* pipeline: values that arrived wrong */
+static long *fc_src, *fc_dst;   /* FC_BIG bytes and npes * FC_BIG, symmetric */
 
 static double now_ns(void)
 {
@@ -225,6 +234,35 @@ static inline void one_op(enum op op, long i)
     case OP_VGET:
         shmem_getmem(vlocal, vremote, vbytes, TARGET);
         BLACK_BOX(vlocal);
+        break;
+    case OP_PUT_FENCE:
+        BLACK_BOX(i);
+        shmem_long_put(dest, &i, 1, TARGET);
+        shmem_fence();
+        break;
+    case OP_PIPE:
+        sweep++;
+        for (long r = 0; r < PIPE_ROWS; r++) {
+            if (me > 0) {
+                shmem_long_wait_until(&pipe_flag[r], SHMEM_CMP_GE, sweep);
+                pipe_bad += pipe_val[r] != sweep * PIPE_ROWS + r;
+            }
+            if (me < npes - 1) {
+                long v = sweep * PIPE_ROWS + r;
+                shmem_long_put(&pipe_val[r], &v, 1, me + 1);
+                shmem_fence();
+                shmem_long_put(&pipe_flag[r], &sweep, 1, me + 1);
+            }
+        }
+        /* The last PE tells PE 0 that the sweep went through, before PE 0 starts the next. */
+        if (me == npes - 1)
+            shmem_long_put(&pipe_flag[PIPE_ROWS], &sweep, 1, 0);
+        else if (me == 0)
+            shmem_long_wait_until(&pipe_flag[PIPE_ROWS], SHMEM_CMP_GE, sweep);
+        break;
+    case OP_FCOLLECT_BIG:
+        fc_src[0] = i;
+        shmem_fcollect64(fc_dst, fc_src, FC_BIG / 8, 0, 0, npes, psync[i & 1]);
         break;
     }
 }
@@ -439,7 +477,7 @@ static long parse_count(const char *name, const char *s)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: oshrun -np 2 latency [csv] [iters N] [reps N] [collectives | bandwidth]\n");
+    fprintf(stderr, "usage: oshrun -np 2 latency [csv] [iters N] [reps N] [collectives | bandwidth | pipeline]\n");
     exit(2);
 }
 
@@ -458,11 +496,41 @@ static void run_collectives(long iters, long reps, double *per_op)
     shmem_barrier_all();
 }
 
+/* The "pipeline" rows (every PE calls this; PE 0 keeps the rows): put 8 B + fence from PE 0 to
+ * PE 1; the flag pipeline down the chain of all PEs (per row: each PE waits for row r's flag
+ * from its left neighbour, checks the value, then puts a value, fences and puts the flag to its
+ * right neighbour; the last PE puts a corner flag back to PE 0 after each sweep of PIPE_ROWS
+ * rows); fcollect of FC_BIG bytes per PE, checked on every PE. */
+static void run_pipeline(long *heap, long iters, long reps, double *per_op)
+{
+    if (me == 0) {
+        dest = heap;
+        add_row("put 8 B + fence", 8, "heap", measure(OP_PUT_FENCE, iters, reps, per_op), 1);
+        shmem_quiet();
+    }
+    shmem_barrier_all();
+    long sweeps = iters / PIPE_ROWS < 10 ? 10 : iters / PIPE_ROWS;
+    add_row("flag pipeline (per row)", 8, "heap", measure(OP_PIPE, sweeps, reps, per_op), PIPE_ROWS);
+    shmem_barrier_all();
+    long quarter = iters_for(iters, FC_BIG) / 4 < 10 ? 10 : iters_for(iters, FC_BIG) / 4;
+    add_row("fcollect", FC_BIG, "heap", measure_collective(OP_FCOLLECT_BIG, quarter, reps, per_op), 1);
+    shmem_barrier_all();
+    long bad = pipe_bad;
+    for (int pe = 0; pe < npes; pe++)
+        for (long k = 1; k < FC_BIG / 8; k++)
+            bad += fc_dst[(long)pe * (FC_BIG / 8) + k] != ((long)pe << 32) + k;
+    if (bad) {
+        fprintf(stderr, "latency: check failed: PE %d saw %ld wrong values in the pipeline and fcollect\n",
+                me, bad);
+        shmem_global_exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const long sizes[] = {8, 64, 512, 4096, 32 << 10, 256 << 10, 1 << 20};
     const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
-    int csv = 0, collectives_only = 0, bandwidth_only = 0;
+    int csv = 0, collectives_only = 0, bandwidth_only = 0, pipeline_only = 0;
     long iters = 20000, reps = 15;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "csv") == 0 || strcmp(argv[i], "--csv") == 0) {
@@ -471,6 +539,8 @@ int main(int argc, char **argv)
             collectives_only = 1;
         } else if (strcmp(argv[i], "bandwidth") == 0 || strcmp(argv[i], "--bandwidth") == 0) {
             bandwidth_only = 1;
+        } else if (strcmp(argv[i], "pipeline") == 0 || strcmp(argv[i], "--pipeline") == 0) {
+            pipeline_only = 1;
         } else if ((strcmp(argv[i], "iters") == 0 || strcmp(argv[i], "--iters") == 0) && i + 1 < argc) {
             iters = parse_count("iters", argv[++i]);
         } else if ((strcmp(argv[i], "reps") == 0 || strcmp(argv[i], "--reps") == 0) && i + 1 < argc) {
@@ -479,9 +549,9 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (collectives_only && bandwidth_only)
+    if (collectives_only + bandwidth_only + pipeline_only > 1)
         usage();
-    int full = !collectives_only && !bandwidth_only;
+    int full = !collectives_only && !bandwidth_only && !pipeline_only;
 
     for (int k = 0; k < 2; k++)
         for (size_t j = 0; j < sizeof psync[k] / sizeof psync[k][0]; j++)
@@ -502,12 +572,16 @@ int main(int argc, char **argv)
     all_src = shmem_calloc((size_t)npes, sizeof(long));
     all_dst = shmem_calloc((size_t)npes, sizeof(long));
     means = shmem_calloc((size_t)npes, sizeof(double));
+    pipe_flag = shmem_calloc(PIPE_ROWS + 1, sizeof(long));
+    pipe_val = shmem_calloc(PIPE_ROWS, sizeof(long));
+    fc_src = shmem_calloc(FC_BIG / 8, sizeof(long));
+    fc_dst = shmem_calloc((size_t)npes * (FC_BIG / 8), sizeof(long));
     src_buf = aligned_alloc(PAGE, BIG * sizeof(long));
     dst_buf = aligned_alloc(PAGE, BIG * sizeof(long));
     local_dst = aligned_alloc(PAGE, BW_BYTES);
     double *per_op = malloc(2 * (size_t)reps * sizeof *per_op);
     if (heap == NULL || big == NULL || user == NULL || all_src == NULL || all_dst == NULL || means == NULL ||
-        src_buf == NULL || dst_buf == NULL || local_dst == NULL || per_op == NULL) {
+        pipe_flag == NULL || pipe_val == NULL || fc_src == NULL || fc_dst == NULL || src_buf == NULL || dst_buf == NULL || local_dst == NULL || per_op == NULL) {
         fprintf(stderr, "latency: allocation failed\n");
         shmem_global_exit(1);
     }
@@ -517,6 +591,8 @@ int main(int argc, char **argv)
     memset(local_dst, 0, BW_BYTES);
     for (long j = 0; j < BIG; j++)
         src_buf[j] = j;
+    for (long k = 0; k < FC_BIG / 8; k++)
+        fc_src[k] = ((long)me << 32) + k;
     shmem_barrier_all();
 
     if (bandwidth_only) {
@@ -561,7 +637,9 @@ int main(int argc, char **argv)
         }
         shmem_barrier_all();
     }
-    if (!bandwidth_only)
+    if (pipeline_only)
+        run_pipeline(heap, iters, reps, per_op);
+    else if (!bandwidth_only)
         run_collectives(iters, reps, per_op);
 
     if (me == 0) {

@@ -59,10 +59,12 @@
 //! format; `benches/run.sh` runs both side by side.
 //!
 //! Run: `target/release/shmemrun -n 2 target/release/latency [--iters N] [--reps N] [--csv]
-//! [--collectives | --bandwidth | --basic]` (add `UCX_TLS=tcp,self` to the environment to send
-//! everything through UCX). `--collectives` runs only the collectives (at any number of PEs,
-//! 2 or more), `--bandwidth` only the put/memcpy bandwidth case, `--basic` only the 8-byte
-//! put/get/p/g cases, heap and static.
+//! [--collectives | --bandwidth | --basic | --pipeline]` (add `UCX_TLS=tcp,self` to the
+//! environment to send everything through UCX). `--collectives` runs only the collectives (at
+//! any number of PEs, 2 or more), `--bandwidth` only the put/memcpy bandwidth case, `--basic`
+//! only the 8-byte put/get/p/g cases, heap and static, `--pipeline` only the point-to-point
+//! pipeline rows (any number of PEs; see `run_pipeline`): put 8 B + fence, the flag pipeline
+//! down the chain of all PEs (per row), and fcollect of 64 KiB per PE.
 
 use clap::Parser;
 use shmem_core::prelude::*;
@@ -91,8 +93,12 @@ struct Args {
     #[arg(long, conflicts_with = "bandwidth")]
     collectives: bool,
     /// Only the bandwidth of a 256 KiB put + quiet against a local 256 KiB memcpy.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "pipeline")]
     bandwidth: bool,
+    /// Only the point-to-point pipeline rows: put 8 B + fence, the flag pipeline down the chain
+    /// of all PEs, and fcollect of 64 KiB per PE.
+    #[arg(long, conflicts_with_all = ["collectives", "basic"])]
+    pipeline: bool,
 }
 
 /// Elements of the small target objects (`iput`/`iget` use 16 of them at stride 2).
@@ -122,6 +128,10 @@ const LOCAL_ODD: usize = 1;
 const HEAP_ODD: usize = 3;
 /// Value written at the end to check that puts land on the target.
 const CHECK: u64 = 0x5eed_cafe;
+/// Rows (flag and value slots) per sweep of the flag pipeline.
+const PIPE_ROWS: usize = 256;
+/// Bytes per PE of the large fcollect of the pipeline rows.
+const FC_BIG: usize = 64 << 10;
 
 #[symmetric]
 static STATIC_BUF: [u64; LEN] = [0; LEN];
@@ -623,6 +633,90 @@ fn run_bandwidth(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut
     rows.push(("memcpy 256 KiB", BW_BYTES, "local", copy));
 }
 
+/// The pipeline rows (every PE calls this; PE 0 keeps the rows), as `benches/c/latency.c`'s:
+/// - `put 8 B + fence`: PE 0 puts one `u64` to PE 1 and fences, in a loop (a quiet after it);
+/// - `flag pipeline (per row)`: down the chain of all PEs, per row `r` of a sweep of
+///   [`PIPE_ROWS`]: every PE but 0 waits for row `r`'s flag from its left neighbour and checks
+///   the value that came before it; every PE but the last puts a value, fences and puts the flag
+///   to its right neighbour. After each sweep the last PE puts a corner flag to PE 0, which waits
+///   for it before the next. The time of a sweep on PE 0, divided by the rows;
+/// - `fcollect` of [`FC_BIG`] bytes per PE, timed as the other collectives and checked.
+fn run_pipeline(
+    world: &World,
+    pp: &SymArray<'_, u64>,
+    args: &Args,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let (me, n) = (world.my_pe(), world.n_pes());
+    let alloc_err = |e| format!("symmetric heap allocation failed: {e}");
+    let flags = world.try_alloc::<u64>(PIPE_ROWS + 1).map_err(alloc_err)?;
+    let vals = world.try_alloc::<u64>(PIPE_ROWS).map_err(alloc_err)?;
+    let k = FC_BIG / 8;
+    let fc = world.try_alloc::<u64>(n * k).map_err(alloc_err)?;
+    let means = world.try_alloc::<f64>(n).map_err(alloc_err)?;
+    world.barrier_all();
+    if me == 0 {
+        let fenced = measure(args.iters, args.reps, |i| {
+            pp.put(TARGET, 0..1, &[i]);
+            world.fence();
+        });
+        world.quiet();
+        rows.push(("put 8 B + fence", 8, "heap", fenced));
+    }
+    world.barrier_all();
+    let mut sweep = 0u64;
+    let mut bad = 0u64;
+    let sweeps = (args.iters / PIPE_ROWS as u64).max(10);
+    let pipe = measure(sweeps, args.reps, |_| {
+        sweep += 1;
+        for r in 0..PIPE_ROWS {
+            let v = sweep * PIPE_ROWS as u64 + r as u64;
+            if me > 0 {
+                flags.wait_until(r, Cmp::Ge, sweep);
+                bad += u64::from(vals.local_get(r) != v);
+            }
+            if me < n - 1 {
+                vals.put(me + 1, r..r + 1, &[v]);
+                world.fence();
+                flags.put(me + 1, r..r + 1, &[sweep]);
+            }
+        }
+        // The last PE tells PE 0 that the sweep went through, before PE 0 starts the next.
+        if me == n - 1 {
+            flags.put(0, PIPE_ROWS..PIPE_ROWS + 1, &[sweep]);
+        } else if me == 0 {
+            flags.wait_until(PIPE_ROWS, Cmp::Ge, sweep);
+        }
+    });
+    rows.push((
+        "flag pipeline (per row)",
+        8,
+        "heap",
+        pipe.per(PIPE_ROWS as f64),
+    ));
+    world.barrier_all();
+    let team = world.team_world();
+    let mut src: Vec<u64> = (0..k as u64).map(|j| ((me as u64) << 32) + j).collect();
+    let iters = (iters_for(args.iters, FC_BIG) / 4).max(10);
+    let fcollect = measure_collective(world, &means, iters, args.reps, |i| {
+        src[0] = i;
+        team.fcollect(&fc, &src);
+    });
+    rows.push(("fcollect", FC_BIG, "heap", fcollect));
+    world.barrier_all();
+    for pe in 0..n {
+        for j in 1..k {
+            bad += u64::from(fc.local_get(pe * k + j) != ((pe as u64) << 32) + j as u64);
+        }
+    }
+    if bad != 0 {
+        return Err(format!(
+            "check failed: PE {me} saw {bad} wrong values in the pipeline and fcollect"
+        ));
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     shmem_benches::exit_status("latency", run(&args))
@@ -645,8 +739,10 @@ fn run(args: &Args) -> Result<(), String> {
     world.barrier_all();
 
     let mut rows = Vec::new();
-    let full = !(args.basic || args.collectives || args.bandwidth);
-    if args.bandwidth {
+    let full = !(args.basic || args.collectives || args.bandwidth || args.pipeline);
+    if args.pipeline {
+        run_pipeline(&world, &pp, args, &mut rows)?;
+    } else if args.bandwidth {
         if world.my_pe() == 0 {
             run_bandwidth(&world, &big, args, &mut rows);
         }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The point-to-point pipeline rows over tcp, ours against Open MPI's oshmem, side by side:
+# put 8 B + fence (PE 0 to PE 1), the flag pipeline down the chain of all PEs (per row: wait for
+# the left neighbour's flag, put a value, shmem_fence, put the flag to the right neighbour; the
+# pattern of the Parallel Research Kernels' synch_p2p), and fcollect of 64 KiB per PE. See
+# `run_pipeline` in benches/src/bin/latency.rs and benches/c/latency.c (mode `pipeline`).
+#
+# Jobs, their order rotated every round, at each PE count of NPES_LIST:
+#   ours-tcp          latency.rs under shmemrun, UCX_TLS=tcp,self (everything through UCX)
+#   c-ours-tcp        latency.c built with shmemcc, the same
+#   oshmem-tcp        latency.c built with oshcc under oshrun, UCX_TLS=tcp,self and the same UCX
+#                     settings as benches/run.sh's oshmem-tcp (its collectives are Open MPI's
+#                     MPI ones, which go through shared memory whatever UCX_TLS says)
+#   oshmem-tcp-basic  the same with --mca scoll basic: its collectives through its SPML (tcp),
+#                     the like-for-like fcollect
+#   ours-direct, oshmem   the same rows on one node's default paths, for reference
+#
+# Prints per row and PE count the median over rounds of each job's median, ns per operation
+# (per row for the pipeline), and ours-tcp / oshmem-tcp.
+#
+#   bash benches/pipeline.sh                 (ROUNDS=5 NPES_LIST="2 4" ITERS=20000 REPS=9)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${ROUNDS:-5}
+read -r -a npes_list <<<"${NPES_LIST:-2 4}"
+iters=${ITERS:-20000}
+reps=${REPS:-9}
+jobs=(ours-tcp c-ours-tcp oshmem-tcp oshmem-tcp-basic ours-direct oshmem)
+out=target/bench-results/pipeline
+mkdir -p "$out"
+rm -f "$out"/*.csv
+cargo build --release -q -p shmem-benches -p shmem-run -p shmem-capi --bin latency --bin shmemrun
+oshcc -O2 -falign-loops=64 -Wall -o "$out/latency-oshmem" benches/c/latency.c
+target/release/shmemcc -O2 -falign-loops=64 -Wall -o "$out/latency-ours" benches/c/latency.c
+tcp_ucx=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_SIZE=256k
+    -x UCX_MAX_RNDV_LANES=1)
+run() {
+    local job=$1 n=$2 csv=$3
+    local osh=(oshrun --allow-run-as-root --oversubscribe -np "$n")
+    local t=(timeout -k 10 600)
+    local args=(iters "$iters" reps "$reps" csv pipeline)
+    case $job in
+    ours-tcp) UCX_TLS=tcp,self "${t[@]}" target/release/shmemrun -n "$n" target/release/latency \
+        --pipeline --csv --iters "$iters" --reps "$reps" ;;
+    c-ours-tcp) UCX_TLS=tcp,self "${t[@]}" target/release/shmemrun -n "$n" "$out/latency-ours" \
+        "${args[@]}" ;;
+    oshmem-tcp) "${t[@]}" "${osh[@]}" "${tcp_ucx[@]}" "$out/latency-oshmem" "${args[@]}" ;;
+    oshmem-tcp-basic) "${t[@]}" "${osh[@]}" --mca scoll basic "${tcp_ucx[@]}" \
+        "$out/latency-oshmem" "${args[@]}" ;;
+    ours-direct) "${t[@]}" target/release/shmemrun -n "$n" target/release/latency --pipeline \
+        --csv --iters "$iters" --reps "$reps" ;;
+    oshmem) "${t[@]}" "${osh[@]}" "$out/latency-oshmem" "${args[@]}" ;;
+    esac >"$csv" 2>"$csv.log" || true # oshmem 4.1.4 segfaults in shmem_finalize: rows count
+}
+for n in "${npes_list[@]}"; do
+    for ((r = 0; r < rounds; r++)); do
+        for ((j = 0; j < ${#jobs[@]}; j++)); do
+            job=${jobs[$(((j + r) % ${#jobs[@]}))]}
+            run "$job" "$n" "$out/$job.$n.$r.csv"
+            rows=$(grep -c '^[^,]*,[0-9]*,heap,' "$out/$job.$n.$r.csv" || true)
+            [ "$rows" = 3 ] || echo "pipeline.sh: $job at $n PEs, round $r: $rows of 3 rows (see $out/$job.$n.$r.csv.log)" >&2
+        done
+    done
+done
+python3 - "$out" "$rounds" "${npes_list[@]}" <<'EOF'
+import csv, glob, statistics, sys
+out, rounds, npes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+jobs = ["ours-tcp", "c-ours-tcp", "oshmem-tcp", "oshmem-tcp-basic", "ours-direct", "oshmem"]
+cases = ["put 8 B + fence", "flag pipeline (per row)", "fcollect"]
+print("| PEs | case | " + " | ".join(jobs) + " | ours-tcp / oshmem-tcp | ours-tcp / oshmem-tcp-basic |")
+print("|---:|---|" + "---:|" * (len(jobs) + 2))
+for n in npes:
+    for case in cases:
+        med = {}
+        for job in jobs:
+            vals = []
+            for f in glob.glob(f"{out}/{job}.{n}.*.csv"):
+                for row in csv.reader(open(f)):
+                    if len(row) == 5 and row[0] == case and row[2] == "heap":
+                        vals.append(float(row[3]))
+            med[job] = statistics.median(vals) if vals else None
+        cells = [f"{med[j]:,.0f}" if med[j] else "-" for j in jobs]
+        def ratio(a, b):
+            return f"{med[a] / med[b]:.2f}" if med[a] and med[b] else "-"
+        print(f"| {n} | {case} | " + " | ".join(cells) + f" | {ratio('ours-tcp', 'oshmem-tcp')} | {ratio('ours-tcp', 'oshmem-tcp-basic')} |")
+EOF
