@@ -325,6 +325,8 @@ impl Job {
                     }
                 }
                 Notice::Silent { pe, silent_for } => self.silent(pe, silent_for),
+                // Only host agents report exits, and none is started yet.
+                Notice::Exited { .. } => {}
                 Notice::ControlLost { pe, why } => {
                     let remote = self.pes.get(pe).is_some_and(|p| p.remote.is_some());
                     if remote && self.failure.is_none() {
