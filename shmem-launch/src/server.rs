@@ -751,8 +751,13 @@ impl Server {
         } else if self.agent_hello[node] {
             format!("the host agent of node {node} connected twice")
         } else {
-            let proof =
-                auth::launcher_mac(&self.secret, Channel::Agent, &c.challenge, nonce, node as u32);
+            let proof = auth::launcher_mac(
+                &self.secret,
+                Channel::Agent,
+                &c.challenge,
+                nonce,
+                node as u32,
+            );
             if c.send(&Msg::Accepted { mac: proof }.encode()).is_err() {
                 return;
             }
@@ -1068,7 +1073,10 @@ impl Server {
                 .flatten()
                 .map(|a| {
                     a.conn.frames.buffered()
-                        + a.pipes.values().map(|p| lock(p).inbound.len()).sum::<usize>()
+                        + a.pipes
+                            .values()
+                            .map(|p| lock(p).inbound.len())
+                            .sum::<usize>()
                 })
                 .sum::<usize>();
         self.accept_all();
@@ -1077,11 +1085,17 @@ impl Server {
         }
         if self.buffered > MAX_BUFFERED {
             // Relayed bytes count too: the agent holding the most goes.
-            let most = (0..self.agents.len()).max_by_key(|&n| {
-                self.agents[n].as_ref().map_or(0, |a| {
-                    a.pipes.values().map(|p| lock(p).inbound.len()).sum::<usize>()
-                })
-            });
+            let relayed = |a: &Agent| {
+                a.pipes
+                    .values()
+                    .map(|p| lock(p).inbound.len())
+                    .sum::<usize>()
+            };
+            let most = (0..self.agents.len())
+                .filter_map(|n| Some((n, relayed(self.agents[n].as_ref()?))))
+                .max_by_key(|&(_, bytes)| bytes)
+                .filter(|&(_, bytes)| bytes > BIG_PARTIAL)
+                .map(|(n, _)| n);
             if let Some(node) = most {
                 self.warn(format!("the host agent of node {node}: {}", over_budget()));
                 self.drop_agent(node);

@@ -94,6 +94,18 @@ pub struct Cli {
     #[arg(long, value_name = "TEMPLATE", requires = "hostset")]
     pub rsh: Option<String>,
 
+    /// "on": start one host agent per host (shmemrun itself, `--agent-path`), which starts
+    /// the host's PEs and holds the host's one connection to shmemrun; "off": one start command
+    /// per PE, each PE connecting to shmemrun itself (for hosts without shmemrun). Default:
+    /// $SHMEM_LAUNCH_AGENT, else on.
+    #[arg(long, value_name = "on|off", requires = "hostset")]
+    pub launch_agent: Option<String>,
+
+    /// The path of shmemrun on the other hosts, for the host agents. Default: $SHMEM_AGENT,
+    /// else this shmemrun's own path (the same install path on every host, as mpirun assumes).
+    #[arg(long, value_name = "PATH", requires = "hostset")]
+    pub agent_path: Option<PathBuf>,
+
     /// The address (IPv4 or name) at which the hosts reach this machine for the rendezvous.
     /// Default: $SHMEM_RENDEZVOUS_ADDR, else for each host the local address of the route to
     /// it.

@@ -26,6 +26,7 @@
 //! that supervises a running job in `job.rs`; set-up failures and their exit statuses in
 //! `error.rs`, printed in one place, [`main`].
 
+mod agent;
 mod children;
 mod cli;
 mod error;
@@ -61,6 +62,11 @@ use spec::JobSpec;
 /// line, runs the job and exits with the job's status. The one place where a set-up failure
 /// ([`RunError`]) is printed and turned into the exit status.
 pub fn main() -> ! {
+    // The host agent, which `shmemrun --hosts` starts on every host (hidden from --help).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == agent::FLAG) {
+        std::process::exit(agent::main(&args[2..]));
+    }
     spec::set_ucx_defaults();
     let cli = cli::parse(std::env::args_os().collect());
     let code = run(&cli).unwrap_or_else(|e| {

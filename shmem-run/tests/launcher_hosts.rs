@@ -395,9 +395,19 @@ fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
     else {
         return;
     };
+    // With host agents (the default) and with one start command per PE (from the environment).
+    for agent in [true, false] {
+        stopped_pe(&hosts, agent);
+    }
+}
+
+fn stopped_pe(hosts: &TwoHosts, agent: bool) {
     // The timeout from the environment this time.
     let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2)]);
     cmd.env("SHMEM_HEARTBEAT_TIMEOUT", "2");
+    if !agent {
+        cmd.env("SHMEM_LAUNCH_AGENT", "off");
+    }
     let mut job = Job::start_with(cmd, "sleep");
     let pids = job.wait_ready(4);
     let stopped = Instant::now();
@@ -414,6 +424,11 @@ fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
     eprintln!("a stopped PE on host 2: named after {secs:.2} s (heartbeat timeout 2 s)");
     assert!((1.5..3.5).contains(&secs), "detected after {secs} s: {r:?}");
     assert!(r.elapsed < Duration::from_secs(6), "{r:?}");
+    if agent {
+        // Its host agent ended it (SIGKILL reaches a stopped process) with the others.
+        hosts.assert_no_processes_left(Duration::from_secs(2));
+        return;
+    }
     // Every other PE is gone; the stopped one acts on the abort as soon as it runs again.
     let left: Vec<u32> = hosts.processes().iter().map(|p| p.0).collect();
     assert_eq!(left, [pids[3]], "{:?}", hosts.processes());
@@ -587,5 +602,180 @@ fn hosts_left_over_from_a_killed_run_are_replaced() {
     // The new hosts work.
     let r = Job::start(&hosts, "place", &["--hosts", &hosts.list(1)]).finish();
     assert_eq!(r.status.code(), Some(0), "{r:?}");
+    hosts.assert_no_processes_left(CLEANUP);
+}
+
+/// A start command template that logs every start (its host) to a file, then runs the
+/// command on the host as `hosts.rsh()` does; the file's lines are the start commands run.
+struct LoggedRsh {
+    script: std::path::PathBuf,
+    log: std::path::PathBuf,
+}
+
+impl LoggedRsh {
+    fn new(name: &str) -> LoggedRsh {
+        let dir = std::env::temp_dir();
+        let script = dir.join(format!("shmem-rsh-{name}-{}.sh", std::process::id()));
+        let log = dir.join(format!("shmem-rsh-{name}-{}.log", std::process::id()));
+        let _ = std::fs::remove_file(&log);
+        std::fs::write(
+            &script,
+            format!(
+                "echo \"$1\" >> '{}'\nexec bash '{}' exec \"$@\"\n",
+                log.display(),
+                common::netns_script()
+            ),
+        )
+        .unwrap();
+        LoggedRsh { script, log }
+    }
+
+    fn template(&self) -> String {
+        format!("sh {} {{host}}", self.script.display())
+    }
+
+    /// The hosts started so far, one per start command.
+    fn starts(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for LoggedRsh {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.script);
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// The TCP sockets process `pid` holds open (listeners and connections; not the launcher's
+/// own wake-up socket pair).
+fn tcp_sockets_of(pid: u32) -> usize {
+    let tcp: std::collections::HashSet<String> = ["tcp", "tcp6"]
+        .iter()
+        .filter_map(|t| std::fs::read_to_string(format!("/proc/{pid}/net/{t}")).ok())
+        .flat_map(|table| {
+            table
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_whitespace().nth(9).map(str::to_string))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|target| {
+            let t = target.to_string_lossy().into_owned();
+            Some(t.strip_prefix("socket:[")?.strip_suffix(']')?.to_string())
+        })
+        .filter(|inode| tcp.contains(inode))
+        .count()
+}
+
+/// On `nhosts` hosts of `per_host` PEs: the number of start commands run and of sockets
+/// shmemrun holds once every PE is up, with `agent` (host agents) or without; then shmemrun
+/// is killed, and nothing may be left on the hosts.
+fn count_starts_and_sockets(
+    name: &str,
+    nhosts: usize,
+    per_host: usize,
+    agent: bool,
+) -> Option<(usize, usize)> {
+    let hosts = common::Hosts::up_or_skip(name, nhosts)?;
+    let rsh = LoggedRsh::new(name);
+    let mut cmd = hosts.launcher();
+    cmd.args(["--hosts", &hosts.list(per_host), "--rsh", &rsh.template()])
+        .args(["--launch-agent", if agent { "on" } else { "off" }]);
+    let mut job = Job::start_with(cmd, "sleep");
+    let npes = nhosts * per_host;
+    let pids = job.wait_ready(npes);
+    // Every PE said READY after init: every connection is made.
+    let launcher = job.child.id();
+    let comm = std::fs::read_to_string(format!("/proc/{launcher}/comm")).unwrap();
+    assert_eq!(comm.trim(), "shmemrun", "the launcher's pid");
+    let starts = rsh.starts();
+    let sockets = tcp_sockets_of(launcher);
+    // The PEs' processes are on their own hosts: host i runs PEs i*per_host...
+    for (pe, pid) in pids.iter().enumerate() {
+        let host = pe / per_host;
+        let ns = std::fs::read_link(format!("/proc/{pid}/ns/net")).unwrap();
+        let script = std::process::Command::new("ip")
+            .args(["netns", "pids", &hosts.netns(host)])
+            .output()
+            .unwrap();
+        let on_host = String::from_utf8_lossy(&script.stdout);
+        assert!(
+            on_host.split_whitespace().any(|p| p == pid.to_string()),
+            "PE {pe} (pid {pid}, {ns:?}) is not on host {host}"
+        );
+    }
+    signal(launcher, libc::SIGKILL);
+    let r = job.finish();
+    assert_eq!(r.status.code(), None, "{r:?}");
+    // The agents (or the PEs' watchdogs) see their connections close.
+    hosts.assert_no_processes_left(Duration::from_secs(3));
+    for (i, h) in hosts.hosts.iter().enumerate() {
+        let n = starts.iter().filter(|s| *s == h).count();
+        let want = if agent { 1 } else { per_host };
+        assert_eq!(n, want, "start commands for host {i} ({h}): {starts:?}");
+    }
+    Some((starts.len(), sockets))
+}
+
+#[test]
+fn one_agent_per_host_one_start_command_and_one_connection_each() {
+    for (nhosts, per_host) in [(2, 3), (4, 2)] {
+        let name = format!("one_agent_per_host_{nhosts}x{per_host}");
+        let Some((starts, sockets)) = count_starts_and_sockets(&name, nhosts, per_host, true)
+        else {
+            return;
+        };
+        eprintln!(
+            "{nhosts} hosts x {per_host} PEs with host agents: {starts} start commands, \
+             shmemrun holds {sockets} sockets"
+        );
+        assert_eq!(starts, nhosts);
+        // The listener and one connection per host agent.
+        assert_eq!(sockets, 1 + nhosts, "{nhosts} hosts x {per_host} PEs");
+    }
+}
+
+#[test]
+fn without_agents_every_pe_has_a_start_command_and_two_connections() {
+    let Some((starts, sockets)) =
+        count_starts_and_sockets("without_agents_2x2", 2, 2, false)
+    else {
+        return;
+    };
+    eprintln!("2 hosts x 2 PEs without agents: {starts} start commands, {sockets} sockets");
+    assert_eq!(starts, 4);
+    // The listener and each PE's rendezvous and control connections.
+    assert_eq!(sockets, 1 + 2 * 4);
+}
+
+#[test]
+fn without_agents_a_pe_killed_on_the_far_host_ends_the_job() {
+    let Some(hosts) = TwoHosts::up_or_skip("without_agents_a_pe_killed_on_the_far_host") else {
+        return;
+    };
+    let mut job = Job::start(
+        &hosts,
+        "sleep",
+        &["--hosts", &hosts.list(2), "--launch-agent", "off"],
+    );
+    let pids = job.wait_ready(4);
+    signal(pids[3], libc::SIGKILL);
+    let r = job.finish();
+    assert_eq!(r.status.code(), Some(137), "{r:?}");
+    let want = format!(
+        "shmemrun: PE 3 on host {} (pid {} there) was killed by signal 9 (SIGKILL); \
+         terminating 3 other PEs",
+        hosts.hosts[1], pids[3]
+    );
+    assert!(r.stderr.contains(&want), "{want}\n{r:?}");
     hosts.assert_no_processes_left(CLEANUP);
 }
