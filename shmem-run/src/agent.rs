@@ -214,8 +214,12 @@ impl Agent {
         let count = number(wire::ENV_LOCAL_SIZE)?;
         let npes = number(wire::ENV_NPES)?;
         let id_text = var(wire::ENV_JOB_ID)?;
-        let job_id = u64::from_str_radix(&id_text, 16)
-            .map_err(|_| (126, format!("{}={id_text:?} is not a job id", wire::ENV_JOB_ID)))?;
+        let job_id = u64::from_str_radix(&id_text, 16).map_err(|_| {
+            (
+                126,
+                format!("{}={id_text:?} is not a job id", wire::ENV_JOB_ID),
+            )
+        })?;
         let listener = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
             .map_err(|e| (1, format!("cannot listen on 127.0.0.1 for the PEs: {e}")))?;
@@ -821,7 +825,12 @@ fn first_challenge(head: &[u8]) -> Option<Nonce> {
 
 /// The PE that `frame` (a connection's first) proves to be: a hello or control hello whose MAC
 /// over `challenge` proves the secret; `None` for anything else.
-fn check_hello(secret: &Secret, job_id: u64, challenge: Option<Nonce>, frame: &[u8]) -> Option<usize> {
+fn check_hello(
+    secret: &Secret,
+    job_id: u64,
+    challenge: Option<Nonce>,
+    frame: &[u8],
+) -> Option<usize> {
     let challenge = challenge?;
     let (channel, fields, nonce, mac, pe) = match Msg::decode(frame.get(4..)?).ok()? {
         Msg::Hello {
@@ -891,13 +900,28 @@ mod tests {
             }
             .encode()
         };
-        assert_eq!(check_hello(&secret, 9, Some(challenge), &hello(&secret, 3)), Some(3));
-        assert_eq!(check_hello(&secret, 9, Some(challenge), &hello(&other, 3)), None);
-        assert_eq!(check_hello(&secret, 8, Some(challenge), &hello(&secret, 3)), None);
-        assert_eq!(check_hello(&secret, 9, Some([6; 32]), &hello(&secret, 3)), None);
+        assert_eq!(
+            check_hello(&secret, 9, Some(challenge), &hello(&secret, 3)),
+            Some(3)
+        );
+        assert_eq!(
+            check_hello(&secret, 9, Some(challenge), &hello(&other, 3)),
+            None
+        );
+        assert_eq!(
+            check_hello(&secret, 8, Some(challenge), &hello(&secret, 3)),
+            None
+        );
+        assert_eq!(
+            check_hello(&secret, 9, Some([6; 32]), &hello(&secret, 3)),
+            None
+        );
         assert_eq!(check_hello(&secret, 9, None, &hello(&secret, 3)), None);
         assert_eq!(check_hello(&secret, 9, Some(challenge), b"junk"), None);
-        assert_eq!(check_hello(&secret, 9, Some(challenge), &Msg::Heartbeat.encode()), None);
+        assert_eq!(
+            check_hello(&secret, 9, Some(challenge), &Msg::Heartbeat.encode()),
+            None
+        );
         // The challenge is taken from the launcher's first frame, whole.
         let c = Msg::Challenge { nonce: challenge }.encode();
         assert_eq!(first_challenge(&c[..10]), None);

@@ -131,8 +131,20 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
     };
     if let Some(t) = &spec.tagged {
         for (pipe, to_stderr) in [
-            (child.stdout.take().map(|p| Box::new(p) as Box<dyn io::Read + Send>), false),
-            (child.stderr.take().map(|p| Box::new(p) as Box<dyn io::Read + Send>), true),
+            (
+                child
+                    .stdout
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
+                false,
+            ),
+            (
+                child
+                    .stderr
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
+                true,
+            ),
         ] {
             if let Some(pipe) = pipe {
                 let how = output::Tagged {

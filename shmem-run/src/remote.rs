@@ -353,8 +353,7 @@ impl Agents<'_> {
             remote.extend(job.args.iter().cloned());
             let argv = m.template.command(&n.name, &remote);
             let command = rsh::display(&argv);
-            let tails: Vec<Arc<output::Tail>> =
-                n.pes.clone().map(|_| Arc::default()).collect();
+            let tails: Vec<Arc<output::Tail>> = n.pes.clone().map(|_| Arc::default()).collect();
             for (i, _) in n.pes.clone().enumerate() {
                 run.add(
                     0,

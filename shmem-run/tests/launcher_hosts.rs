@@ -36,6 +36,9 @@ fn pe_role() {
     let Ok(role) = std::env::var(ROLE) else {
         return;
     };
+    if role == "stranger" {
+        strangers_knock();
+    }
     let world = match shmem_core::init() {
         Ok(w) => w,
         Err(e) => {
@@ -76,6 +79,10 @@ fn pe_role() {
             assert_eq!(got, want);
             world.barrier_all();
         }
+        "stranger" => {
+            world.barrier_all();
+            say(format!("PAST-STRANGERS {me}"));
+        }
         "sleep" => {
             // `init` returned on every PE: the launcher's barrier ends it. (No `barrier_all`
             // here: its closing quiet may need a peer's progress over TCP, and the peers go
@@ -102,6 +109,34 @@ fn pe_role() {
     }
     drop(world);
     std::process::exit(0);
+}
+
+/// Before `init`: connections to this PE's rendezvous address (its host agent's port, or
+/// shmemrun's) that do not prove the secret: junk, a hello with a wrong MAC, a frame length far
+/// over the limit, one that says nothing. They must be dropped without hurting the job.
+fn strangers_knock() {
+    use std::net::TcpStream;
+    let addr = env("SHMEM_RENDEZVOUS");
+    let mut hello = vec![0u8; 4];
+    hello.push(1); // a hello's tag
+    hello.extend_from_slice(&4u32.to_le_bytes()); // version
+    hello.extend_from_slice(&[0xab; 8 + 4 + 4 + 32 + 32]);
+    let n = (hello.len() - 4) as u32;
+    hello[..4].copy_from_slice(&n.to_le_bytes());
+    let mut silent = Vec::new();
+    for bytes in [
+        b"GET / HTTP/1.0\r\n\r\n".to_vec(),
+        hello,
+        u32::MAX.to_le_bytes().to_vec(),
+        Vec::new(),
+    ] {
+        let mut s = TcpStream::connect(&addr).expect("connect to the rendezvous address");
+        let _ = s.write_all(&bytes);
+        silent.push(s);
+    }
+    // Answered (a challenge, then a refusal or the end) or not, they are left open while the
+    // PE starts: the silent one is closed by the launcher's handshake timeout, or here.
+    std::mem::forget(silent);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -746,8 +781,7 @@ fn one_agent_per_host_one_start_command_and_one_connection_each() {
 
 #[test]
 fn without_agents_every_pe_has_a_start_command_and_two_connections() {
-    let Some((starts, sockets)) =
-        count_starts_and_sockets("without_agents_2x2", 2, 2, false)
+    let Some((starts, sockets)) = count_starts_and_sockets("without_agents_2x2", 2, 2, false)
     else {
         return;
     };
@@ -778,4 +812,37 @@ fn without_agents_a_pe_killed_on_the_far_host_ends_the_job() {
     );
     assert!(r.stderr.contains(&want), "{want}\n{r:?}");
     hosts.assert_no_processes_left(CLEANUP);
+}
+
+#[test]
+fn strangers_on_the_rendezvous_port_do_not_hurt_the_job() {
+    let Some(hosts) = TwoHosts::up_or_skip("strangers_on_the_rendezvous_port_do_not_hurt_the_job")
+    else {
+        return;
+    };
+    // Every PE knocks on its host agent's port (and without agents on shmemrun's) first.
+    for agent in ["on", "off"] {
+        let r = Job::start(
+            &hosts,
+            "stranger",
+            &["--hosts", &hosts.list(2), "--launch-agent", agent],
+        )
+        .finish();
+        assert_eq!(r.status.code(), Some(0), "agents {agent}: {r:?}");
+        // Through an agent the strangers never reach shmemrun: the agent drops them.
+        assert_eq!(
+            r.stderr.contains("refused a connection"),
+            agent == "off",
+            "agents {agent}: {r:?}"
+        );
+        for pe in 0..4 {
+            assert!(
+                r.stdout
+                    .iter()
+                    .any(|l| l.contains(&format!("PAST-STRANGERS {pe}"))),
+                "agents {agent}, PE {pe}: {r:?}"
+            );
+        }
+        hosts.assert_no_processes_left(CLEANUP);
+    }
 }
