@@ -355,7 +355,7 @@ pub fn read_challenge(stream: &mut TcpStream, deadline: Instant) -> io::Result<N
 
 /// Opens a host agent's connection to the launcher at `addr` for node `node` of job `job_id`
 /// (see [the agent's connection](crate::wire#the-host-agents-connection)): reads the
-/// challenge, proves the secret with [`Msg::AgentHello`](crate::wire::Msg::AgentHello) and
+/// challenge, proves the secret with [`Msg::AgentHello`] and
 /// checks the launcher's proof, all within `timeout`. Returns the blocking stream, or the
 /// error for the user, naming `addr`.
 pub fn connect_agent(
