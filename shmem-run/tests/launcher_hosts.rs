@@ -846,3 +846,30 @@ fn strangers_on_the_rendezvous_port_do_not_hurt_the_job() {
         hosts.assert_no_processes_left(CLEANUP);
     }
 }
+
+#[test]
+fn pe_0_reads_the_launchers_stdin_on_its_host() {
+    let Some(hosts) = TwoHosts::up_or_skip("pe_0_reads_the_launchers_stdin_on_its_host") else {
+        return;
+    };
+    for agent in ["on", "off"] {
+        let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2), "--launch-agent", agent]);
+        // Every PE copies its stdin to stdout: only PE 0's is the launcher's.
+        cmd.args(["--prefix", "--", "cat"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(b"first line\nsecond line\n").unwrap();
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "agents {agent}: {out:?}");
+        assert_eq!(
+            stdout, "[PE 0] first line\n[PE 0] second line\n",
+            "agents {agent}: {out:?}"
+        );
+        hosts.assert_no_processes_left(CLEANUP);
+    }
+}
