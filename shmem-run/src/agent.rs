@@ -69,6 +69,10 @@ const UPSTREAM_HIGH: usize = 8 << 20;
 const LINGER: Duration = Duration::from_secs(1);
 /// How often the agent looks for PEs that exited (it also wakes on every socket event).
 const REAP_EVERY: Duration = Duration::from_millis(20);
+/// Bytes of its PEs' output the agent holds for its stdout or stderr; above it, it stops
+/// reading the PEs' pipes (they wait, as they would on a slow terminal), so that a slow reader
+/// never stops the relay of the host's heartbeats.
+const OUTPUT_HIGH: usize = 1 << 20;
 
 /// Says `shmemrun agent on node N: ...` on stderr as one line (which reaches the launcher's
 /// stderr untagged, and its report of the host).
@@ -165,6 +169,54 @@ struct OutPipe {
     open: bool,
 }
 
+/// The agent's stdout or stderr, written without blocking from what its PEs wrote.
+struct Sink {
+    fd: RawFd,
+    buf: VecDeque<u8>,
+    /// Writing failed for good (the reader is gone): what comes is dropped.
+    broken: bool,
+}
+
+impl Sink {
+    fn new(fd: RawFd) -> Sink {
+        set_nonblocking(fd, true);
+        Sink {
+            fd,
+            buf: VecDeque::new(),
+            broken: false,
+        }
+    }
+
+    /// Writes what the descriptor takes now.
+    fn flush(&mut self) {
+        while !self.buf.is_empty() && !self.broken {
+            let (a, _) = self.buf.as_slices();
+            // SAFETY: writes at most `a.len()` bytes from `a`, a live slice, to a descriptor
+            // of this process (its stdout or stderr).
+            let n = unsafe { libc::write(self.fd, a.as_ptr().cast(), a.len()) };
+            if n > 0 {
+                self.buf.drain(..n as usize);
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock => return,
+                _ => self.broken = true,
+            }
+        }
+        if self.broken {
+            self.buf.clear();
+        }
+    }
+
+    /// Writes everything left, waiting (the agent is about to exit).
+    fn drain(&mut self) {
+        set_nonblocking(self.fd, false);
+        self.flush();
+    }
+}
+
 /// A pipe that can be read and polled.
 trait ReadFd: Read + AsRawFd {}
 impl ReadFd for ChildStdout {}
@@ -190,6 +242,8 @@ struct Agent {
     stopping: bool,
     /// The agent's exit status: the first failing PE's.
     status: i32,
+    /// Its stdout and stderr.
+    sinks: [Sink; 2],
 }
 
 impl Agent {
@@ -246,6 +300,7 @@ impl Agent {
             kill_at: None,
             stopping: false,
             status: 0,
+            sinks: [Sink::new(1), Sink::new(2)],
         };
         let rendezvous = local.to_string();
         for rank in 0..count {
@@ -306,7 +361,7 @@ impl Agent {
                 let err = child.stderr.take().map(|p| Box::new(p) as Box<dyn ReadFd>);
                 for (fd, to_stderr) in [(out, false), (err, true)] {
                     if let Some(fd) = fd {
-                        set_nonblocking(fd.as_raw_fd());
+                        set_nonblocking(fd.as_raw_fd(), true);
                         pipes.push(OutPipe {
                             fd,
                             to_stderr,
@@ -328,7 +383,7 @@ impl Agent {
                     program.to_string_lossy(),
                     children::os_message(&e)
                 );
-                emit(pe, true, text.as_bytes(), true, true);
+                emit(&mut self.sinks, pe, true, text.as_bytes(), true, true);
                 let code = children::spawn_code(&e);
                 self.pes.push(Pe {
                     pid: 0,
@@ -393,10 +448,14 @@ impl Agent {
         for (i, p) in self.pes.iter_mut().enumerate() {
             for o in &mut p.pipes {
                 if !o.buf.is_empty() {
-                    emit(self.first_pe + i, o.to_stderr, &o.buf, o.line_start, true);
+                    let pe = self.first_pe + i;
+                    emit(&mut self.sinks, pe, o.to_stderr, &o.buf, o.line_start, true);
                     o.buf.clear();
                 }
             }
+        }
+        for sink in &mut self.sinks {
+            sink.drain();
         }
         let Some(up) = self.up.take() else {
             return;
@@ -489,9 +548,20 @@ impl Agent {
             fds.push(p);
             what.push(Slot::Local(id));
         }
+        for (k, sink) in self.sinks.iter().enumerate() {
+            if !sink.buf.is_empty() {
+                fds.push(libc::pollfd {
+                    fd: sink.fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                });
+                what.push(Slot::Sink(k));
+            }
+        }
+        let output_room = self.sinks.iter().all(|s| s.buf.len() < OUTPUT_HIGH);
         for (i, p) in self.pes.iter().enumerate() {
             for (j, o) in p.pipes.iter().enumerate() {
-                if o.open {
+                if o.open && output_room {
                     fds.push(pollin(o.fd.as_raw_fd(), false));
                     what.push(Slot::Output(i, j));
                 }
@@ -517,7 +587,11 @@ impl Agent {
                     self.write_local(id);
                 }
                 Slot::Output(i, j) => self.read_output(i, j),
+                Slot::Sink(k) => self.sinks[k].flush(),
             }
+        }
+        for sink in &mut self.sinks {
+            sink.flush();
         }
         self.write_up();
         self.expire_strangers();
@@ -751,13 +825,15 @@ impl Agent {
                     let mut start = 0;
                     while let Some(at) = o.buf[start..].iter().position(|&b| b == b'\n') {
                         let end = start + at;
-                        emit(pe, o.to_stderr, &o.buf[start..end], o.line_start, true);
+                        let line = &o.buf[start..end];
+                        emit(&mut self.sinks, pe, o.to_stderr, line, o.line_start, true);
                         o.line_start = true;
                         start = end + 1;
                     }
                     o.buf.drain(..start);
                     while o.buf.len() >= MAX_PIECE {
-                        emit(pe, o.to_stderr, &o.buf[..MAX_PIECE], o.line_start, false);
+                        let piece = &o.buf[..MAX_PIECE];
+                        emit(&mut self.sinks, pe, o.to_stderr, piece, o.line_start, false);
                         o.line_start = false;
                         o.buf.drain(..MAX_PIECE);
                     }
@@ -772,7 +848,7 @@ impl Agent {
         }
         if !o.buf.is_empty() || !o.line_start {
             let start = o.line_start;
-            emit(pe, o.to_stderr, &o.buf, start, true);
+            emit(&mut self.sinks, pe, o.to_stderr, &o.buf, start, true);
             o.buf.clear();
             o.line_start = true;
         }
@@ -786,26 +862,42 @@ enum Slot {
     Up,
     Local(u32),
     Output(usize, usize),
+    Sink(usize),
 }
 
-/// Writes one record of PE `pe`'s output to the agent's stdout or stderr.
-fn emit(pe: usize, to_stderr: bool, bytes: &[u8], start: bool, end: bool) {
-    let rec = output::record(pe, bytes, start, end);
-    // A launcher that is gone is not a reason to stop (its end is seen on the connection).
-    let _ = if to_stderr {
-        io::stderr().lock().write_all(&rec)
-    } else {
-        let mut out = io::stdout().lock();
-        out.write_all(&rec).and_then(|()| out.flush())
-    };
+/// Queues one record of PE `pe`'s output for the agent's stdout or stderr (`sinks`). A reader
+/// that is gone is not a reason to stop (the launcher's end is seen on the connection).
+/// Records of at most [`MAX_PIECE`] bytes each (the launcher reads no longer ones), the last
+/// one ending the line when `end`.
+fn emit(sinks: &mut [Sink; 2], pe: usize, to_stderr: bool, bytes: &[u8], start: bool, end: bool) {
+    let sink = &mut sinks[usize::from(to_stderr)];
+    if sink.broken {
+        return;
+    }
+    let mut start = start;
+    let mut rest = bytes;
+    while rest.len() > MAX_PIECE {
+        sink.buf
+            .extend(output::record(pe, &rest[..MAX_PIECE], start, false));
+        start = false;
+        rest = &rest[MAX_PIECE..];
+    }
+    sink.buf.extend(output::record(pe, rest, start, end));
 }
 
-fn set_nonblocking(fd: RawFd) {
-    // SAFETY: fcntl on a descriptor this process owns (a pipe of its child); no memory involved.
+/// Sets or clears `O_NONBLOCK` on `fd`.
+fn set_nonblocking(fd: RawFd, on: bool) {
+    // SAFETY: fcntl on a descriptor this process owns (its stdout or stderr, or a pipe of its
+    // child); no memory is involved.
     unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
         if flags >= 0 {
-            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+            let flags = if on {
+                flags | libc::O_NONBLOCK
+            } else {
+                flags & !libc::O_NONBLOCK
+            };
+            libc::fcntl(fd, libc::F_SETFL, flags);
         }
     }
 }

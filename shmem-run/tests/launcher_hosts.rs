@@ -873,3 +873,75 @@ fn pe_0_reads_the_launchers_stdin_on_its_host() {
         hosts.assert_no_processes_left(CLEANUP);
     }
 }
+
+#[test]
+fn remote_output_stays_whole_and_in_order_per_pe() {
+    let Some(hosts) = TwoHosts::up_or_skip("remote_output_stays_whole_and_in_order_per_pe") else {
+        return;
+    };
+    const LINES: usize = 3000;
+    // Every PE writes numbered lines to stdout and stderr at once.
+    let lines = format!(
+        "i=0; while [ $i -lt {LINES} ]; do i=$((i+1)); echo \"out $SHMEM_PE $i\"; \
+         echo \"err $SHMEM_PE $i\" >&2; done"
+    );
+    // PE 1 alone writes a line of 200,000 bytes (more than a piece of 64 KiB: pieces of a long
+    // line do not wait for the other PEs' lines).
+    let long = "if [ $SHMEM_PE = 1 ]; then head -c 200000 /dev/zero | tr '\\0' x; echo; fi";
+    for agent in ["on", "off"] {
+        let run = |script: &str| {
+            let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2), "--launch-agent", agent]);
+            cmd.args(["--prefix", "--", "sh", "-c", script])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let out = cmd.output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "agents {agent}");
+            hosts.assert_no_processes_left(CLEANUP);
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let (stdout, stderr) = run(&lines);
+        for pe in 0..4 {
+            let prefix = format!("[PE {pe}] ");
+            let mine = |text: &str| -> Vec<String> {
+                text.lines()
+                    .filter_map(|l| l.strip_prefix(&prefix))
+                    .map(str::to_string)
+                    .collect()
+            };
+            let want_out: Vec<String> = (1..=LINES).map(|i| format!("out {pe} {i}")).collect();
+            let want_err: Vec<String> = (1..=LINES).map(|i| format!("err {pe} {i}")).collect();
+            // Compared by count first: a failure prints two numbers, not 3,000 lines.
+            let (got_out, got_err) = (mine(&stdout), mine(&stderr));
+            assert_eq!(
+                got_out.len(),
+                LINES,
+                "agents {agent}, PE {pe}: lines on stdout"
+            );
+            assert_eq!(
+                got_err.len(),
+                LINES,
+                "agents {agent}, PE {pe}: lines on stderr"
+            );
+            assert!(
+                got_out == want_out,
+                "agents {agent}, PE {pe}: stdout out of order"
+            );
+            assert!(
+                got_err == want_err,
+                "agents {agent}, PE {pe}: stderr out of order"
+            );
+        }
+        let (stdout, _) = run(long);
+        let shape: Vec<usize> = stdout.lines().map(str::len).collect();
+        assert_eq!(shape, [200_007], "agents {agent}: the lengths of its lines");
+        assert_eq!(
+            stdout,
+            format!("[PE 1] {}\n", "x".repeat(200_000)),
+            "agents {agent}"
+        );
+    }
+}
