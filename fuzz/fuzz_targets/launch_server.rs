@@ -111,7 +111,8 @@ impl Run {
             match n {
                 Notice::GlobalExit { pe, .. }
                 | Notice::Silent { pe, .. }
-                | Notice::ControlLost { pe, .. } => assert!(pe < self.npes, "{n:?}"),
+                | Notice::ControlLost { pe, .. }
+                | Notice::Exited { pe, .. } => assert!(pe < self.npes, "{n:?}"),
                 _ => {}
             }
         }

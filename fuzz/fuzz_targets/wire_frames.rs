@@ -4,7 +4,9 @@
 //!
 //! Input: a limit selector, a chunking seed, then the stream. Checks: no panic; a frame over the
 //! limit is an error as soon as its prefix is in; the buffer never holds more than one frame
-//! beyond the limit; every decoded message encodes to a frame that decodes to it again.
+//! beyond the limit; every decoded message encodes to a frame that decodes to it again; the
+//! raw frames a host agent relays (`FrameBuf::next_frame`) are the frames `next_msg` decodes,
+//! and a relay's header (`relay_header`) followed by its data is the relay's own encoding.
 #![no_main]
 
 use std::io::{self, Read};
@@ -12,7 +14,8 @@ use std::io::{self, Read};
 use libfuzzer_sys::fuzz_target;
 use shmem_fuzz::Input;
 use shmem_launch::wire::{
-    FrameBuf, MAX_CONTROL_FRAME, MAX_FRAME, MAX_HANDSHAKE_FRAME, Msg, max_table_frame,
+    FrameBuf, MAX_AGENT_FRAME, MAX_CONTROL_FRAME, MAX_FRAME, MAX_HANDSHAKE_FRAME, Msg,
+    max_table_frame, relay_header,
 };
 
 /// A nonblocking stream: hands out `data` in chunks whose sizes come from `seed`, with a
@@ -62,16 +65,22 @@ fn check_msg(msg: &Msg) {
         Ok(msg),
         "a message does not survive encode and decode"
     );
+    if let Msg::Relay { conn, data } = msg {
+        let mut relayed = relay_header(*conn, data.len()).to_vec();
+        relayed.extend_from_slice(data);
+        assert_eq!(relayed, frame, "a relay header and its data are not the relay");
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
     let mut input = Input::new(data);
-    let limit = match input.u8() % 5 {
+    let limit = match input.u8() % 6 {
         0 => MAX_HANDSHAKE_FRAME,
         1 => MAX_CONTROL_FRAME,
         2 => MAX_FRAME,
         3 => max_table_frame(4),
-        _ => 16,
+        4 => 16,
+        _ => MAX_AGENT_FRAME,
     };
     let seed = input.u32() | 1;
     let stream = input.rest();
@@ -113,6 +122,22 @@ fuzz_target!(|data: &[u8]| {
         }
         if failed || !open {
             break;
+        }
+    }
+
+    // Raw frames, as a host agent takes them: the same frames, the same errors.
+    let mut raw = FrameBuf::with_limit(limit);
+    let mut cooked = FrameBuf::with_limit(limit);
+    raw.extend(stream);
+    cooked.extend(stream);
+    loop {
+        match (raw.next_frame(), cooked.next_msg()) {
+            (Ok(Some(frame)), Ok(Some(msg))) => {
+                assert_eq!(Msg::decode(&frame[4..]).as_ref(), Ok(&msg));
+            }
+            (Ok(Some(frame)), Err(_)) => assert!(Msg::decode(&frame[4..]).is_err()),
+            (Ok(None), Ok(None)) | (Err(_), Err(_)) => break,
+            (r, c) => panic!("next_frame gave {r:?} where next_msg gave {c:?}"),
         }
     }
 });

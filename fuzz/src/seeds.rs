@@ -83,6 +83,26 @@ fn sample_messages() -> Vec<Msg> {
             len: 128,
         },
         Msg::Fetch { epoch: 0 },
+        Msg::AgentHello {
+            version: 4,
+            job_id: 7,
+            node: 1,
+            pid: 4243,
+            nonce: [8; 32],
+            mac: [9; 32],
+        },
+        Msg::Open { conn: 3 },
+        Msg::Relay {
+            conn: 3,
+            data: Msg::Heartbeat.encode(),
+        },
+        Msg::Close { conn: 3 },
+        Msg::Exited {
+            pe: 1,
+            pid: 4244,
+            status: 9,
+        },
+        Msg::Stop { status: 1 },
     ]
 }
 
@@ -103,6 +123,12 @@ fn wire_frames(out: &mut Vec<Seed>) {
     long.extend_from_slice(&1000u32.to_le_bytes());
     long.extend_from_slice(&[0; 16]);
     out.push(("wire_frames", "too-long".into(), long));
+    // A host agent's stream: relays of a hello and a heartbeat, read with the agent limit.
+    let mut relays = vec![5, 3, 0, 0, 0];
+    for inner in [sample_messages()[1].encode(), Msg::Heartbeat.encode()] {
+        relays.extend_from_slice(&Msg::Relay { conn: 1, data: inner }.encode());
+    }
+    out.push(("wire_frames", "agent-relays".into(), relays));
 }
 
 /// Operations of the `launch_server` target.

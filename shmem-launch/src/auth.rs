@@ -173,6 +173,8 @@ pub enum Channel {
     Rendezvous,
     /// The control connection ([`Msg::ControlHello`](crate::wire::Msg::ControlHello)).
     Control,
+    /// A host agent's connection ([`Msg::AgentHello`](crate::wire::Msg::AgentHello)).
+    Agent,
 }
 
 impl Channel {
@@ -180,6 +182,7 @@ impl Channel {
         match self {
             Channel::Rendezvous => b"rendezvous",
             Channel::Control => b"control",
+            Channel::Agent => b"agent",
         }
     }
 }

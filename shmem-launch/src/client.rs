@@ -330,7 +330,7 @@ pub fn connect_stream(addr: &str, timeout: Duration) -> io::Result<TcpStream> {
 
 /// Reads the launcher's challenge, the first frame on a new blocking connection, waiting until
 /// `deadline` at most.
-pub(crate) fn read_challenge(stream: &mut TcpStream, deadline: Instant) -> io::Result<Nonce> {
+pub fn read_challenge(stream: &mut TcpStream, deadline: Instant) -> io::Result<Nonce> {
     let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
     let left = deadline.saturating_duration_since(Instant::now());
     stream.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
@@ -350,6 +350,74 @@ pub(crate) fn read_challenge(stream: &mut TcpStream, deadline: Instant) -> io::R
         Ok(Msg::Challenge { nonce }) => Ok(nonce),
         Ok(other) => Err(bad(format!("expected a challenge, got {other:?}"))),
         Err(e) => Err(bad(format!("expected a challenge: {e}"))),
+    }
+}
+
+/// Opens a host agent's connection to the launcher at `addr` for node `node` of job `job_id`
+/// (see [the agent's connection](crate::wire#the-host-agents-connection)): reads the
+/// challenge, proves the secret with [`Msg::AgentHello`] and
+/// checks the launcher's proof, all within `timeout`. Returns the blocking stream, or the
+/// error for the user, naming `addr`.
+pub fn connect_agent(
+    addr: &str,
+    secret: &Secret,
+    job_id: u64,
+    node: u32,
+    timeout: Duration,
+) -> Result<TcpStream, String> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        format!("cannot {what} the launcher at {addr}: {e}")
+    };
+    let deadline = Instant::now() + timeout;
+    let mut stream = connect_stream(addr, timeout).map_err(|e| fail("connect to", &e))?;
+    let challenge = read_challenge(&mut stream, deadline).map_err(|e| fail("read from", &e))?;
+    let mine = auth::nonce().map_err(|e| fail("make a nonce for", &e))?;
+    let pid = std::process::id();
+    let fields = crate::wire::agent_fields(PROTOCOL_VERSION, job_id, node, pid);
+    let hello = Msg::AgentHello {
+        version: PROTOCOL_VERSION,
+        job_id,
+        node,
+        pid,
+        nonce: mine,
+        mac: auth::hello_mac(secret, Channel::Agent, &challenge, &mine, &fields),
+    };
+    stream
+        .write_all(&hello.encode())
+        .map_err(|e| fail("write to", &e))?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    stream
+        .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+        .map_err(|e| fail("configure the connection to", &e))?;
+    let mut len = [0u8; 4];
+    stream
+        .read_exact(&mut len)
+        .map_err(|e| fail("read the answer of", &e))?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len == 0 || len > crate::wire::MAX_CONTROL_FRAME {
+        return Err(fail("understand", &format!("an answer of {len} bytes")));
+    }
+    let mut body = vec![0u8; len];
+    stream
+        .read_exact(&mut body)
+        .map_err(|e| fail("read the answer of", &e))?;
+    stream
+        .set_read_timeout(None)
+        .map_err(|e| fail("configure the connection to", &e))?;
+    match Msg::decode(&body) {
+        Ok(Msg::Accepted { mac }) => {
+            let want = auth::launcher_mac(secret, Channel::Agent, &challenge, &mine, node);
+            if !auth::tags_equal(&want, &mac) {
+                return Err(format!(
+                    "the launcher at {addr} did not prove the job secret: is it this job's \
+                     shmemrun?"
+                ));
+            }
+            Ok(stream)
+        }
+        Ok(Msg::Error { detail, .. }) => Err(format!("the launcher at {addr} refused: {detail}")),
+        Ok(other) => Err(fail("understand", &format!("{other:?}"))),
+        Err(e) => Err(fail("understand", &e)),
     }
 }
 

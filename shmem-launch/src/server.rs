@@ -22,17 +22,18 @@
 //! buffered across all connections over [`MAX_BUFFERED`] is dropped. When `accept` fails (out of
 //! file descriptors) the server stops accepting for [`ACCEPT_BACKOFF`] and reports it once.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::auth::{self, Channel, Nonce, Secret};
 use crate::wire::{
-    CollectiveKind, ERR_OTHER, ERR_TIMEOUT, FrameBuf, MAX_FRAME, MAX_HANDSHAKE_FRAME, MAX_TABLE,
-    Msg, PROTOCOL_VERSION, control_fields, hello_fields, millis_u32, pe_list, secs,
+    CollectiveKind, ERR_OTHER, ERR_TIMEOUT, FrameBuf, MAX_AGENT_FRAME, MAX_FRAME,
+    MAX_HANDSHAKE_FRAME, MAX_TABLE, Msg, PROTOCOL_VERSION, agent_fields, control_fields,
+    hello_fields, millis_u32, pe_list, relay_header, secs,
 };
 
 /// Time a new connection has to send its hello (the rendezvous timeout when that is shorter).
@@ -62,6 +63,14 @@ pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 const BIG_PARTIAL: usize = 64 * 1024;
 /// Longest text in an error or abort sent to a PE (longer ones are cut).
 const MAX_DETAIL: usize = 16 * 1024;
+/// Most bytes an agent may have relayed on one virtual connection that the server has not read
+/// yet: a hello and a first record behind it (the agent relays whole frames only, each within
+/// the limits; the server reads a virtual connection as it reads a TCP one). A virtual
+/// connection that would hold more is closed.
+pub const MAX_RELAYED: usize = 2 * (MAX_FRAME + 4) + MAX_HANDSHAKE_FRAME;
+/// Virtual connections an agent may hold open beyond two per PE of its host (strangers on its
+/// local port, until the agent drops them).
+const AGENT_SPARE_CONNS: usize = 64;
 /// Rejected connections reported one by one; later ones are counted silently.
 const REPORTED_REJECTIONS: u64 = 5;
 
@@ -156,12 +165,95 @@ pub enum Notice {
         /// What happened to the connection.
         why: String,
     },
+    /// The host agent of PE `pe`'s node reports that the PE (process `pid` there) ended with
+    /// the wait status `status` (as `waitpid` gives it). Everything the PE's connections held
+    /// has been taken in; the caller reports the exit with [`Server::pe_exited`].
+    Exited {
+        /// The PE.
+        pe: usize,
+        /// Its process id on its host.
+        pid: u32,
+        /// The raw wait status.
+        status: i32,
+    },
+}
+
+/// What travels between the server and one virtual connection of a host agent.
+#[derive(Debug, Default)]
+struct Pipe {
+    /// Bytes the agent relayed that the server has not read yet.
+    inbound: Vec<u8>,
+    /// The agent closed the connection (or the agent's own connection ended).
+    closed: bool,
+    /// Frames for the agent, relay headers included.
+    outgoing: Vec<Arc<[u8]>>,
+    /// The server dropped the connection: the agent is told, and forgets it.
+    dropped: bool,
+}
+
+fn lock(pipe: &Mutex<Pipe>) -> MutexGuard<'_, Pipe> {
+    pipe.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A virtual connection: a connection to a host agent's local port, relayed over the agent's
+/// connection (see [`wire`](crate::wire)).
+#[derive(Debug)]
+struct Virtual {
+    /// The agent's node.
+    node: usize,
+    /// The agent's number for it.
+    id: u32,
+    pipe: Arc<Mutex<Pipe>>,
+}
+
+impl Drop for Virtual {
+    fn drop(&mut self) {
+        lock(&self.pipe).dropped = true;
+    }
+}
+
+/// What a connection runs on.
+#[derive(Debug)]
+enum Link {
+    Tcp(TcpStream),
+    Virtual(Virtual),
+}
+
+impl Read for Link {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Link::Tcp(s) => s.read(buf),
+            Link::Virtual(v) => {
+                let mut p = lock(&v.pipe);
+                if p.inbound.is_empty() {
+                    return if p.closed {
+                        Ok(0)
+                    } else {
+                        Err(io::ErrorKind::WouldBlock.into())
+                    };
+                }
+                let n = buf.len().min(p.inbound.len());
+                buf[..n].copy_from_slice(&p.inbound[..n]);
+                p.inbound.drain(..n);
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// A host agent's connection and its virtual connections.
+#[derive(Debug)]
+struct Agent {
+    conn: Conn,
+    pipes: HashMap<u32, Arc<Mutex<Pipe>>>,
+    /// Most virtual connections open at once.
+    max_conns: usize,
 }
 
 /// One TCP connection with its input and output buffers.
 #[derive(Debug)]
 struct Conn {
-    stream: TcpStream,
+    link: Link,
     frames: FrameBuf,
     out: Outbox,
     opened: Instant,
@@ -178,7 +270,7 @@ impl Conn {
         stream.set_nodelay(true)?;
         let challenge = auth::nonce()?;
         let mut c = Conn {
-            stream,
+            link: Link::Tcp(stream),
             frames: FrameBuf::with_limit(MAX_HANDSHAKE_FRAME),
             out: Outbox::default(),
             opened: Instant::now(),
@@ -189,9 +281,50 @@ impl Conn {
         Ok(c)
     }
 
+    /// Takes a new virtual connection of an agent and sends it a challenge.
+    fn new_virtual(v: Virtual) -> io::Result<Conn> {
+        let challenge = auth::nonce()?;
+        let mut c = Conn {
+            link: Link::Virtual(v),
+            frames: FrameBuf::with_limit(MAX_HANDSHAKE_FRAME),
+            out: Outbox::default(),
+            opened: Instant::now(),
+            challenge,
+            partial_since: None,
+        };
+        c.send(&Msg::Challenge { nonce: challenge }.encode())?;
+        Ok(c)
+    }
+
+    /// The descriptor to poll (none for a virtual connection: its agent's is polled).
+    fn fd(&self) -> Option<RawFd> {
+        match &self.link {
+            Link::Tcp(s) => Some(s.as_raw_fd()),
+            Link::Virtual(_) => None,
+        }
+    }
+
+    /// Who is at the other end, for messages.
+    fn peer(&self) -> String {
+        match &self.link {
+            Link::Tcp(s) => s
+                .peer_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_else(|_| "?".into()),
+            Link::Virtual(v) => format!("connection {} of the agent of node {}", v.id, v.node),
+        }
+    }
+
+    /// Shuts the write side (a virtual connection closes when it is dropped).
+    fn shutdown_write(&self) {
+        if let Link::Tcp(s) = &self.link {
+            let _ = s.shutdown(Shutdown::Write);
+        }
+    }
+
     /// Reads what is available (at most one frame ahead). `Ok(false)`: end of stream.
     fn fill(&mut self) -> io::Result<bool> {
-        let open = self.frames.fill_from(&mut self.stream);
+        let open = self.frames.fill_from(&mut self.link);
         if self.frames.is_empty() {
             self.partial_since = None;
         } else if self.partial_since.is_none() {
@@ -216,7 +349,25 @@ impl Conn {
 
     /// Writes as much of the output buffer as the socket takes.
     fn flush(&mut self) -> io::Result<()> {
-        self.out.write_to(&mut self.stream)
+        match &mut self.link {
+            Link::Tcp(s) => self.out.write_to(s),
+            Link::Virtual(v) => {
+                // Handed to the agent's connection whole, behind a relay header each: shared
+                // tables stay shared.
+                let mut p = lock(&v.pipe);
+                for (frame, at) in self.out.frames.drain(..) {
+                    let frame: Arc<[u8]> = if at == 0 {
+                        frame
+                    } else {
+                        Arc::from(&frame[at..])
+                    };
+                    p.outgoing
+                        .push(Arc::from(&relay_header(v.id, frame.len())[..]));
+                    p.outgoing.push(frame);
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Queues a message and tries to send it now.
@@ -354,6 +505,10 @@ pub struct Server {
     shared: Option<SharedRound>,
     /// Bytes of tables sent so far.
     table_bytes: u64,
+    /// The host agents' connections, by node (see [`wire`](crate::wire)).
+    agents: Vec<Option<Agent>>,
+    /// Which nodes' agents said hello.
+    agent_hello: Vec<bool>,
 }
 
 /// The last [`CollectiveKind::SharedAllgather`] (see [`crate::table`]).
@@ -402,6 +557,8 @@ impl Server {
             nodes: None,
             shared: None,
             table_bytes: 0,
+            agents: Vec::new(),
+            agent_hello: Vec::new(),
         })
     }
 
@@ -415,8 +572,210 @@ impl Server {
                 format!("{} nodes given for {} PEs", nodes.len(), self.npes()),
             ));
         }
+        let nnodes = nodes.iter().max().map_or(0, |m| m + 1);
+        self.agents = (0..nnodes).map(|_| None).collect();
+        self.agent_hello = vec![false; nnodes];
         self.nodes = Some(nodes);
         Ok(())
+    }
+
+    /// Whether the host agent of `node` reached the launcher (said hello) at some point.
+    pub fn agent_reached(&self, node: usize) -> bool {
+        self.agent_hello.get(node).copied().unwrap_or(false)
+    }
+
+    /// The number of host agents connected now.
+    pub fn agents_connected(&self) -> usize {
+        self.agents.iter().flatten().count()
+    }
+
+    /// Sends every connected host agent [`Msg::Stop`]: it ends its PEs (best effort, without
+    /// waiting).
+    pub fn stop_agents(&mut self, status: i32) {
+        let frame = Msg::Stop { status }.encode();
+        for a in self.agents.iter_mut().flatten() {
+            let _ = a.conn.send(&frame);
+        }
+    }
+
+    /// Takes in everything the host agent of `node` has sent (its start command ended: what it
+    /// sent before is there to be read), waiting at most `wait` for the end of its connection;
+    /// returns what the caller should know.
+    pub fn drain_agent(&mut self, node: usize, wait: Duration) -> Vec<Notice> {
+        let until = Instant::now() + wait;
+        while self.agents.get(node).is_some_and(Option::is_some) {
+            self.read_agent(node);
+            self.read_pending();
+            let left = until.saturating_duration_since(Instant::now());
+            let Some(fd) = self.agents[node].as_ref().and_then(|a| a.conn.fd()) else {
+                break;
+            };
+            if left.is_zero() {
+                break;
+            }
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = left.as_millis().clamp(1, 100) as libc::c_int;
+            // SAFETY: `p` is one live, initialized pollfd; poll writes only its `revents`.
+            unsafe { libc::poll(&mut p, 1, ms) };
+        }
+        self.flush_agents();
+        std::mem::take(&mut self.notices)
+    }
+
+    /// Reads what the host agent of `node` sent: opens, relayed bytes, closes and exits.
+    fn read_agent(&mut self, node: usize) {
+        let Some(a) = self.agents.get_mut(node).and_then(Option::as_mut) else {
+            return;
+        };
+        let open = a.conn.fill();
+        let mut broken = None;
+        let mut opened = Vec::new();
+        loop {
+            match a.conn.next_msg() {
+                Ok(Some(Msg::Open { conn })) => {
+                    if a.pipes.len() >= a.max_conns || a.pipes.contains_key(&conn) {
+                        let _ = a.conn.send(&Msg::Close { conn }.encode());
+                        continue;
+                    }
+                    let pipe = Arc::new(Mutex::new(Pipe::default()));
+                    a.pipes.insert(conn, Arc::clone(&pipe));
+                    opened.push(Virtual {
+                        node,
+                        id: conn,
+                        pipe,
+                    });
+                }
+                Ok(Some(Msg::Relay { conn, data })) => {
+                    // A connection the server dropped may still have bytes on the way.
+                    if let Some(pipe) = a.pipes.get(&conn) {
+                        let mut p = lock(pipe);
+                        if p.inbound.len() + data.len() > MAX_RELAYED {
+                            p.inbound.clear();
+                            p.closed = true;
+                        } else if !p.closed {
+                            p.inbound.extend_from_slice(&data);
+                        }
+                    }
+                }
+                Ok(Some(Msg::Close { conn })) => {
+                    if let Some(pipe) = a.pipes.get(&conn) {
+                        lock(pipe).closed = true;
+                    }
+                }
+                Ok(Some(Msg::Exited { pe, pid, status })) => {
+                    let pe = pe as usize;
+                    if self.nodes.as_ref().and_then(|n| n.get(pe)) != Some(&node) {
+                        broken = Some(format!("reported the exit of PE {pe}, not one of its"));
+                        break;
+                    }
+                    self.notices.push(Notice::Exited { pe, pid, status });
+                }
+                Ok(Some(other)) => {
+                    broken = Some(format!("unexpected {other:?}"));
+                    break;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    broken = Some(format!("protocol error: {e}"));
+                    break;
+                }
+            }
+        }
+        if broken.is_none() && a.conn.stalled(self.stall_timeout) {
+            broken = Some(stalled(self.stall_timeout));
+        }
+        for v in opened {
+            match Conn::new_virtual(v) {
+                Ok(c) => self.pending.push(c),
+                Err(e) => self.warn(format!("cannot set up a connection of node {node}: {e}")),
+            }
+        }
+        match (broken, open) {
+            (None, Ok(true)) => {}
+            (Some(why), _) => {
+                self.warn(format!("the host agent of node {node}: {why}; dropped it"));
+                self.drop_agent(node);
+            }
+            (None, _) => self.drop_agent(node),
+        }
+    }
+
+    /// Closes the connection of the agent of `node`: its virtual connections end.
+    fn drop_agent(&mut self, node: usize) {
+        if let Some(a) = self.agents.get_mut(node).and_then(Option::take) {
+            for pipe in a.pipes.values() {
+                lock(pipe).closed = true;
+            }
+        }
+    }
+
+    /// Hands what the virtual connections have to say to their agents' connections, tells the
+    /// agents which ones the server dropped, and writes.
+    fn flush_agents(&mut self) {
+        for node in 0..self.agents.len() {
+            let Some(a) = self.agents[node].as_mut() else {
+                continue;
+            };
+            let mut closed = Vec::new();
+            for (&id, pipe) in &a.pipes {
+                let mut p = lock(pipe);
+                for frame in p.outgoing.drain(..) {
+                    a.conn.out.push(frame);
+                }
+                if p.dropped {
+                    closed.push(id);
+                }
+            }
+            for id in closed {
+                a.pipes.remove(&id);
+                a.conn.out.push(Arc::from(Msg::Close { conn: id }.encode()));
+            }
+            if a.conn.flush().is_err() {
+                self.drop_agent(node);
+            }
+        }
+    }
+
+    fn agent_hello(&mut self, mut c: Conn, version: u32, job_id: u64, node: usize, nonce: &Nonce) {
+        let n = self.agents.len();
+        let why = if version != PROTOCOL_VERSION {
+            format!("protocol version {version}, this launcher speaks {PROTOCOL_VERSION}")
+        } else if job_id != self.job_id {
+            format!("job id {job_id:016x} is not this job's (host agent of node {node})")
+        } else if node >= n {
+            format!("host agent of node {node}, out of range for {n} nodes")
+        } else if self.agent_hello[node] {
+            format!("the host agent of node {node} connected twice")
+        } else {
+            let proof = auth::launcher_mac(
+                &self.secret,
+                Channel::Agent,
+                &c.challenge,
+                nonce,
+                node as u32,
+            );
+            if c.send(&Msg::Accepted { mac: proof }.encode()).is_err() {
+                return;
+            }
+            c.frames.set_limit(MAX_AGENT_FRAME);
+            let pes = self
+                .nodes
+                .as_ref()
+                .map_or(0, |ns| ns.iter().filter(|&&x| x == node).count());
+            self.agent_hello[node] = true;
+            self.agents[node] = Some(Agent {
+                conn: c,
+                pipes: HashMap::new(),
+                max_conns: 2 * pes + AGENT_SPARE_CONNS,
+            });
+            // Frames that came with the hello are read by `read_agent`.
+            return;
+        };
+        self.reject(c, why);
     }
 
     /// Bytes of collective tables sent to PEs so far (what the start-up costs the launcher's
@@ -471,6 +830,8 @@ impl Server {
     /// uses to interrupt the wait; the caller drains it), handles it and returns what the caller
     /// should know.
     pub fn poll(&mut self, wake: Option<RawFd>, max_wait: Duration) -> io::Result<Vec<Notice>> {
+        // What was sent on virtual connections since the last round goes out now.
+        self.flush_agents();
         let mut wait = max_wait;
         if self.timeout_detail.is_none() && !self.all_hello() {
             let deadline = self.started + self.timeout;
@@ -513,12 +874,17 @@ impl Server {
             .pending
             .iter()
             .chain(self.closing.iter().map(|(c, _, _)| c))
+            .chain(self.agents.iter().flatten().map(|a| &a.conn))
         {
-            watch(c.stream.as_raw_fd(), !c.out.is_empty());
+            if let Some(fd) = c.fd() {
+                watch(fd, !c.out.is_empty());
+            }
         }
         for s in &self.slots {
             for c in [&s.conn, &s.control].into_iter().flatten() {
-                watch(c.stream.as_raw_fd(), !c.out.is_empty());
+                if let Some(fd) = c.fd() {
+                    watch(fd, !c.out.is_empty());
+                }
             }
         }
         // Round up so a sub-millisecond wait does not become a busy loop.
@@ -700,8 +1066,41 @@ impl Server {
                 .flat_map(|s| [&s.conn, &s.control])
                 .flatten()
                 .map(|c| c.frames.buffered())
+                .sum::<usize>()
+            + self
+                .agents
+                .iter()
+                .flatten()
+                .map(|a| {
+                    a.conn.frames.buffered()
+                        + a.pipes
+                            .values()
+                            .map(|p| lock(p).inbound.len())
+                            .sum::<usize>()
+                })
                 .sum::<usize>();
         self.accept_all();
+        for node in 0..self.agents.len() {
+            self.read_agent(node);
+        }
+        if self.buffered > MAX_BUFFERED {
+            // Relayed bytes count too: the agent holding the most goes.
+            let relayed = |a: &Agent| {
+                a.pipes
+                    .values()
+                    .map(|p| lock(p).inbound.len())
+                    .sum::<usize>()
+            };
+            let most = (0..self.agents.len())
+                .filter_map(|n| Some((n, relayed(self.agents[n].as_ref()?))))
+                .max_by_key(|&(_, bytes)| bytes)
+                .filter(|&(_, bytes)| bytes > BIG_PARTIAL)
+                .map(|(n, _)| n);
+            if let Some(node) = most {
+                self.warn(format!("the host agent of node {node}: {}", over_budget()));
+                self.drop_agent(node);
+            }
+        }
         self.read_pending();
         self.linger();
         for pe in 0..self.npes() {
@@ -713,6 +1112,7 @@ impl Server {
         self.heartbeats();
         self.check_timeout();
         self.check_stranded();
+        self.flush_agents();
     }
 
     fn accept_all(&mut self) {
@@ -817,6 +1217,21 @@ impl Server {
                     c.frames.set_limit(MAX_FRAME);
                     self.control_hello(c, version, job_id, pe as usize, pid, &nonce);
                 }
+                Ok(Some(Msg::AgentHello {
+                    version,
+                    job_id,
+                    node,
+                    pid,
+                    nonce,
+                    mac,
+                })) if matches!(c.link, Link::Tcp(_)) => {
+                    let fields = agent_fields(version, job_id, node, pid);
+                    if !self.proves(&c, Channel::Agent, &nonce, &fields, &mac) {
+                        self.refuse(c, "authentication failed", true);
+                        continue;
+                    }
+                    self.agent_hello(c, version, job_id, node as usize, &nonce);
+                }
                 Ok(Some(_)) => self.refuse(c, "expected a hello", false),
                 Err(_) => self.refuse(c, "bad frame", false),
                 Ok(None) => match open {
@@ -842,11 +1257,7 @@ impl Server {
     /// instead of the refusal. Garbage is closed at once.
     fn refuse(&mut self, mut c: Conn, why: &str, linger: bool) {
         let _ = c.send(&error_frame(ERR_OTHER, "connection refused"));
-        let peer = c
-            .stream
-            .peer_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_else(|_| "?".into());
+        let peer = c.peer();
         self.note_refusal(format!(
             "refused a connection from {peer}: {why} (not a PE of this job)"
         ));
@@ -872,11 +1283,7 @@ impl Server {
 
     /// Rejects an authenticated connection whose hello cannot be admitted, saying why.
     fn reject(&mut self, mut c: Conn, why: String) {
-        let peer = c
-            .stream
-            .peer_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_else(|_| "?".into());
+        let peer = c.peer();
         let _ = c.send(&error_frame(
             ERR_OTHER,
             &format!("connection rejected: {why}"),
@@ -903,11 +1310,11 @@ impl Server {
                 return false;
             }
             if c.out.is_empty() {
-                let _ = c.stream.shutdown(Shutdown::Write);
+                c.shutdown_write();
             }
             // A bounded amount per round: a PE that keeps sending cannot hold the server here.
             for _ in 0..LINGER_READS {
-                match c.stream.read(&mut scratch) {
+                match c.link.read(&mut scratch) {
                     Ok(0) => return false,
                     Ok(n) if n >= *allowance => return false,
                     Ok(n) => *allowance -= n,

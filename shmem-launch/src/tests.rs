@@ -1359,3 +1359,116 @@ fn a_table_that_cannot_be_opened_is_fetched_and_a_silent_leader_is_replaced() {
         server.stop.store(true, Ordering::Relaxed);
     }
 }
+
+/// Reads frames until one for which `want` gives a value, failing after `limit`.
+fn read_until<T>(s: &mut TcpStream, limit: Duration, want: impl Fn(Msg) -> Option<T>) -> T {
+    s.set_read_timeout(Some(limit)).unwrap();
+    loop {
+        let msg = read_frame(s).expect("the launcher closed the agent's connection");
+        if let Some(t) = want(msg) {
+            return t;
+        }
+    }
+}
+
+#[test]
+fn a_host_agent_relays_virtual_connections_end_to_end() {
+    let server = TestServer::start_on(2, LONG, Some(vec![0, 0]));
+    let (addr, job_id, secret) = (&server.addr, server.job_id, &server.secret);
+    let wait = Duration::from_secs(5);
+    // Without the secret, or for a node the job does not have: refused.
+    let stranger = client::connect_agent(addr, &test_secret(), job_id, 0, wait).unwrap_err();
+    assert!(stranger.contains("connection refused"), "{stranger}");
+    let far = client::connect_agent(addr, secret, job_id, 1, wait).unwrap_err();
+    assert!(far.contains("node 1, out of range for 1 nodes"), "{far}");
+    let mut agent = client::connect_agent(addr, secret, job_id, 0, wait).unwrap();
+    let twice = client::connect_agent(addr, secret, job_id, 0, wait).unwrap_err();
+    assert!(twice.contains("connected twice"), "{twice}");
+
+    // PE 1's rendezvous connection, relayed: the launcher's challenge and proof go end to end.
+    agent.write_all(&Msg::Open { conn: 7 }.encode()).unwrap();
+    let challenge = read_until(&mut agent, wait, |m| match m {
+        Msg::Relay { conn: 7, data } => match Msg::decode(&data[4..]) {
+            Ok(Msg::Challenge { nonce }) => Some(nonce),
+            other => panic!("expected a challenge, got {other:?}"),
+        },
+        _ => None,
+    });
+    let mine = [3u8; 32];
+    let fields = wire::hello_fields(wire::PROTOCOL_VERSION, job_id, 1, 2);
+    let hello = Msg::Hello {
+        version: wire::PROTOCOL_VERSION,
+        job_id,
+        pe: 1,
+        npes: 2,
+        nonce: mine,
+        mac: auth::hello_mac(secret, Channel::Rendezvous, &challenge, &mine, &fields),
+    };
+    let relay = |conn, msg: &Msg| Msg::Relay {
+        conn,
+        data: msg.encode(),
+    };
+    agent.write_all(&relay(7, &hello).encode()).unwrap();
+    let proof = read_until(&mut agent, wait, |m| match m {
+        Msg::Relay { conn: 7, data } => match Msg::decode(&data[4..]) {
+            Ok(Msg::Accepted { mac }) => Some(mac),
+            other => panic!("expected the launcher's proof, got {other:?}"),
+        },
+        _ => None,
+    });
+    let want = auth::launcher_mac(secret, Channel::Rendezvous, &challenge, &mine, 1);
+    assert_eq!(proof, want);
+
+    // Junk on another virtual connection: that one is closed, the agent's stays.
+    agent.write_all(&Msg::Open { conn: 8 }.encode()).unwrap();
+    let junk = Msg::Relay {
+        conn: 8,
+        data: u32::MAX.to_le_bytes().to_vec(),
+    };
+    agent.write_all(&junk.encode()).unwrap();
+    read_until(&mut agent, wait, |m| {
+        (m == Msg::Close { conn: 8 }).then_some(())
+    });
+    // More relayed bytes than a connection may hold unread: closed too.
+    agent.write_all(&Msg::Open { conn: 9 }.encode()).unwrap();
+    let big = Msg::Relay {
+        conn: 9,
+        data: vec![0; wire::MAX_FRAME],
+    };
+    for _ in 0..3 {
+        agent.write_all(&big.encode()).unwrap();
+    }
+    read_until(&mut agent, wait, |m| {
+        (m == Msg::Close { conn: 9 }).then_some(())
+    });
+
+    // The exit of PE 1 is reported; one of another host's PEs ends the agent's connection.
+    let exited = Msg::Exited {
+        pe: 1,
+        pid: 4321,
+        status: 9,
+    };
+    agent.write_all(&exited.encode()).unwrap();
+    let bogus = Msg::Exited {
+        pe: 5,
+        pid: 1,
+        status: 0,
+    };
+    agent.write_all(&bogus.encode()).unwrap();
+    agent.set_read_timeout(Some(wait)).unwrap();
+    while read_frame(&mut agent).is_some() {}
+    let notices = server.finish();
+    assert!(
+        notices.contains(&Notice::Exited {
+            pe: 1,
+            pid: 4321,
+            status: 9
+        }),
+        "{notices:?}"
+    );
+    assert!(
+        notices.iter().any(|n| matches!(n, Notice::Warning(w)
+            if w.contains("the host agent of node 0: reported the exit of PE 5"))),
+        "{notices:?}"
+    );
+}

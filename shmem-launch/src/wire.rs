@@ -73,6 +73,26 @@
 //! Jobs on one host use the connection without heartbeats (interval 0) unless
 //! `shmemrun --heartbeat-timeout` asks for them: the launcher is the PEs' parent and watches
 //! them with `waitpid`; see `shmem-run/src/job.rs`.
+//!
+//! # The host agent's connection
+//!
+//! With `shmemrun --hosts`, one agent per host (`shmemrun --host-agent`, started through the
+//! start command) starts the host's PEs and holds the host's one connection to the launcher.
+//! The PEs connect to the agent's local port as they would to the launcher, and the agent
+//! relays every connection as a virtual connection of its own connection, so that the PEs'
+//! handshakes, collectives and heartbeats stay end to end with the launcher:
+//!
+//! 1. The launcher sends [`Msg::Challenge`]; the agent answers [`Msg::AgentHello`] (version,
+//!    job id, its node, its pid, its nonce and MAC on the agent channel); the launcher
+//!    answers [`Msg::Accepted`] with its own proof, which the agent checks.
+//! 2. A process connects to the agent: [`Msg::Open`]; its bytes travel in [`Msg::Relay`]
+//!    frames both ways (whole frames from the agent, which passes nothing but one
+//!    [`MAX_HANDSHAKE_FRAME`] hello until that hello's MAC proves the secret); either side
+//!    ends it with [`Msg::Close`]. The launcher serves a virtual connection exactly like a
+//!    TCP one, with the same limits.
+//! 3. The agent reports every PE's end with [`Msg::Exited`] (after relaying what its
+//!    connections held); the launcher ends the host's PEs with [`Msg::Stop`]. The agent ends
+//!    its PEs when the connection ends, and exits when they are gone.
 
 use crate::auth::{Nonce, Tag};
 
@@ -300,6 +320,59 @@ pub enum Msg {
         /// Sequence number of the collective.
         epoch: u64,
     },
+    /// Host agent -> launcher, first frame on the agent's connection (see [the agent's
+    /// connection](self#the-host-agents-connection)).
+    AgentHello {
+        /// [`PROTOCOL_VERSION`] of the sender.
+        version: u32,
+        /// The job id from `SHMEM_JOB_ID`.
+        job_id: u64,
+        /// The agent's node (host index, `SHMEM_NODE`).
+        node: u32,
+        /// The agent's process id on its host.
+        pid: u32,
+        /// The agent's own fresh nonce (for the launcher's proof).
+        nonce: Nonce,
+        /// [`auth::hello_mac`](crate::auth::hello_mac) over the challenge, `nonce` and
+        /// [`agent_fields`], on [`Channel::Agent`](crate::auth::Channel::Agent).
+        mac: Tag,
+    },
+    /// Agent -> launcher: a process on the agent's host opened virtual connection `conn` (a
+    /// connection to the agent's local port); the launcher answers on it with a challenge.
+    Open {
+        /// The agent's number for the connection.
+        conn: u32,
+    },
+    /// Either way: bytes of virtual connection `conn`, to be read as if they came on a
+    /// connection of their own (the agent sends whole frames; the launcher sends any bytes).
+    Relay {
+        /// The virtual connection.
+        conn: u32,
+        /// The bytes (the rest of the frame: no length of their own).
+        data: Vec<u8>,
+    },
+    /// Either way: virtual connection `conn` ended (the process closed it, or the launcher
+    /// dropped it).
+    Close {
+        /// The virtual connection.
+        conn: u32,
+    },
+    /// Agent -> launcher: PE `pe`, process `pid` of the agent's host, ended with the wait
+    /// status `status` (as `waitpid` gives it). Sent after everything the PE's connections
+    /// still held was relayed.
+    Exited {
+        /// The PE.
+        pe: u32,
+        /// Its process id on the host.
+        pid: u32,
+        /// The raw wait status.
+        status: i32,
+    },
+    /// Launcher -> agent: the job is over; end the host's PEs (SIGTERM, then SIGKILL).
+    Stop {
+        /// The launcher's exit status.
+        status: i32,
+    },
 }
 
 const TAG_HELLO: u8 = 1;
@@ -318,6 +391,45 @@ const TAG_LEAD: u8 = 13;
 const TAG_PUBLISHED: u8 = 14;
 const TAG_TABLE_AT: u8 = 15;
 const TAG_FETCH: u8 = 16;
+const TAG_AGENT_HELLO: u8 = 17;
+const TAG_OPEN: u8 = 18;
+const TAG_RELAY: u8 = 19;
+const TAG_CLOSE: u8 = 20;
+const TAG_EXITED: u8 = 21;
+const TAG_STOP: u8 = 22;
+
+/// Bytes of a [`Msg::Relay`] frame before its data: the length, the tag and the connection.
+pub const RELAY_HEADER: usize = 9;
+
+/// The first [`RELAY_HEADER`] bytes of the [`Msg::Relay`] frame of `len` bytes of data for
+/// connection `conn`, so that a frame already encoded (a table shared by many PEs) can be
+/// relayed by sending this header and then the frame, without copying it.
+///
+/// ```
+/// use shmem_launch::wire::{Msg, relay_header};
+///
+/// let inner = Msg::Heartbeat.encode();
+/// let mut frame = relay_header(7, inner.len()).to_vec();
+/// frame.extend_from_slice(&inner);
+/// assert_eq!(frame, Msg::Relay { conn: 7, data: inner }.encode());
+/// ```
+pub fn relay_header(conn: u32, len: usize) -> [u8; RELAY_HEADER] {
+    let mut h = [0u8; RELAY_HEADER];
+    // A relayed frame is at most a table frame (`max_table_frame`), below u32::MAX.
+    h[..4].copy_from_slice(&((len + RELAY_HEADER - 4) as u32).to_le_bytes());
+    h[4] = TAG_RELAY;
+    h[5..].copy_from_slice(&conn.to_le_bytes());
+    h
+}
+
+/// Largest frame the launcher accepts from an authenticated host agent: a relayed frame of up
+/// to [`MAX_FRAME`] bytes with its length prefix, behind the relay header.
+pub const MAX_AGENT_FRAME: usize = MAX_FRAME + 4 + RELAY_HEADER;
+
+/// The fields of a [`Msg::AgentHello`] that its MAC covers, in order.
+pub fn agent_fields(version: u32, job_id: u64, node: u32, pid: u32) -> Vec<u8> {
+    hello_fields(version, job_id, node, pid)
+}
 
 /// The fields of a [`Msg::Hello`] that its MAC covers, in order.
 pub fn hello_fields(version: u32, job_id: u64, pe: u32, npes: u32) -> Vec<u8> {
@@ -453,6 +565,42 @@ impl Msg {
                 out.extend_from_slice(&fd.to_le_bytes());
                 out.extend_from_slice(&len.to_le_bytes());
             }
+            Msg::AgentHello {
+                version,
+                job_id,
+                node,
+                pid,
+                nonce,
+                mac,
+            } => {
+                out.push(TAG_AGENT_HELLO);
+                out.extend_from_slice(&agent_fields(*version, *job_id, *node, *pid));
+                out.extend_from_slice(nonce);
+                out.extend_from_slice(mac);
+            }
+            Msg::Open { conn } | Msg::Close { conn } => {
+                out.push(if matches!(self, Msg::Open { .. }) {
+                    TAG_OPEN
+                } else {
+                    TAG_CLOSE
+                });
+                out.extend_from_slice(&conn.to_le_bytes());
+            }
+            Msg::Relay { conn, data } => {
+                out.push(TAG_RELAY);
+                out.extend_from_slice(&conn.to_le_bytes());
+                out.extend_from_slice(data);
+            }
+            Msg::Exited { pe, pid, status } => {
+                out.push(TAG_EXITED);
+                out.extend_from_slice(&pe.to_le_bytes());
+                out.extend_from_slice(&pid.to_le_bytes());
+                out.extend_from_slice(&status.to_le_bytes());
+            }
+            Msg::Stop { status } => {
+                out.push(TAG_STOP);
+                out.extend_from_slice(&status.to_le_bytes());
+            }
         }
         let len = (out.len() - 4) as u32;
         out[..4].copy_from_slice(&len.to_le_bytes());
@@ -538,6 +686,29 @@ impl Msg {
                 pid: r.u32()?,
                 fd: r.u32()?,
                 len: r.u64()?,
+            },
+            TAG_AGENT_HELLO => Msg::AgentHello {
+                version: r.u32()?,
+                job_id: r.u64()?,
+                node: r.u32()?,
+                pid: r.u32()?,
+                nonce: r.array()?,
+                mac: r.array()?,
+            },
+            TAG_OPEN => Msg::Open { conn: r.u32()? },
+            TAG_CLOSE => Msg::Close { conn: r.u32()? },
+            TAG_RELAY => {
+                let conn = r.u32()?;
+                let data = r.take(body.len() - r.pos)?.to_vec();
+                Msg::Relay { conn, data }
+            }
+            TAG_EXITED => Msg::Exited {
+                pe: r.u32()?,
+                pid: r.u32()?,
+                status: r.u32()? as i32,
+            },
+            TAG_STOP => Msg::Stop {
+                status: r.u32()? as i32,
             },
             t => return Err(format!("unknown message tag {t}")),
         };
@@ -645,6 +816,26 @@ impl FrameBuf {
         let msg = Msg::decode(&self.buf[4..4 + len]);
         self.buf.drain(..4 + len);
         msg.map(Some)
+    }
+
+    /// Takes the next complete frame out of the buffer undecoded, its length prefix included
+    /// (for a relay that passes frames on); the same checks of the length as
+    /// [`next_msg`](Self::next_msg).
+    pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, String> {
+        if self.buf.len() < 4 {
+            return Ok(None);
+        }
+        let len = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
+        if len == 0 || len > self.limit {
+            return Err(format!(
+                "bad frame length {len} (the limit here is {})",
+                self.limit
+            ));
+        }
+        if self.buf.len() < 4 + len {
+            return Ok(None);
+        }
+        Ok(Some(self.buf.drain(..4 + len).collect()))
     }
 
     /// Whether bytes of an incomplete frame are buffered.
@@ -786,6 +977,30 @@ mod tests {
                 status: 137,
                 reason: "PE 3 on host b was killed by signal 9 (SIGKILL)".into(),
             },
+            Msg::AgentHello {
+                version: PROTOCOL_VERSION,
+                job_id: 42,
+                node: 3,
+                pid: 99,
+                nonce: [7; 32],
+                mac: [8; 32],
+            },
+            Msg::Open { conn: 5 },
+            Msg::Relay {
+                conn: 5,
+                data: Msg::Heartbeat.encode(),
+            },
+            Msg::Relay {
+                conn: u32::MAX,
+                data: vec![],
+            },
+            Msg::Close { conn: 5 },
+            Msg::Exited {
+                pe: 9,
+                pid: 1234,
+                status: 0x8b,
+            },
+            Msg::Stop { status: -1 },
         ];
         let stream: Vec<u8> = msgs.iter().flat_map(Msg::encode).collect();
         // Byte-by-byte frame buffer.

@@ -43,10 +43,13 @@ pub struct Spec<'a> {
     pub prefix: bool,
     /// Keep the last lines of stderr here (which forwards stderr even without `prefix`).
     pub tail: Option<Arc<Tail>>,
-    /// This PE's number.
+    /// This PE's number: the id of its exit event (for a host agent, `job::agent_id`).
     pub pe: usize,
     /// Its standard input.
     pub input: Input,
+    /// For a host agent: its output is its PEs' records ([`output::forward_tagged`]), split
+    /// per PE as this says (`tail` keeps the agent's own stderr lines).
+    pub tagged: Option<output::Tagged>,
 }
 
 /// Starts one PE, its exit watcher and its output forwarders. Returns the pid and the number of
@@ -60,10 +63,10 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
         Input::Null => Stdio::null(),
         Input::Secret { .. } => Stdio::piped(),
     });
-    if spec.prefix {
+    if spec.prefix || spec.tagged.is_some() {
         cmd.stdout(Stdio::piped());
     }
-    if spec.prefix || spec.tail.is_some() {
+    if spec.prefix || spec.tail.is_some() || spec.tagged.is_some() {
         cmd.stderr(Stdio::piped());
     }
     let launcher = std::process::id() as libc::pid_t;
@@ -126,6 +129,34 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
         prefix: spec.prefix,
         tail: if to_stderr { spec.tail.clone() } else { None },
     };
+    if let Some(t) = &spec.tagged {
+        for (pipe, to_stderr) in [
+            (
+                child
+                    .stdout
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
+                false,
+            ),
+            (
+                child
+                    .stderr
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
+                true,
+            ),
+        ] {
+            if let Some(pipe) = pipe {
+                let how = output::Tagged {
+                    to_stderr,
+                    host_tail: if to_stderr { spec.tail.clone() } else { None },
+                    ..t.clone()
+                };
+                output::forward_tagged(how, pipe, notifier.clone())?;
+                forwarders += 1;
+            }
+        }
+    }
     if let Some(out) = child.stdout.take() {
         output::forward(how(false), out, notifier.clone())?;
         forwarders += 1;

@@ -37,15 +37,20 @@ wait for it. For detection give --heartbeat-timeout SECS: the PEs then send hear
 silent for that long ends the job (as with --hosts, where this is always on).
 
 Several hosts (--hosts, --hostfile): PEs are placed in blocks (host 0 runs PEs 0..k): up to \
-each host's slots when slots are given, else as evenly as possible. Every PE is started with \
+each host's slots when slots are given, else as evenly as possible. Every host is started with \
 the start command (--rsh, $SHMEM_RSH, default \"ssh -o BatchMode=yes {host} {cmd}\"), which \
-runs \"env -C DIR VAR=VALUE... PROGRAM ARGS...\" on the host: DIR is shmemrun's working \
-directory, the variables are the ones above, every UCX_* and SHMEM_* variable of shmemrun's \
-environment, and those given with -x. Each host is told the address from --rendezvous-addr, \
+runs \"env -C DIR VAR=VALUE... SHMEMRUN --host-agent -- PROGRAM ARGS...\" on the host: the host \
+agent (SHMEMRUN is --agent-path, $SHMEM_AGENT, else this shmemrun's path), which starts the \
+host's PEs, relays their connections over its one connection to shmemrun and their output, and \
+ends them when shmemrun says so or is gone. With --launch-agent off ($SHMEM_LAUNCH_AGENT=off) \
+every PE is started with a start command of its own, which runs \"env -C DIR VAR=VALUE... \
+PROGRAM ARGS...\". DIR is shmemrun's working directory, the variables are the ones above, every \
+UCX_* and SHMEM_* variable of shmemrun's environment, and those given with -x. Each host is told the address from --rendezvous-addr, \
 else the address of this machine on the route to that host, and shmemrun listens on just those \
 addresses (--bind 0.0.0.0 for every interface, e.g. behind NAT). \
 The start command must pass its standard input on (ssh does): its first line is the job secret. \
-The start command's exit status stands for the PE's. Besides, every PE keeps a control \
+The agent reports each PE's exit status (without agents, the start command's exit status \
+stands for the PE's). Besides, every PE keeps a control \
 connection to shmemrun with heartbeats every 0.5 s: a PE or host silent for the heartbeat \
 timeout (--heartbeat-timeout, $SHMEM_HEARTBEAT_TIMEOUT, default 3 s) ends the job, naming the \
 host and its PEs; to end the job shmemrun tells every PE over that connection (the PE prints \
@@ -93,6 +98,18 @@ pub struct Cli {
     /// words are appended. Default: $SHMEM_RSH, else "ssh -o BatchMode=yes {host} {cmd}".
     #[arg(long, value_name = "TEMPLATE", requires = "hostset")]
     pub rsh: Option<String>,
+
+    /// "on": start one host agent per host (shmemrun itself, `--agent-path`), which starts
+    /// the host's PEs and holds the host's one connection to shmemrun; "off": one start command
+    /// per PE, each PE connecting to shmemrun itself (for hosts without shmemrun). Default:
+    /// $SHMEM_LAUNCH_AGENT, else on.
+    #[arg(long, value_name = "on|off", requires = "hostset")]
+    pub launch_agent: Option<String>,
+
+    /// The path of shmemrun on the other hosts, for the host agents. Default: $SHMEM_AGENT,
+    /// else this shmemrun's own path (the same install path on every host, as mpirun assumes).
+    #[arg(long, value_name = "PATH", requires = "hostset")]
+    pub agent_path: Option<PathBuf>,
 
     /// The address (IPv4 or name) at which the hosts reach this machine for the rendezvous.
     /// Default: $SHMEM_RENDEZVOUS_ADDR, else for each host the local address of the route to

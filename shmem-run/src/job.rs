@@ -19,6 +19,14 @@
 //! remote PE [`Msg::Abort`](shmem_launch::wire::Msg::Abort) on its control connection, gives the
 //! start commands [`ABORT_GRACE`] to end by themselves, then SIGTERM and SIGKILL; before exiting
 //! it waits up to [`LINGER`] for the remote PEs to close their control connections.
+//!
+//! With host agents (the default for `--hosts`), one start command per host runs the host's
+//! agent (`agent.rs`), which starts the host's PEs and reports each one's exit status over its
+//! connection ([`Notice::Exited`]); a PE's end is then known from that report, and the agent's
+//! start command stands for the host: when it ends, the host's PEs not yet reported are taken
+//! as lost. To end the job the launcher sends the aborts as above, and after [`ABORT_GRACE`]
+//! tells the agents to end their PEs ([`Server::stop_agents`]) as it signals their start
+//! commands.
 
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -74,7 +82,33 @@ pub struct Remote {
     pub tail: Arc<Tail>,
 }
 
-/// One PE process (for a remote PE: its start command).
+/// The id of the exit event of the start command of the host agent of `node` (PEs' events
+/// carry their PE number).
+pub fn agent_id(node: usize) -> usize {
+    AGENT_IDS + node
+}
+
+/// The first id of the agents' exit events, beyond every PE number.
+const AGENT_IDS: usize = usize::MAX / 2;
+
+/// The start command of a host agent, as the launcher sees it.
+#[derive(Debug)]
+pub struct AgentProc {
+    /// The start command's pid.
+    pub pid: libc::pid_t,
+    /// The host's name.
+    pub host: String,
+    /// The host's PEs.
+    pub pes: std::ops::Range<usize>,
+    /// The start command, for messages.
+    pub command: String,
+    /// The last lines the agent (or its start command) wrote to stderr itself.
+    pub tail: Arc<Tail>,
+    /// Reaped.
+    pub reaped: bool,
+}
+
+/// One PE process (for a remote PE: its start command; none, pid 0, when a host agent runs it).
 #[derive(Debug)]
 struct Pe {
     pid: libc::pid_t,
@@ -89,6 +123,8 @@ pub struct Job {
     server_broken: bool,
     inbox: Inbox,
     pes: Vec<Pe>,
+    /// The host agents' start commands, by node (none without agents).
+    agents: Vec<AgentProc>,
     /// Output forwarders that have not finished.
     outputs: usize,
     /// The launcher's exit code once the job has failed.
@@ -130,6 +166,7 @@ impl Job {
             server_broken: false,
             inbox,
             pes: Vec::new(),
+            agents: Vec::new(),
             outputs: 0,
             failure: None,
             term_at: None,
@@ -176,8 +213,24 @@ impl Job {
         self.outputs += outputs;
     }
 
+    /// Records the start command of the next host agent (node = number of agents added
+    /// before); its PEs must have been added.
+    pub fn add_agent(&mut self, agent: AgentProc, outputs: usize) {
+        if agent.reaped {
+            // It never ran: neither do its PEs.
+            for pe in agent.pes.clone() {
+                if let Some(p) = self.pes.get_mut(pe) {
+                    p.reaped = true;
+                }
+            }
+        }
+        self.agents.push(agent);
+        self.outputs += outputs;
+    }
+
     fn running(&self) -> usize {
         self.pes.iter().filter(|p| !p.reaped).count()
+            + self.agents.iter().filter(|a| !a.reaped).count()
     }
 
     fn multi_host(&self) -> bool {
@@ -214,14 +267,17 @@ impl Job {
     }
 
     fn signal_all(&self, sig: libc::c_int) {
-        for pe in self.pes.iter().filter(|p| !p.reaped) {
+        for pe in self.pes.iter().filter(|p| !p.reaped && p.pid > 0) {
             children::kill(pe.pid, sig);
+        }
+        for a in self.agents.iter().filter(|a| !a.reaped) {
+            children::kill(a.pid, sig);
         }
     }
 
     /// "; terminating 3 other PEs", or nothing when none is left.
     fn terminating(&self, other: bool) -> String {
-        match self.running() {
+        match self.pes.iter().filter(|p| !p.reaped).count() {
             0 => String::new(),
             n => format!(
                 "; terminating {n} {}PE{}",
@@ -325,6 +381,13 @@ impl Job {
                     }
                 }
                 Notice::Silent { pe, silent_for } => self.silent(pe, silent_for),
+                Notice::Exited { pe, status, .. } => {
+                    let remote = self.pes.get(pe).is_some_and(|p| p.pid == 0);
+                    if remote && !self.pes[pe].reaped {
+                        self.pes[pe].reaped = true;
+                        self.ended(pe, Ok(crate::agent::decode_status(status)));
+                    }
+                }
                 Notice::ControlLost { pe, why } => {
                     let remote = self.pes.get(pe).is_some_and(|p| p.remote.is_some());
                     if remote && self.failure.is_none() {
@@ -383,6 +446,7 @@ impl Job {
 
     fn event(&mut self, ev: Event) {
         match ev {
+            Event::Exited(id) if id >= AGENT_IDS => self.agent_exited(id - AGENT_IDS),
             Event::Exited(pe) => self.exited(pe),
             Event::Signal(sig) => {
                 let name = signals::name(sig).unwrap_or("a signal");
@@ -409,6 +473,81 @@ impl Job {
         let pid = p.pid;
         let status = children::reap(pid);
         p.reaped = true;
+        self.ended(pe, status);
+    }
+
+    /// The start command of the host agent of `node` ended: the host's PEs that it did not
+    /// report are lost.
+    fn agent_exited(&mut self, node: usize) {
+        let Some(a) = self.agents.get_mut(node) else {
+            return;
+        };
+        if a.reaped {
+            return;
+        }
+        a.reaped = true;
+        let status = children::reap(a.pid);
+        let pes = a.pes.clone();
+        if self.failure.is_none() {
+            // What the agent reported before it exited is on its connection.
+            let notices = self.server.drain_agent(node, LINGER);
+            self.notices(notices);
+        }
+        let left: Vec<usize> = pes.clone().filter(|&p| !self.pes[p].reaped).collect();
+        for &p in &left {
+            self.pes[p].reaped = true;
+        }
+        if self.failure.is_some() || left.is_empty() {
+            return;
+        }
+        let (code, how) = match status {
+            Ok(s) if s.success() => (1, s.describe()),
+            Ok(s) => (s.code(), s.describe()),
+            Err(e) => (1, format!("could not be waited for ({e})")),
+        };
+        let a = &self.agents[node];
+        let (host, command, tail) = (a.host.clone(), a.command.clone(), Arc::clone(&a.tail));
+        let who = format!(
+            "the host agent for PE{} {} on host {host}",
+            if pes.len() == 1 { "" } else { "s" },
+            pe_list(&pes.collect::<Vec<_>>())
+        );
+        let pes_there = format!(
+            "PE{} {} on host {host}",
+            if left.len() == 1 { "" } else { "s" },
+            pe_list(&left)
+        );
+        let what = if self.server.agent_reached(node) {
+            format!("{who} {how} while {pes_there} ran")
+        } else if code == 127 {
+            format!(
+                "{pes_there} {how} before reaching the launcher (their host agent's start \
+                 command; is shmemrun installed at the same path there? --agent-path PATH \
+                 names it, --launch-agent off starts the PEs without it)"
+            )
+        } else {
+            format!(
+                "{pes_there} {how} before reaching the launcher (their host agent's start command)"
+            )
+        };
+        let p = prog();
+        let mut details = format!("\n{p}:   start command: {command}");
+        let lines = tail.lines(TAIL_WAIT);
+        if lines.is_empty() {
+            details.push_str(&format!("\n{p}:   it wrote nothing on stderr"));
+        } else {
+            details.push_str(&format!("\n{p}:   the last lines of its stderr:"));
+            for line in &lines {
+                details.push_str(&format!("\n{p}:   | "));
+                details.push_str(line);
+            }
+        }
+        say!("{what}{}{details}", self.terminating(true));
+        self.fail(code, &what);
+    }
+
+    /// PE `pe` ended with `status` (reaped here, or reported by its host agent).
+    fn ended(&mut self, pe: usize, status: std::io::Result<Status>) {
         if self.failure.is_some() {
             // The job is ending: nothing to decide, and with many PEs the server's bookkeeping
             // per exit would slow the end down.
@@ -505,6 +644,9 @@ impl Job {
         }
         if self.term_at.is_some_and(|t| now >= t) {
             self.term_at = None;
+            if let Some(code) = self.failure {
+                self.server.stop_agents(code);
+            }
             if self.running() > 0 {
                 self.signal_all(libc::SIGTERM);
                 self.kill_at = Some(now + KILL_GRACE);

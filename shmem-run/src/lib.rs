@@ -13,8 +13,11 @@
 //! in their environment, PEs on other hosts on the first line of their start command's standard
 //! input. It is never on a command line.
 //!
-//! With `--hosts` or `--hostfile` every PE is started through a start command (`--rsh`, ssh by
-//! default) that runs `env VAR=VALUE... sh -c READ-THE-SECRET PROGRAM ARGS...` on its host; the
+//! With `--hosts` or `--hostfile` every host is started through a start command (`--rsh`, ssh
+//! by default) that runs `env VAR=VALUE... SHMEMRUN --host-agent -- PROGRAM ARGS...` there: the
+//! host agent (`agent.rs`), which starts the host's PEs and relays their connections over its
+//! one connection to the launcher (with `--launch-agent off`, every PE is started through a
+//! start command of its own, `env VAR=VALUE... sh -c READ-THE-SECRET PROGRAM ARGS...`); the
 //! launcher listens on the addresses the hosts are told to reach it at and supervises the remote
 //! PEs through their control connections (heartbeats, aborts; see `job.rs`).
 //!
@@ -22,10 +25,12 @@
 //!
 //! Where things are: the command line in `cli.rs`; what the PEs are given (settings, their
 //! variables, the secret's way to them) in `spec.rs`; the two run paths in `local.rs` (one
-//! host) and `remote.rs` (several hosts), with what they share in `start.rs`; the main loop
+//! host) and `remote.rs` (several hosts), with what they share in `start.rs`; the host agent in
+//! `agent.rs`; the main loop
 //! that supervises a running job in `job.rs`; set-up failures and their exit statuses in
 //! `error.rs`, printed in one place, [`main`].
 
+mod agent;
 mod children;
 mod cli;
 mod error;
@@ -61,6 +66,11 @@ use spec::JobSpec;
 /// line, runs the job and exits with the job's status. The one place where a set-up failure
 /// ([`RunError`]) is printed and turned into the exit status.
 pub fn main() -> ! {
+    // The host agent, which `shmemrun --hosts` starts on every host (hidden from --help).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == agent::FLAG) {
+        std::process::exit(agent::main(&args[2..]));
+    }
     spec::set_ucx_defaults();
     let cli = cli::parse(std::env::args_os().collect());
     let code = run(&cli).unwrap_or_else(|e| {

@@ -84,6 +84,7 @@ pub fn run(
             prefix: job.prefix,
             tail: None,
             pe,
+            tagged: None,
             // Only PE 0 reads the launcher's stdin.
             input: if pe == 0 {
                 children::Input::Launcher

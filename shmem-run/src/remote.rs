@@ -1,6 +1,8 @@
 //! The several-hosts run path (`--hosts`, `--hostfile`): where the PEs go, the addresses the
-//! hosts reach the launcher at, and every PE started through the start command on its host
-//! (`--rsh`), which gets the job secret on its standard input.
+//! hosts reach the launcher at, and the start command on every host (`--rsh`), which gets the
+//! job secret on its standard input: by default one per host, which runs the host agent
+//! (`agent.rs`: `shmemrun --host-agent`) that starts the host's PEs and relays their
+//! connections; with `--launch-agent off` one per PE, which runs the PE itself.
 
 use std::ffi::{OsStr, OsString};
 use std::sync::Arc;
@@ -10,7 +12,7 @@ use shmem_launch::wire;
 
 use crate::cli::Cli;
 use crate::error::RunError;
-use crate::job::{Job, Remote};
+use crate::job::{AgentProc, Job, Remote};
 use crate::say::{prog, say};
 use crate::spec::{self, JobSpec, Place, SECRET_SCRIPT, setting};
 use crate::start::{self, PE_HEARTBEAT_SLACK, Progress, host_port};
@@ -20,6 +22,12 @@ use crate::{children, events, hosts, output, rsh};
 const ENV_RSH: &str = "SHMEM_RSH";
 /// Environment variable: the rendezvous address for other hosts (`--rendezvous-addr`).
 const ENV_RENDEZVOUS_ADDR: &str = "SHMEM_RENDEZVOUS_ADDR";
+/// Environment variable: `on` (one host agent per host) or `off` (one start command per PE)
+/// (`--launch-agent`).
+const ENV_LAUNCH_AGENT: &str = "SHMEM_LAUNCH_AGENT";
+/// Environment variable: the path of `shmemrun` on the other hosts, for the host agent
+/// (`--agent-path`).
+const ENV_AGENT: &str = "SHMEM_AGENT";
 
 /// The settings of a multi-host job.
 pub struct MultiHost {
@@ -31,6 +39,9 @@ pub struct MultiHost {
     reach: Vec<String>,
     /// The time after which a silent PE or host ends the job.
     heartbeat_timeout: Duration,
+    /// The path of `shmemrun` on the hosts, for one agent per host; `None`: a start command
+    /// per PE.
+    agent: Option<OsString>,
 }
 
 impl MultiHost {
@@ -109,11 +120,33 @@ pub fn multi_host(cli: &Cli) -> Result<Option<MultiHost>, String> {
             wire::HEARTBEAT_INTERVAL.as_secs_f64()
         ));
     }
+    let agent = match setting(&cli.launch_agent, ENV_LAUNCH_AGENT, "on")?.trim() {
+        "on" => Some(match (&cli.agent_path, std::env::var_os(ENV_AGENT)) {
+            (Some(p), _) => p.clone().into_os_string(),
+            (None, Some(p)) if !p.is_empty() => p,
+            // The same install path on every host, as mpirun assumes.
+            _ => std::env::current_exe()
+                .map_err(|e| {
+                    format!(
+                        "cannot find shmemrun's own path for the host agents ({e}); pass \
+                         --agent-path PATH or --launch-agent off"
+                    )
+                })?
+                .into_os_string(),
+        }),
+        "off" => None,
+        other => {
+            return Err(format!(
+                "--launch-agent {other}: expected on or off (or {ENV_LAUNCH_AGENT} is set to it)"
+            ));
+        }
+    };
     Ok(Some(MultiHost {
         nodes,
         template,
         reach,
         heartbeat_timeout,
+        agent,
     }))
 }
 
@@ -182,6 +215,20 @@ pub fn run(
     let secret_line = format!("{}\n", job.secret.to_hex());
     let mut run = Job::new(server, inbox, Some(m.heartbeat_timeout), true);
     let mut progress = Progress::new(npes);
+    if let Some(agent) = &m.agent {
+        let how = Agents {
+            job,
+            m,
+            agent,
+            forwarded: &forwarded,
+            cwd: cwd.as_deref(),
+            secret_line: &secret_line,
+            port_for: &port_for,
+        };
+        how.start(&mut run, &mut progress, notifier);
+        progress.finish(run.started());
+        return Ok(run.run());
+    }
     'nodes: for (node, n) in m.nodes.iter().enumerate() {
         let addr = host_port(&m.reach[node], port_for(&m.reach[node]));
         for pe in n.pes.clone() {
@@ -225,6 +272,7 @@ pub fn run(
                     first: secret_line.clone(),
                     then_launcher: pe == 0,
                 },
+                tagged: None,
             };
             match children::spawn(&spec, notifier) {
                 Ok((pid, outputs)) => run.add(
@@ -254,4 +302,130 @@ pub fn run(
     }
     progress.finish(run.started());
     Ok(run.run())
+}
+
+/// What the start of the host agents needs.
+struct Agents<'a> {
+    job: &'a JobSpec<'a>,
+    m: &'a MultiHost,
+    /// The path of shmemrun on the hosts.
+    agent: &'a OsStr,
+    forwarded: &'a [(OsString, OsString)],
+    cwd: Option<&'a std::path::Path>,
+    secret_line: &'a str,
+    port_for: &'a dyn Fn(&str) -> u16,
+}
+
+impl Agents<'_> {
+    /// Starts one host agent per host through the start command; it starts the host's PEs.
+    fn start(&self, run: &mut Job, progress: &mut Progress, notifier: &events::Notifier) {
+        let (job, m) = (self.job, self.m);
+        let npes = m.npes();
+        for (node, n) in m.nodes.iter().enumerate() {
+            if run.interrupted() {
+                break;
+            }
+            let addr = host_port(&m.reach[node], (self.port_for)(&m.reach[node]));
+            let mut remote: Vec<OsString> = vec!["env".into()];
+            if let Some(dir) = self.cwd {
+                remote.push("-C".into());
+                remote.push(dir.as_os_str().to_owned());
+            }
+            // The job's variables as the host's first PE has them; the agent sets SHMEM_PE,
+            // SHMEM_LOCAL_RANK and SHMEM_RENDEZVOUS (its own port) for each PE.
+            let at = Place {
+                node,
+                nnodes: m.nodes.len(),
+                local_rank: 0,
+                local_size: n.pes.len(),
+            };
+            let vars = job.vars(&addr, n.pes.start, npes, at);
+            for (k, v) in vars.iter().chain(self.forwarded).chain(&job.exports) {
+                let mut kv = k.clone();
+                kv.push("=");
+                kv.push(v);
+                remote.push(kv);
+            }
+            remote.push(self.agent.to_owned());
+            remote.push(crate::agent::FLAG.into());
+            remote.push("--".into());
+            remote.push(job.program.clone());
+            remote.extend(job.args.iter().cloned());
+            let argv = m.template.command(&n.name, &remote);
+            let command = rsh::display(&argv);
+            let tails: Vec<Arc<output::Tail>> = n.pes.clone().map(|_| Arc::default()).collect();
+            for (i, _) in n.pes.clone().enumerate() {
+                run.add(
+                    0,
+                    0,
+                    Some(Remote {
+                        host: n.name.clone(),
+                        node,
+                        command: command.clone(),
+                        tail: Arc::clone(&tails[i]),
+                    }),
+                );
+            }
+            let host_tail = Arc::new(output::Tail::default());
+            let spec = children::Spec {
+                program: OsStr::new(&argv[0]),
+                args: &argv[1..],
+                env: &[],
+                prefix: job.prefix,
+                tail: Some(host_tail.clone()),
+                pe: crate::job::agent_id(node),
+                // PE 0's host agent passes the launcher's stdin on to PE 0.
+                input: children::Input::Secret {
+                    first: self.secret_line.to_string(),
+                    then_launcher: n.pes.contains(&0),
+                },
+                tagged: Some(output::Tagged {
+                    pes: n.pes.clone(),
+                    to_stderr: false,
+                    prefix: job.prefix,
+                    tails,
+                    host_tail: None,
+                }),
+            };
+            let (pid, outputs) = match children::spawn(&spec, notifier) {
+                Ok(started) => started,
+                Err(e) => {
+                    let what = format!(
+                        "cannot run the start command of PE{} {} on host {}: {}: {}",
+                        if n.pes.len() == 1 { "" } else { "s" },
+                        wire::pe_list(&n.pes.clone().collect::<Vec<_>>()),
+                        n.name,
+                        argv[0].to_string_lossy(),
+                        children::os_message(&e)
+                    );
+                    say!("{what}\n{}:   start command: {command}", prog());
+                    run.add_agent(
+                        AgentProc {
+                            pid: 0,
+                            host: n.name.clone(),
+                            pes: n.pes.clone(),
+                            command,
+                            tail: host_tail,
+                            reaped: true,
+                        },
+                        0,
+                    );
+                    run.fail(children::spawn_code(&e), &what);
+                    break;
+                }
+            };
+            run.add_agent(
+                AgentProc {
+                    pid,
+                    host: n.name.clone(),
+                    pes: n.pes.clone(),
+                    command,
+                    tail: host_tail,
+                    reaped: false,
+                },
+                outputs,
+            );
+            progress.tick(n.pes.end);
+        }
+    }
 }

@@ -36,6 +36,9 @@ fn pe_role() {
     let Ok(role) = std::env::var(ROLE) else {
         return;
     };
+    if role == "stranger" {
+        strangers_knock();
+    }
     let world = match shmem_core::init() {
         Ok(w) => w,
         Err(e) => {
@@ -76,6 +79,10 @@ fn pe_role() {
             assert_eq!(got, want);
             world.barrier_all();
         }
+        "stranger" => {
+            world.barrier_all();
+            say(format!("PAST-STRANGERS {me}"));
+        }
         "sleep" => {
             // `init` returned on every PE: the launcher's barrier ends it. (No `barrier_all`
             // here: its closing quiet may need a peer's progress over TCP, and the peers go
@@ -102,6 +109,34 @@ fn pe_role() {
     }
     drop(world);
     std::process::exit(0);
+}
+
+/// Before `init`: connections to this PE's rendezvous address (its host agent's port, or
+/// shmemrun's) that do not prove the secret: junk, a hello with a wrong MAC, a frame length far
+/// over the limit, one that says nothing. They must be dropped without hurting the job.
+fn strangers_knock() {
+    use std::net::TcpStream;
+    let addr = env("SHMEM_RENDEZVOUS");
+    let mut hello = vec![0u8; 4];
+    hello.push(1); // a hello's tag
+    hello.extend_from_slice(&4u32.to_le_bytes()); // version
+    hello.extend_from_slice(&[0xab; 8 + 4 + 4 + 32 + 32]);
+    let n = (hello.len() - 4) as u32;
+    hello[..4].copy_from_slice(&n.to_le_bytes());
+    let mut silent = Vec::new();
+    for bytes in [
+        b"GET / HTTP/1.0\r\n\r\n".to_vec(),
+        hello,
+        u32::MAX.to_le_bytes().to_vec(),
+        Vec::new(),
+    ] {
+        let mut s = TcpStream::connect(&addr).expect("connect to the rendezvous address");
+        let _ = s.write_all(&bytes);
+        silent.push(s);
+    }
+    // Answered (a challenge, then a refusal or the end) or not, they are left open while the
+    // PE starts: the silent one is closed by the launcher's handshake timeout, or here.
+    std::mem::forget(silent);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -395,9 +430,19 @@ fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
     else {
         return;
     };
+    // With host agents (the default) and with one start command per PE (from the environment).
+    for agent in [true, false] {
+        stopped_pe(&hosts, agent);
+    }
+}
+
+fn stopped_pe(hosts: &TwoHosts, agent: bool) {
     // The timeout from the environment this time.
     let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2)]);
     cmd.env("SHMEM_HEARTBEAT_TIMEOUT", "2");
+    if !agent {
+        cmd.env("SHMEM_LAUNCH_AGENT", "off");
+    }
     let mut job = Job::start_with(cmd, "sleep");
     let pids = job.wait_ready(4);
     let stopped = Instant::now();
@@ -414,6 +459,11 @@ fn a_stopped_pe_is_found_by_heartbeats_and_exits_when_resumed() {
     eprintln!("a stopped PE on host 2: named after {secs:.2} s (heartbeat timeout 2 s)");
     assert!((1.5..3.5).contains(&secs), "detected after {secs} s: {r:?}");
     assert!(r.elapsed < Duration::from_secs(6), "{r:?}");
+    if agent {
+        // Its host agent ended it (SIGKILL reaches a stopped process) with the others.
+        hosts.assert_no_processes_left(Duration::from_secs(2));
+        return;
+    }
     // Every other PE is gone; the stopped one acts on the abort as soon as it runs again.
     let left: Vec<u32> = hosts.processes().iter().map(|p| p.0).collect();
     assert_eq!(left, [pids[3]], "{:?}", hosts.processes());
@@ -588,4 +638,310 @@ fn hosts_left_over_from_a_killed_run_are_replaced() {
     let r = Job::start(&hosts, "place", &["--hosts", &hosts.list(1)]).finish();
     assert_eq!(r.status.code(), Some(0), "{r:?}");
     hosts.assert_no_processes_left(CLEANUP);
+}
+
+/// A start command template that logs every start (its host) to a file, then runs the
+/// command on the host as `hosts.rsh()` does; the file's lines are the start commands run.
+struct LoggedRsh {
+    script: std::path::PathBuf,
+    log: std::path::PathBuf,
+}
+
+impl LoggedRsh {
+    fn new(name: &str) -> LoggedRsh {
+        let dir = std::env::temp_dir();
+        let script = dir.join(format!("shmem-rsh-{name}-{}.sh", std::process::id()));
+        let log = dir.join(format!("shmem-rsh-{name}-{}.log", std::process::id()));
+        let _ = std::fs::remove_file(&log);
+        std::fs::write(
+            &script,
+            format!(
+                "echo \"$1\" >> '{}'\nexec bash '{}' exec \"$@\"\n",
+                log.display(),
+                common::netns_script()
+            ),
+        )
+        .unwrap();
+        LoggedRsh { script, log }
+    }
+
+    fn template(&self) -> String {
+        format!("sh {} {{host}}", self.script.display())
+    }
+
+    /// The hosts started so far, one per start command.
+    fn starts(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for LoggedRsh {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.script);
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// The TCP sockets process `pid` holds open (listeners and connections; not the launcher's
+/// own wake-up socket pair).
+fn tcp_sockets_of(pid: u32) -> usize {
+    let tcp: std::collections::HashSet<String> = ["tcp", "tcp6"]
+        .iter()
+        .filter_map(|t| std::fs::read_to_string(format!("/proc/{pid}/net/{t}")).ok())
+        .flat_map(|table| {
+            table
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_whitespace().nth(9).map(str::to_string))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|target| {
+            let t = target.to_string_lossy().into_owned();
+            Some(t.strip_prefix("socket:[")?.strip_suffix(']')?.to_string())
+        })
+        .filter(|inode| tcp.contains(inode))
+        .count()
+}
+
+/// On `nhosts` hosts of `per_host` PEs: the number of start commands run and of sockets
+/// shmemrun holds once every PE is up, with `agent` (host agents) or without; then shmemrun
+/// is killed, and nothing may be left on the hosts.
+fn count_starts_and_sockets(
+    name: &str,
+    nhosts: usize,
+    per_host: usize,
+    agent: bool,
+) -> Option<(usize, usize)> {
+    let hosts = common::Hosts::up_or_skip(name, nhosts)?;
+    let rsh = LoggedRsh::new(name);
+    let mut cmd = hosts.launcher();
+    cmd.args(["--hosts", &hosts.list(per_host), "--rsh", &rsh.template()])
+        .args(["--launch-agent", if agent { "on" } else { "off" }]);
+    let mut job = Job::start_with(cmd, "sleep");
+    let npes = nhosts * per_host;
+    let pids = job.wait_ready(npes);
+    // Every PE said READY after init: every connection is made.
+    let launcher = job.child.id();
+    let comm = std::fs::read_to_string(format!("/proc/{launcher}/comm")).unwrap();
+    assert_eq!(comm.trim(), "shmemrun", "the launcher's pid");
+    let starts = rsh.starts();
+    let sockets = tcp_sockets_of(launcher);
+    // The PEs' processes are on their own hosts: host i runs PEs i*per_host...
+    for (pe, pid) in pids.iter().enumerate() {
+        let host = pe / per_host;
+        let ns = std::fs::read_link(format!("/proc/{pid}/ns/net")).unwrap();
+        let script = std::process::Command::new("ip")
+            .args(["netns", "pids", &hosts.netns(host)])
+            .output()
+            .unwrap();
+        let on_host = String::from_utf8_lossy(&script.stdout);
+        assert!(
+            on_host.split_whitespace().any(|p| p == pid.to_string()),
+            "PE {pe} (pid {pid}, {ns:?}) is not on host {host}"
+        );
+    }
+    signal(launcher, libc::SIGKILL);
+    let r = job.finish();
+    assert_eq!(r.status.code(), None, "{r:?}");
+    // The agents (or the PEs' watchdogs) see their connections close.
+    hosts.assert_no_processes_left(Duration::from_secs(3));
+    for (i, h) in hosts.hosts.iter().enumerate() {
+        let n = starts.iter().filter(|s| *s == h).count();
+        let want = if agent { 1 } else { per_host };
+        assert_eq!(n, want, "start commands for host {i} ({h}): {starts:?}");
+    }
+    Some((starts.len(), sockets))
+}
+
+#[test]
+fn one_agent_per_host_one_start_command_and_one_connection_each() {
+    for (nhosts, per_host) in [(2, 3), (4, 2)] {
+        let name = format!("one_agent_per_host_{nhosts}x{per_host}");
+        let Some((starts, sockets)) = count_starts_and_sockets(&name, nhosts, per_host, true)
+        else {
+            return;
+        };
+        eprintln!(
+            "{nhosts} hosts x {per_host} PEs with host agents: {starts} start commands, \
+             shmemrun holds {sockets} sockets"
+        );
+        assert_eq!(starts, nhosts);
+        // The listener and one connection per host agent.
+        assert_eq!(sockets, 1 + nhosts, "{nhosts} hosts x {per_host} PEs");
+    }
+}
+
+#[test]
+fn without_agents_every_pe_has_a_start_command_and_two_connections() {
+    let Some((starts, sockets)) = count_starts_and_sockets("without_agents_2x2", 2, 2, false)
+    else {
+        return;
+    };
+    eprintln!("2 hosts x 2 PEs without agents: {starts} start commands, {sockets} sockets");
+    assert_eq!(starts, 4);
+    // The listener and each PE's rendezvous and control connections.
+    assert_eq!(sockets, 1 + 2 * 4);
+}
+
+#[test]
+fn without_agents_a_pe_killed_on_the_far_host_ends_the_job() {
+    let Some(hosts) = TwoHosts::up_or_skip("without_agents_a_pe_killed_on_the_far_host") else {
+        return;
+    };
+    let mut job = Job::start(
+        &hosts,
+        "sleep",
+        &["--hosts", &hosts.list(2), "--launch-agent", "off"],
+    );
+    let pids = job.wait_ready(4);
+    signal(pids[3], libc::SIGKILL);
+    let r = job.finish();
+    assert_eq!(r.status.code(), Some(137), "{r:?}");
+    let want = format!(
+        "shmemrun: PE 3 on host {} (pid {} there) was killed by signal 9 (SIGKILL); \
+         terminating 3 other PEs",
+        hosts.hosts[1], pids[3]
+    );
+    assert!(r.stderr.contains(&want), "{want}\n{r:?}");
+    hosts.assert_no_processes_left(CLEANUP);
+}
+
+#[test]
+fn strangers_on_the_rendezvous_port_do_not_hurt_the_job() {
+    let Some(hosts) = TwoHosts::up_or_skip("strangers_on_the_rendezvous_port_do_not_hurt_the_job")
+    else {
+        return;
+    };
+    // Every PE knocks on its host agent's port (and without agents on shmemrun's) first.
+    for agent in ["on", "off"] {
+        let r = Job::start(
+            &hosts,
+            "stranger",
+            &["--hosts", &hosts.list(2), "--launch-agent", agent],
+        )
+        .finish();
+        assert_eq!(r.status.code(), Some(0), "agents {agent}: {r:?}");
+        // Through an agent the strangers never reach shmemrun: the agent drops them.
+        assert_eq!(
+            r.stderr.contains("refused a connection"),
+            agent == "off",
+            "agents {agent}: {r:?}"
+        );
+        for pe in 0..4 {
+            assert!(
+                r.stdout
+                    .iter()
+                    .any(|l| l.contains(&format!("PAST-STRANGERS {pe}"))),
+                "agents {agent}, PE {pe}: {r:?}"
+            );
+        }
+        hosts.assert_no_processes_left(CLEANUP);
+    }
+}
+
+#[test]
+fn pe_0_reads_the_launchers_stdin_on_its_host() {
+    let Some(hosts) = TwoHosts::up_or_skip("pe_0_reads_the_launchers_stdin_on_its_host") else {
+        return;
+    };
+    for agent in ["on", "off"] {
+        let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2), "--launch-agent", agent]);
+        // Every PE copies its stdin to stdout: only PE 0's is the launcher's.
+        cmd.args(["--prefix", "--", "cat"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(b"first line\nsecond line\n").unwrap();
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "agents {agent}: {out:?}");
+        assert_eq!(
+            stdout, "[PE 0] first line\n[PE 0] second line\n",
+            "agents {agent}: {out:?}"
+        );
+        hosts.assert_no_processes_left(CLEANUP);
+    }
+}
+
+#[test]
+fn remote_output_stays_whole_and_in_order_per_pe() {
+    let Some(hosts) = TwoHosts::up_or_skip("remote_output_stays_whole_and_in_order_per_pe") else {
+        return;
+    };
+    const LINES: usize = 3000;
+    // Every PE writes numbered lines to stdout and stderr at once.
+    let lines = format!(
+        "i=0; while [ $i -lt {LINES} ]; do i=$((i+1)); echo \"out $SHMEM_PE $i\"; \
+         echo \"err $SHMEM_PE $i\" >&2; done"
+    );
+    // PE 1 alone writes a line of 200,000 bytes (more than a piece of 64 KiB: pieces of a long
+    // line do not wait for the other PEs' lines).
+    let long = "if [ $SHMEM_PE = 1 ]; then head -c 200000 /dev/zero | tr '\\0' x; echo; fi";
+    for agent in ["on", "off"] {
+        let run = |script: &str| {
+            let mut cmd = hosts.shmemrun(&["--hosts", &hosts.list(2), "--launch-agent", agent]);
+            cmd.args(["--prefix", "--", "sh", "-c", script])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let out = cmd.output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "agents {agent}");
+            hosts.assert_no_processes_left(CLEANUP);
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let (stdout, stderr) = run(&lines);
+        for pe in 0..4 {
+            let prefix = format!("[PE {pe}] ");
+            let mine = |text: &str| -> Vec<String> {
+                text.lines()
+                    .filter_map(|l| l.strip_prefix(&prefix))
+                    .map(str::to_string)
+                    .collect()
+            };
+            let want_out: Vec<String> = (1..=LINES).map(|i| format!("out {pe} {i}")).collect();
+            let want_err: Vec<String> = (1..=LINES).map(|i| format!("err {pe} {i}")).collect();
+            // Compared by count first: a failure prints two numbers, not 3,000 lines.
+            let (got_out, got_err) = (mine(&stdout), mine(&stderr));
+            assert_eq!(
+                got_out.len(),
+                LINES,
+                "agents {agent}, PE {pe}: lines on stdout"
+            );
+            assert_eq!(
+                got_err.len(),
+                LINES,
+                "agents {agent}, PE {pe}: lines on stderr"
+            );
+            assert!(
+                got_out == want_out,
+                "agents {agent}, PE {pe}: stdout out of order"
+            );
+            assert!(
+                got_err == want_err,
+                "agents {agent}, PE {pe}: stderr out of order"
+            );
+        }
+        let (stdout, _) = run(long);
+        let shape: Vec<usize> = stdout.lines().map(str::len).collect();
+        assert_eq!(shape, [200_007], "agents {agent}: the lengths of its lines");
+        assert_eq!(
+            stdout,
+            format!("[PE 1] {}\n", "x".repeat(200_000)),
+            "agents {agent}"
+        );
+    }
 }

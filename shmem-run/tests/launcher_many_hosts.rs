@@ -127,6 +127,11 @@ fn exchange(world: &World) {
 }
 
 #[test]
+fn exchange_on_2_hosts_x_3_pes() {
+    common::multi_pe_on_hosts("exchange_on_2_hosts_x_3_pes", &[(2, 3)], exchange);
+}
+
+#[test]
 fn exchange_on_4_hosts_x_2_pes() {
     common::multi_pe_on_hosts("exchange_on_4_hosts_x_2_pes", &[(4, 2)], exchange);
 }
