@@ -96,8 +96,10 @@ fn run(cli: &Cli) -> Result<i32, RunError> {
         Some(m) => m.check_oversubscription(cores, limit),
     }
     .map_err(RunError::Usage)?;
-    let total = multi.as_ref().map_or(npes, remote::MultiHost::npes);
-    start::raise_fd_limit(total)?;
+    let holders = multi
+        .as_ref()
+        .map_or(start::Holders::Pes(npes), remote::MultiHost::fd_holders);
+    start::raise_fd_limit(holders)?;
     match multi {
         None => {
             let heartbeat = local::heartbeat(cli).map_err(RunError::Usage)?;

@@ -50,6 +50,15 @@ impl MultiHost {
         self.nodes.last().map_or(0, |n| n.pes.end)
     }
 
+    /// What holds shmemrun's descriptors: one agent per host, or every PE without agents.
+    pub fn fd_holders(&self) -> start::Holders {
+        if self.agent.is_some() {
+            start::Holders::Agents(self.nodes.len())
+        } else {
+            start::Holders::Pes(self.npes())
+        }
+    }
+
     /// Refuses more than `limit` PEs per core on any host, each taken to have `cores` cores
     /// (as many as this machine).
     pub fn check_oversubscription(&self, cores: usize, limit: u32) -> Result<(), String> {

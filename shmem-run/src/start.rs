@@ -30,16 +30,30 @@ pub fn set_nodes(server: &mut Server, nodes: Vec<usize>) -> Result<(), RunError>
 }
 
 /// Descriptors the launcher holds per PE at most: the rendezvous and control connections, the
-/// PE's stdout and stderr pipes, and for a PE on another host its start command's stdin.
+/// PE's stdout and stderr pipes, and for a PE on another host its start command's stdin. A host
+/// agent costs no more (its one connection, its start command's three pipes).
 const FDS_PER_PE: u64 = 5;
 /// Descriptors the launcher holds besides: listeners, the event pipe, the standard streams.
 const FDS_BASE: u64 = 16;
 
+/// What holds the launcher's descriptors: the PEs themselves, or one host agent per host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holders {
+    /// `n` PEs, each with its connections and pipes.
+    Pes(usize),
+    /// `n` host agents, each holding one connection for its host's PEs.
+    Agents(usize),
+}
+
 /// Raises this process's soft limit of open descriptors to the hard limit (as other launchers
 /// do: the default soft limit, often 1,024, would stop a job of a few hundred PEs), and refuses
-/// a job of `npes` PEs that the hard limit cannot hold, before anything starts.
-pub fn raise_fd_limit(npes: usize) -> Result<(), RunError> {
-    let need = FDS_BASE + FDS_PER_PE * npes as u64;
+/// a job whose PEs (or host agents) the hard limit cannot hold, before anything starts.
+pub fn raise_fd_limit(holders: Holders) -> Result<(), RunError> {
+    let (n, what) = match holders {
+        Holders::Pes(n) => (n, "PEs"),
+        Holders::Agents(n) => (n, "host agents"),
+    };
+    let need = FDS_BASE + FDS_PER_PE * n as u64;
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -59,11 +73,16 @@ pub fn raise_fd_limit(npes: usize) -> Result<(), RunError> {
         }
     }
     if lim.rlim_cur < need {
+        let how = match holders {
+            Holders::Pes(_) => "its two connections and its output pipes",
+            Holders::Agents(_) => "its connection and its start command's pipes",
+        };
         return Err(RunError::Usage(format!(
-            "a job of {npes} PEs needs about {need} open files in shmemrun ({FDS_PER_PE} per PE: \
-             its two connections and its output pipes), but the limit is {} (`ulimit -Hn`): \
-             raise it, or start the job with the cluster's launcher (srun --mpi=pmix, \
-             mpirun), whose daemons hold the PEs' connections per host",
+            "a job of {n} {what} needs about {need} open files in shmemrun ({FDS_PER_PE} per \
+             {}: {how}), but the limit is {} (`ulimit -Hn`): raise it, or start the job with the \
+             cluster's launcher (srun --mpi=pmix, mpirun), whose daemons hold the PEs' \
+             connections per host",
+            &what[..what.len() - 1],
             lim.rlim_cur
         )));
     }

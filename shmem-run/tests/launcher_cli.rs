@@ -759,4 +759,34 @@ fn a_low_soft_descriptor_limit_is_raised_and_a_low_hard_one_is_named() {
             && r.stderr.contains("the limit is 300"),
         "{r:?}"
     );
+    // Across hosts without agents every PE holds descriptors in shmemrun; with agents (the
+    // default) only one per host does, so the same limit holds 200 PEs on 2 hosts (whose start
+    // commands then fail here: `false` stands in for ssh).
+    let hosts = [
+        "--hosts",
+        "127.0.0.1:100,127.0.0.2:100",
+        "--rsh",
+        "false {host} {cmd}",
+    ];
+    let off: Vec<&str> = hosts
+        .iter()
+        .copied()
+        .chain(["--launch-agent", "off", "true"])
+        .collect();
+    let r = with_limits(64, 300, &off);
+    assert_eq!(r.code(), Some(2), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("a job of 200 PEs needs about 1016 open files")
+            && r.stderr.contains("the limit is 300"),
+        "{r:?}"
+    );
+    let on: Vec<&str> = hosts.iter().copied().chain(["true"]).collect();
+    let r = with_limits(64, 300, &on);
+    assert!(!r.stderr.contains("open files"), "{r:?}");
+    assert!(
+        r.stderr.contains("PEs 0-99 on host 127.0.0.1")
+            && r.stderr.contains("host agent's start command"),
+        "the failed start is named: {r:?}"
+    );
 }
