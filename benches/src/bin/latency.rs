@@ -59,10 +59,11 @@
 //! format; `benches/run.sh` runs both side by side.
 //!
 //! Run: `target/release/shmemrun -n 2 target/release/latency [--iters N] [--reps N] [--csv]
-//! [--collectives | --bandwidth | --basic]` (add `UCX_TLS=tcp,self` to the environment to send
+//! [--collectives | --bandwidth | --basic | --small]` (add `UCX_TLS=tcp,self` to the environment to send
 //! everything through UCX). `--collectives` runs only the collectives (at any number of PEs,
 //! 2 or more), `--bandwidth` only the put/memcpy bandwidth case, `--basic` only the 8-byte
-//! put/get/p/g cases, heap and static.
+//! put/get/p/g cases, heap and static, `--small` every 8-byte one-sided case (put/get/p/g,
+//! strided, atomics; heap and static: the rows of `benches/c-twin.sh`).
 
 use clap::Parser;
 use shmem_core::prelude::*;
@@ -87,6 +88,10 @@ struct Args {
     /// Only the 8-byte put/get/p/g cases (a quick check).
     #[arg(long, conflicts_with_all = ["collectives", "bandwidth"])]
     basic: bool,
+    /// Only the one-sided 8-byte cases on the heap and the static (put/get/p/g, strided,
+    /// atomics), as the C twin's `small` (benches/c-twin.sh).
+    #[arg(long, conflicts_with_all = ["basic", "collectives", "bandwidth"])]
+    small: bool,
     /// Only the collectives (`barrier_all`, `broadcast`, `sum_reduce`, `fcollect`, `alltoall`).
     #[arg(long, conflicts_with = "bandwidth")]
     collectives: bool,
@@ -288,7 +293,7 @@ fn run_sized(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut Vec
     let src = src_buf.get();
     let mut dst_buf = Aligned::new(BIG);
     let dst = dst_buf.get_mut();
-    let sizes = if args.basic { &SIZES[..1] } else { &SIZES[..] };
+    let sizes = if args.basic || args.small { &SIZES[..1] } else { &SIZES[..] };
     for &bytes in sizes {
         let n = bytes / 8;
         let iters = iters_for(args.iters, bytes);
@@ -645,7 +650,7 @@ fn run(args: &Args) -> Result<(), String> {
     world.barrier_all();
 
     let mut rows = Vec::new();
-    let full = !(args.basic || args.collectives || args.bandwidth);
+    let full = !(args.basic || args.small || args.collectives || args.bandwidth);
     if args.bandwidth {
         if world.my_pe() == 0 {
             run_bandwidth(&world, &big, args, &mut rows);
@@ -656,7 +661,7 @@ fn run(args: &Args) -> Result<(), String> {
             // The user-shaped cases run first (see run_user_shaped), their rows come after the
             // aligned ones.
             let mut user_rows = Vec::new();
-            if !args.basic {
+            if full {
                 run_user_shaped(&world, &user, args, &mut user_rows);
             }
             run_sized(&world, &big, args, &mut rows);
