@@ -263,6 +263,24 @@ impl Peer {
         self
     }
 
+    /// The address of byte `at` of this peer's heap (`data`: of its data segment) in this
+    /// process, or null when load and store do not reach the peer (only UCX does): what
+    /// [`Transport::mapped`] finds, without its checks, for a caller that knows the region (a
+    /// fast path that translated a local address).
+    ///
+    /// # Safety
+    /// `at` lies inside the heap (`data`: the data segment) of this job.
+    #[inline(always)]
+    pub(crate) unsafe fn direct_in(&self, data: bool, at: usize) -> *mut u8 {
+        if self.direct.is_null() {
+            return ptr::null_mut();
+        }
+        let base = if data { self.data } else { self.direct };
+        // SAFETY: a mapped peer maps its heap and (in a job with one) its data segment, and
+        // `at` lies inside the region (per the caller).
+        unsafe { base.add(at) }
+    }
+
     /// The address of `offset` (team segment, heap or data segment) in this peer's mappings.
     ///
     /// # Safety
@@ -635,18 +653,6 @@ impl Transport {
         (!region.is_null()).then(|| unsafe { peer.at(offset) })
     }
 
-    /// The local address of `offset` in `peer`'s heap or data segment when load and store reach
-    /// it, `None` when only UCX does: [`mapped`](Self::mapped) for a caller that checked the
-    /// liveness and the range itself (a fast path).
-    ///
-    /// # Safety
-    /// `offset` lies in the heap or the data segment (not the team segment).
-    #[inline(always)]
-    pub(crate) unsafe fn direct_at(&self, peer: &Peer, offset: usize) -> Option<*mut u8> {
-        // SAFETY: a mapped peer maps its heap and data segment; `offset` is in one of them.
-        (!peer.direct.is_null()).then(|| unsafe { peer.at(offset) })
-    }
-
     /// Local address of `offset` in a peer that [`mapped`](Self::mapped) reaches there; panics
     /// after finalize, or where it does not.
     #[inline]
@@ -689,6 +695,13 @@ impl Transport {
     /// Whether every PE of the job is on this node (their team segments are mapped here).
     pub(crate) fn one_node(&self) -> bool {
         self.one_node
+    }
+
+    /// Whether some peer is reached through UCX (reads of mapped memory then owe a round of
+    /// progress).
+    #[inline(always)]
+    pub(crate) fn any_ucx(&self) -> bool {
+        self.progress.any_ucx()
     }
 
     /// Drives UCX once (`shmem_test` and friends make progress without blocking). Every

@@ -209,7 +209,7 @@ impl Progress {
     }
 
     /// True when some peer is reached through UCX.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn any_ucx(&self) -> bool {
         self.any_ucx
     }
