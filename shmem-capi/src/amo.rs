@@ -90,7 +90,7 @@ extern "C" fn amo_out<E: AmoExtended, R>(
 ) -> R {
     match state::fast(c, addr, 1, pe).and_then(|l| l.word()) {
         Some(w) => f(Target::Word(w)),
-        None => amo_general(*op, c, addr, pe, f),
+        None => amo_general(op, c, addr, pe, f),
     }
 }
 

@@ -293,7 +293,11 @@ fn run_sized(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut Vec
     let src = src_buf.get();
     let mut dst_buf = Aligned::new(BIG);
     let dst = dst_buf.get_mut();
-    let sizes = if args.basic || args.small { &SIZES[..1] } else { &SIZES[..] };
+    let sizes = if args.basic || args.small {
+        &SIZES[..1]
+    } else {
+        &SIZES[..]
+    };
     for &bytes in sizes {
         let n = bytes / 8;
         let iters = iters_for(args.iters, bytes);

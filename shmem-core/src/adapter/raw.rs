@@ -500,6 +500,32 @@ impl<E: AmoBitwise> LocatedWord<E> {
     }
 }
 
+/// `shmem_quiet` of the default context ([`World::quiet`](crate::World::quiet)) when it is one
+/// fence: the runtime is live and no peer is reached through UCX (a put to a mapped peer is
+/// complete when its stores are, and the fence orders them before what follows). Returns
+/// whether it did so; `false`, having done nothing, before `init`, after finalize or in a job
+/// with UCX peers, for a foreign layer's general path.
+///
+/// ```
+/// let world = shmem_core::init()?;
+/// if !shmem_core::raw::quiet_if_plain() {
+///     world.quiet();
+/// }
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+#[inline(always)]
+pub fn quiet_if_plain() -> bool {
+    let Some(tp) = crate::transport::try_transport() else {
+        return false;
+    };
+    if !tp.is_live() || tp.any_ucx() {
+        return false;
+    }
+    // What `Transport::quiet` does after its checks when no peer is reached through UCX.
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    true
+}
+
 /// The `len` elements of `E` at `addr` in this PE's symmetric memory as a symmetric object, or
 /// `None` when they do not all lie in the symmetric heap or (with [`enable_data_segment`]) the
 /// data segment. Every PE that passes the address of the same object gets the same object.
