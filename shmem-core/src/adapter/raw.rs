@@ -101,12 +101,11 @@ fn translate(tp: &Transport, addr: *const u8, bytes: usize) -> Option<usize> {
 #[inline(always)]
 fn translate_in(tp: &Transport, addr: *const u8, bytes: usize) -> Option<(bool, usize)> {
     let a = addr as usize;
-    let statics = tp.layout.statics;
-    let total = tp.layout.total;
-    let in_heap = a.wrapping_sub(tp.base() as usize);
+    let past_statics = a.wrapping_sub(tp.statics_at);
     // One compare for `heap + statics <= a < heap + total` (a below the heap wraps around).
-    if in_heap.wrapping_sub(statics) < total - statics {
-        return (bytes <= total - in_heap).then_some((false, in_heap));
+    if past_statics < tp.statics_span {
+        let in_heap = a - tp.base() as usize;
+        return (bytes <= tp.statics_span - past_statics).then_some((false, in_heap));
     }
     let (data, data_len) = tp.data_segment();
     let in_data = a.wrapping_sub(data as usize);

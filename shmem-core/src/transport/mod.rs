@@ -406,6 +406,12 @@ pub struct Transport {
     /// Local heap base.
     base: *mut u8,
     pub(crate) layout: HeapLayout,
+    /// The address of the statics (`base + layout.statics`, the first byte of symmetric memory in
+    /// the heap mapping) and the bytes from there to the end of the heap: a local address is in
+    /// the heap when `addr - statics_at < statics_span` (one subtract and one compare, for the
+    /// translation of the C API's fast path).
+    pub(crate) statics_at: usize,
+    pub(crate) statics_span: usize,
     /// This PE's data segment (base, length), in jobs that made it symmetric; (null, 0) else.
     data: (*mut u8, usize),
     /// This PE's team segment (`SEGMENT` bytes), mapped for the process's life.
@@ -521,6 +527,8 @@ impl Transport {
             my_pe: p.my_pe,
             n_pes: p.n_pes,
             base: p.base,
+            statics_at: (p.base as usize).wrapping_add(p.layout.statics),
+            statics_span: p.layout.total - p.layout.statics,
             layout: p.layout,
             data: p.data,
             team: p.team,
