@@ -182,10 +182,7 @@ impl<E> std::fmt::Debug for Located<E> {
 /// PE, and no Rust reference covers them.
 #[inline(always)]
 pub unsafe fn locate<E: Element>(addr: *const E, len: usize, pe: usize) -> Option<Located<E>> {
-    let tp = crate::transport::try_transport()?;
-    if !tp.is_live() {
-        return None;
-    }
+    let tp = crate::transport::try_live_transport()?;
     let peer = tp.try_peer(pe)?;
     let bytes = len.checked_mul(size_of::<E>())?;
     let (data, at) = translate_in(tp, addr.cast(), bytes)?;
@@ -514,10 +511,10 @@ impl<E: AmoBitwise> LocatedWord<E> {
 /// ```
 #[inline(always)]
 pub fn quiet_if_plain() -> bool {
-    let Some(tp) = crate::transport::try_transport() else {
+    let Some(tp) = crate::transport::try_live_transport() else {
         return false;
     };
-    if !tp.is_live() || tp.any_ucx() {
+    if tp.any_ucx() {
         return false;
     }
     // What `Transport::quiet` does after its checks when no peer is reached through UCX.

@@ -54,7 +54,7 @@ use shmem_ucx::{Context, Endpoint, MemHandle, RemoteKey, Worker};
 use slots::Slots;
 use std::ptr;
 use std::sync::Mutex;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard};
 
 /// The transport of this process, set by the first successful `init` and never freed.
@@ -72,12 +72,10 @@ pub(crate) fn transport() -> &'static Transport {
     }
 }
 
-/// The process's transport, or `None` before `init` (for fast paths that fall back to a
-/// general path with its own message).
-#[inline(always)]
-pub(crate) fn try_transport() -> Option<&'static Transport> {
-    TRANSPORT.get()
-}
+/// The transport while it is live, from [`publish`] until [`Transport::close`] or
+/// [`Transport::abandon`]; null before and after. One load answers both questions of a fast
+/// path ([`try_live_transport`]).
+static LIVE: AtomicPtr<Transport> = AtomicPtr::new(ptr::null_mut());
 
 /// Makes `t` the process's transport (once: start-up publishes the transport it made).
 pub(crate) fn publish(t: Transport) -> &'static Transport {
@@ -85,7 +83,20 @@ pub(crate) fn publish(t: Transport) -> &'static Transport {
         // Only one `init` gets this far, and a failed one publishes nothing.
         unreachable!("the transport was published twice");
     }
-    transport()
+    let tp = transport();
+    LIVE.store(ptr::from_ref(tp).cast_mut(), Ordering::Release);
+    tp
+}
+
+/// The process's transport while it is live (published, and not yet closed or abandoned: what
+/// [`Transport::check_live`] checks, in one load), or `None` (before `init`, after finalize),
+/// for fast paths that fall back to a general path with its own message.
+#[inline(always)]
+pub(crate) fn try_live_transport() -> Option<&'static Transport> {
+    let p = LIVE.load(Ordering::Acquire);
+    // SAFETY: non-null only as the address of the transport in `TRANSPORT`, which is set once
+    // and never freed (only shared references are made from it).
+    unsafe { p.as_ref() }
 }
 
 /// The panic of an operation on symmetric memory before `init`.
@@ -553,18 +564,10 @@ impl Transport {
         self.progress.check_live();
     }
 
-    /// Whether the runtime is live (the `World` has not been dropped): [`check_live`] without
-    /// the panic.
-    ///
-    /// [`check_live`]: Self::check_live
-    #[inline(always)]
-    pub(crate) fn is_live(&self) -> bool {
-        self.progress.is_live()
-    }
-
     /// Marks the runtime finalized and closes the endpoints of peers reached through UCX (those
     /// mapped directly keep their mappings until the process exits).
     pub(crate) fn close(&self) {
+        LIVE.store(ptr::null_mut(), Ordering::Release);
         self.progress.end();
         for peer in self.peers.iter() {
             peer.close();
@@ -573,6 +576,7 @@ impl Transport {
 
     /// Marks the runtime finalized without touching UCX (a PE that is going down).
     pub(crate) fn abandon(&self) {
+        LIVE.store(ptr::null_mut(), Ordering::Release);
         self.progress.end();
     }
 

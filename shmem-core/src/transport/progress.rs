@@ -156,12 +156,6 @@ impl Progress {
         }
     }
 
-    /// Whether the runtime is live: [`check_live`](Self::check_live) without the panic.
-    #[inline(always)]
-    pub(crate) fn is_live(&self) -> bool {
-        self.live.load(Ordering::Acquire)
-    }
-
     /// Marks the runtime finalized: every operation and wait from now on panics.
     pub(crate) fn end(&self) {
         self.live.store(false, Ordering::Release);
