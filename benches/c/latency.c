@@ -38,11 +38,12 @@
  *
  * Build: oshcc -O2 -o latency latency.c
  * Run:   oshrun --allow-run-as-root --oversubscribe -np 2 ./latency [csv] [iters N] [reps N]
- *            [collectives | bandwidth | pipeline]
+ *            [collectives | bandwidth | pipeline | small]
  * "collectives" runs only the collectives (at any number of PEs, 2 or more), "bandwidth" only
  * the put/memcpy case, "pipeline" only the rows of a point-to-point pipeline (any number of
  * PEs, 2 or more; see run_pipeline): put 8 B + fence, the flag pipeline per row, and fcollect of
- * 64 KiB per PE.
+ * 64 KiB per PE; "small" only the one-sided 8-byte cases on the heap and the static
+ * (8 B put + quiet and get, p, g, strided, atomics: the Rust twin's --small, benches/c-twin.sh).
  *
  * oshmem 4.1.4 segfaults inside shmem_finalize here, so all results are printed and flushed
  * before it is called; expect a non-zero exit status.
@@ -477,7 +478,7 @@ static long parse_count(const char *name, const char *s)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: oshrun -np 2 latency [csv] [iters N] [reps N] [collectives | bandwidth | pipeline]\n");
+    fprintf(stderr, "usage: oshrun -np 2 latency [csv] [iters N] [reps N] [collectives | bandwidth | pipeline | small]\n");
     exit(2);
 }
 
@@ -530,13 +531,15 @@ int main(int argc, char **argv)
 {
     static const long sizes[] = {8, 64, 512, 4096, 32 << 10, 256 << 10, 1 << 20};
     const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
-    int csv = 0, collectives_only = 0, bandwidth_only = 0, pipeline_only = 0;
+    int csv = 0, collectives_only = 0, bandwidth_only = 0, pipeline_only = 0, small_only = 0;
     long iters = 20000, reps = 15;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "csv") == 0 || strcmp(argv[i], "--csv") == 0) {
             csv = 1;
         } else if (strcmp(argv[i], "collectives") == 0 || strcmp(argv[i], "--collectives") == 0) {
             collectives_only = 1;
+        } else if (strcmp(argv[i], "small") == 0 || strcmp(argv[i], "--small") == 0) {
+            small_only = 1;
         } else if (strcmp(argv[i], "bandwidth") == 0 || strcmp(argv[i], "--bandwidth") == 0) {
             bandwidth_only = 1;
         } else if (strcmp(argv[i], "pipeline") == 0 || strcmp(argv[i], "--pipeline") == 0) {
@@ -549,9 +552,9 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (collectives_only + bandwidth_only + pipeline_only > 1)
+    if (collectives_only + bandwidth_only + pipeline_only + small_only > 1)
         usage();
-    int full = !collectives_only && !bandwidth_only && !pipeline_only;
+    int full = !collectives_only && !bandwidth_only && !pipeline_only && !small_only;
 
     for (int k = 0; k < 2; k++)
         for (size_t j = 0; j < sizeof psync[k] / sizeof psync[k][0]; j++)
@@ -605,6 +608,17 @@ int main(int argc, char **argv)
             add_row("memcpy 256 KiB", BW_BYTES, "local", copy, 1);
         }
         shmem_barrier_all();
+    } else if (small_only) {
+        if (me == 0) {
+            dest = big;
+            nelems = 1;
+            add_row("put + quiet", 8, "aligned", measure(OP_PUT, iters, reps, per_op), 1);
+            add_row("get", 8, "aligned", measure(OP_GET, iters, reps, per_op), 1);
+            run_cases(heap, "heap", 0, iters, reps, per_op);
+            run_cases(glob, "static", 1, iters, reps, per_op);
+        }
+        /* The other PEs wait here (progressing the library) for the one-sided cases. */
+        shmem_barrier_all();
     } else if (full) {
         if (me == 0) {
             dest = big;
@@ -639,7 +653,7 @@ int main(int argc, char **argv)
     }
     if (pipeline_only)
         run_pipeline(heap, iters, reps, per_op);
-    else if (!bandwidth_only)
+    else if (!bandwidth_only && !small_only)
         run_collectives(iters, reps, per_op);
 
     if (me == 0) {

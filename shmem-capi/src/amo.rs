@@ -5,21 +5,91 @@
 use crate::rma::DEFAULT;
 use crate::state::{self, ShmemCtx, sym};
 use shmem_core::prelude::*;
-use shmem_core::{AmoBitwise, AmoExtended, AmoStandard};
+use shmem_core::{AmoBitwise, AmoExtended, AmoStandard, raw};
 use std::ffi::c_int;
 
-/// Runs `f` on element `addr` of PE `pe` through context `c`: the fast path
-/// ([`state::fast`]) for an aligned element with the default context, else [`amo_general`].
+/// The word one AMO works on: the located word of the fast path, or the checked [`Remote`] of
+/// the general path; the AMOs of both, so that each C function writes its operation once.
+enum Target<'a, E> {
+    Word(raw::LocatedWord<E>),
+    Remote(Remote<'a, E>),
+}
+
+/// The AMOs of [`Target`] for the types with `$bound`.
+macro_rules! target_ops {
+    ($bound:ident: $($f:ident($($a:ident),*) -> $r:ty;)*) => {
+        impl<E: $bound> Target<'_, E> {
+            $(
+                #[inline(always)]
+                fn $f(self, $($a: E),*) -> $r {
+                    match self {
+                        Target::Word(w) => w.$f($($a),*),
+                        Target::Remote(r) => r.$f($($a),*),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+target_ops!(AmoExtended:
+    fetch() -> E;
+    set(value) -> ();
+    swap(value) -> E;
+);
+target_ops!(AmoStandard:
+    compare_swap(cond, value) -> E;
+    fetch_inc() -> E;
+    inc() -> ();
+    fetch_add(value) -> E;
+    add(value) -> ();
+);
+target_ops!(AmoBitwise:
+    fetch_and(value) -> E;
+    and(value) -> ();
+    fetch_or(value) -> E;
+    or(value) -> ();
+    fetch_xor(value) -> E;
+    xor(value) -> ();
+);
+
+/// Runs `f` on element `addr` of PE `pe` through context `c`: inline, an aligned element with
+/// the default context on a peer mapped here in a job without UCX peers ([`state::fast`],
+/// [`raw::LocatedWord::is_plain`]: one CPU atomic); everything else out of line, in
+/// [`amo_out`]. `inline` and `out` are the same operation (the macros below write it once for
+/// both): two closures, so that the inline one has one caller and is inlined.
 #[inline(always)]
-fn amo<E: Element, R>(
-    op: &str,
+fn amo<E: AmoExtended, R>(
+    op: &'static &'static str,
     c: ShmemCtx,
     addr: *const E,
     pe: c_int,
-    f: impl FnOnce(Remote<'_, E>) -> R,
+    (inline, out): (
+        impl FnOnce(Target<'_, E>) -> R,
+        impl FnOnce(Target<'_, E>) -> R,
+    ),
 ) -> R {
-    match state::fast(c, addr, 1, pe).and_then(|l| l.remote()) {
-        Some(r) => f(r),
+    match state::fast(c, addr, 1, pe).and_then(|l| l.word()) {
+        Some(w) if w.is_plain() => inline(Target::Word(w)),
+        _ => amo_out(op, c, addr, pe, out),
+    }
+}
+
+/// [`amo`] out of line: the located word ([`state::fast`]) for an aligned element with the
+/// default context, else [`amo_general`].
+#[inline(never)]
+// Rust values through the C ABI, from Rust to Rust: an `extern "C"` function does not
+// unwind, so the entry point can jump to it (a tail call) instead of keeping a frame.
+#[allow(improper_ctypes_definitions)]
+extern "C" fn amo_out<E: AmoExtended, R>(
+    op: &'static &'static str,
+    c: ShmemCtx,
+    addr: *const E,
+    pe: c_int,
+    f: impl FnOnce(Target<'_, E>) -> R,
+) -> R {
+    match state::fast(c, addr, 1, pe).and_then(|l| l.word()) {
+        Some(w) => f(Target::Word(w)),
         None => amo_general(op, c, addr, pe, f),
     }
 }
@@ -27,11 +97,11 @@ fn amo<E: Element, R>(
 /// [`amo`] with every check and its message, for any context.
 #[inline(never)]
 fn amo_general<E: Element, R>(
-    op: &str,
+    op: &'static str,
     c: ShmemCtx,
     addr: *const E,
     pe: c_int,
-    f: impl FnOnce(Remote<'_, E>) -> R,
+    f: impl FnOnce(Target<'_, E>) -> R,
 ) -> R {
     let c = state::ctx(op, c);
     let pe = c.pe(op, pe);
@@ -42,7 +112,7 @@ fn amo_general<E: Element, R>(
             size_of::<E>()
         );
     }
-    f(c.ctx.at(&s, pe, 0))
+    f(Target::Remote(c.ctx.at(&s, pe, 0)))
 }
 
 /// Stores the result of a fetching `_nbi` atomic.
@@ -72,7 +142,7 @@ macro_rules! amo_fn {
         /// `fetch` is writable for one element.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $nbi(fetch: *mut $t, dest: *mut $t, $($arg: $t,)* pe: c_int) {
-            let v = amo(stringify!($nbi), DEFAULT, dest, pe, |$r| $body);
+            let v = amo(&stringify!($nbi), DEFAULT, dest, pe, (move |$r| $body, move |$r| $body));
             // SAFETY: the caller passes a writable `fetch`.
             unsafe { store(stringify!($nbi), fetch, v) }
         }
@@ -85,7 +155,7 @@ macro_rules! amo_fn {
         pub unsafe extern "C" fn $cnbi(
             ctx: ShmemCtx, fetch: *mut $t, dest: *mut $t, $($arg: $t,)* pe: c_int,
         ) {
-            let v = amo(stringify!($cnbi), ctx, dest, pe, |$r| $body);
+            let v = amo(&stringify!($cnbi), ctx, dest, pe, (move |$r| $body, move |$r| $body));
             // SAFETY: the caller passes a writable `fetch`.
             unsafe { store(stringify!($cnbi), fetch, v) }
         }
@@ -94,26 +164,26 @@ macro_rules! amo_fn {
         #[doc = concat!("`", stringify!($name), "`.")]
         #[unsafe(no_mangle)]
         pub extern "C" fn $name(dest: *mut $t, $($arg: $t,)* pe: c_int) -> $t {
-            amo(stringify!($name), DEFAULT, dest, pe, |$r| $body)
+            amo(&stringify!($name), DEFAULT, dest, pe, (move |$r| $body, move |$r| $body))
         }
 
         #[doc = concat!("`", stringify!($cname), "`.")]
         #[unsafe(no_mangle)]
         pub extern "C" fn $cname(ctx: ShmemCtx, dest: *mut $t, $($arg: $t,)* pe: c_int) -> $t {
-            amo(stringify!($cname), ctx, dest, pe, |$r| $body)
+            amo(&stringify!($cname), ctx, dest, pe, (move |$r| $body, move |$r| $body))
         }
     };
     (void $t:ty, $name:ident $cname:ident, |$r:ident $(, $arg:ident)*| $body:expr) => {
         #[doc = concat!("`", stringify!($name), "`.")]
         #[unsafe(no_mangle)]
         pub extern "C" fn $name(dest: *mut $t, $($arg: $t,)* pe: c_int) {
-            amo(stringify!($name), DEFAULT, dest, pe, |$r| $body)
+            amo(&stringify!($name), DEFAULT, dest, pe, (move |$r| $body, move |$r| $body))
         }
 
         #[doc = concat!("`", stringify!($cname), "`.")]
         #[unsafe(no_mangle)]
         pub extern "C" fn $cname(ctx: ShmemCtx, dest: *mut $t, $($arg: $t,)* pe: c_int) {
-            amo(stringify!($cname), ctx, dest, pe, |$r| $body)
+            amo(&stringify!($cname), ctx, dest, pe, (move |$r| $body, move |$r| $body))
         }
     };
 }
@@ -183,14 +253,14 @@ macro_rules! amo_old {
         #[doc = concat!("`", stringify!($name), "` (deprecated).")]
         #[unsafe(no_mangle)]
         pub extern "C" fn $name(dest: *mut $t, $($arg: $t,)* pe: c_int) -> $t {
-            amo(stringify!($name), DEFAULT, dest, pe, |$r| $body)
+            amo(&stringify!($name), DEFAULT, dest, pe, (move |$r| $body, move |$r| $body))
         }
     };
     (void $t:ty, $name:ident, |$r:ident $(, $arg:ident)*| $body:expr) => {
         #[doc = concat!("`", stringify!($name), "` (deprecated).")]
         #[unsafe(no_mangle)]
         pub extern "C" fn $name(dest: *mut $t, $($arg: $t,)* pe: c_int) {
-            amo(stringify!($name), DEFAULT, dest, pe, |$r| $body)
+            amo(&stringify!($name), DEFAULT, dest, pe, (move |$r| $body, move |$r| $body))
         }
     };
 }

@@ -9,14 +9,43 @@ use std::ffi::{c_int, c_void};
 /// `SHMEM_CTX_DEFAULT` as a handle, for the functions without a context argument.
 pub(crate) const DEFAULT: ShmemCtx = std::ptr::without_provenance_mut(state::CTX_DEFAULT);
 
-/// `shmem_put`: the fast path ([`state::fast`]) for the default context, else
-/// [`put_general`].
+/// `shmem_put`: inline, the one element to a peer mapped here ([`state::fast`],
+/// [`raw::Located::is_plain`]: a store); everything else out of line, in [`put_out`].
 ///
 /// # Safety
 /// `source` holds `n` readable elements (C's contract).
 #[inline(always)]
 pub(crate) unsafe fn put<E: Element>(
-    op: &str,
+    op: &'static str,
+    c: ShmemCtx,
+    dest: *mut E,
+    source: *const E,
+    n: usize,
+    pe: c_int,
+) {
+    if n == 1
+        && !source.is_null()
+        && let Some(d) = state::fast(c, dest, 1, pe)
+        && d.is_plain()
+    {
+        // SAFETY: per this function's contract.
+        return unsafe { d.put(source) };
+    }
+    // SAFETY: per this function's contract.
+    unsafe { put_out(op, c, dest, source, n, pe) }
+}
+
+/// [`put`] out of line: the fast path ([`state::fast`]) for the default context, else
+/// [`put_general`].
+///
+/// # Safety
+/// As [`put`].
+#[inline(never)]
+// Rust values through the C ABI, from Rust to Rust: an `extern "C"` function does not
+// unwind, so the entry point can jump to it (a tail call) instead of keeping a frame.
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn put_out<E: Element>(
+    op: &'static str,
     c: ShmemCtx,
     dest: *mut E,
     source: *const E,
@@ -58,14 +87,43 @@ unsafe fn put_general<E: Element>(
     c.ctx.put(&d, pe, .., s);
 }
 
-/// `shmem_get`: the fast path ([`state::fast`]) for the default context, else
-/// [`get_general`].
+/// `shmem_get`: inline, the one element from a peer mapped here in a job without UCX peers
+/// ([`raw::Located::is_plain`]: a load); everything else out of line, in [`get_out`].
 ///
 /// # Safety
 /// `dest` holds `n` writable elements that nothing else touches during the call.
 #[inline(always)]
 pub(crate) unsafe fn get<E: Element>(
-    op: &str,
+    op: &'static str,
+    c: ShmemCtx,
+    dest: *mut E,
+    source: *const E,
+    n: usize,
+    pe: c_int,
+) {
+    if n == 1
+        && !dest.is_null()
+        && let Some(s) = state::fast(c, source, 1, pe)
+        && s.is_plain()
+    {
+        // SAFETY: per this function's contract.
+        return unsafe { s.get(dest) };
+    }
+    // SAFETY: per this function's contract.
+    unsafe { get_out(op, c, dest, source, n, pe) }
+}
+
+/// [`get`] out of line: the fast path ([`state::fast`]) for the default context, else
+/// [`get_general`].
+///
+/// # Safety
+/// As [`get`].
+#[inline(never)]
+// Rust values through the C ABI, from Rust to Rust: an `extern "C"` function does not
+// unwind, so the entry point can jump to it (a tail call) instead of keeping a frame.
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn get_out<E: Element>(
+    op: &'static str,
     c: ShmemCtx,
     dest: *mut E,
     source: *const E,
@@ -107,9 +165,23 @@ unsafe fn get_general<E: Element>(
     c.ctx.get(&s, pe, .., d);
 }
 
-/// `shmem_p`: the fast path ([`state::fast`]) for the default context, else [`p_general`].
+/// `shmem_p`: inline, a peer mapped here ([`raw::Located::is_plain`]: a store); everything
+/// else out of line, in [`p_out`].
 #[inline(always)]
-pub(crate) fn p<E: Element>(op: &str, c: ShmemCtx, dest: *mut E, value: E, pe: c_int) {
+pub(crate) fn p<E: Element>(op: &'static str, c: ShmemCtx, dest: *mut E, value: E, pe: c_int) {
+    match state::fast(c, dest, 1, pe) {
+        Some(d) if d.is_plain() => d.p(value),
+        _ => p_out(op, c, dest, value, pe),
+    }
+}
+
+/// [`p`] out of line: the fast path ([`state::fast`]) for the default context, else
+/// [`p_general`].
+#[inline(never)]
+// Rust values through the C ABI, from Rust to Rust: an `extern "C"` function does not
+// unwind, so the entry point can jump to it (a tail call) instead of keeping a frame.
+#[allow(improper_ctypes_definitions)]
+extern "C" fn p_out<E: Element>(op: &'static str, c: ShmemCtx, dest: *mut E, value: E, pe: c_int) {
     match state::fast(c, dest, 1, pe) {
         Some(d) => d.p(value),
         None => p_general(op, c, dest, value, pe),
@@ -125,9 +197,23 @@ fn p_general<E: Element>(op: &str, c: ShmemCtx, dest: *mut E, value: E, pe: c_in
     c.ctx.p(&d, pe, 0, value);
 }
 
-/// `shmem_g`: the fast path ([`state::fast`]) for the default context, else [`g_general`].
+/// `shmem_g`: inline, a peer mapped here in a job without UCX peers
+/// ([`raw::Located::is_plain`]: a load); everything else out of line, in [`g_out`].
 #[inline(always)]
-pub(crate) fn g<E: Element>(op: &str, c: ShmemCtx, source: *const E, pe: c_int) -> E {
+pub(crate) fn g<E: Element>(op: &'static str, c: ShmemCtx, source: *const E, pe: c_int) -> E {
+    match state::fast(c, source, 1, pe) {
+        Some(s) if s.is_plain() => s.g(),
+        _ => g_out(op, c, source, pe),
+    }
+}
+
+/// [`g`] out of line: the fast path ([`state::fast`]) for the default context, else
+/// [`g_general`].
+#[inline(never)]
+// Rust values through the C ABI, from Rust to Rust: an `extern "C"` function does not
+// unwind, so the entry point can jump to it (a tail call) instead of keeping a frame.
+#[allow(improper_ctypes_definitions)]
+extern "C" fn g_out<E: Element>(op: &'static str, c: ShmemCtx, source: *const E, pe: c_int) -> E {
     match state::fast(c, source, 1, pe) {
         Some(s) => s.g(),
         None => g_general(op, c, source, pe),

@@ -161,9 +161,19 @@ pub extern "C" fn shmem_sync_all() {
     g("shmem_sync_all").world.sync_all();
 }
 
-/// `shmem_quiet`.
+/// `shmem_quiet`: inline, one fence where that is all it takes
+/// ([`shmem_core::raw::quiet_if_plain`]); everything else out of line, in [`quiet_out`].
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_quiet() {
+    if !shmem_core::raw::quiet_if_plain() {
+        quiet_out();
+    }
+}
+
+/// [`shmem_quiet`] out of line, with its checks (an `extern "C"` function, which does not
+/// unwind: the entry point jumps to it).
+#[inline(never)]
+extern "C" fn quiet_out() {
     g("shmem_quiet").world.quiet();
 }
 

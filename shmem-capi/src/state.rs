@@ -342,7 +342,9 @@ pub(crate) fn fast<E: shmem_core::Element>(
     if h as usize != CTX_DEFAULT {
         return None;
     }
-    let pe = usize::try_from(pe).ok()?;
+    // A negative PE becomes 2^31 or more, which no job has (`locate` rejects it): one compare
+    // for both bounds.
+    let pe = pe as u32 as usize;
     // SAFETY: as in `sym`: C names symmetric objects by address, and OpenSHMEM asks the C
     // program to keep the objects it passes allocated (and symmetric) while it uses them.
     unsafe { shmem_core::raw::locate(addr, n, pe) }

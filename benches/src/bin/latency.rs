@@ -59,12 +59,14 @@
 //! format; `benches/run.sh` runs both side by side.
 //!
 //! Run: `target/release/shmemrun -n 2 target/release/latency [--iters N] [--reps N] [--csv]
-//! [--collectives | --bandwidth | --basic | --pipeline]` (add `UCX_TLS=tcp,self` to the
-//! environment to send everything through UCX). `--collectives` runs only the collectives (at
-//! any number of PEs, 2 or more), `--bandwidth` only the put/memcpy bandwidth case, `--basic`
-//! only the 8-byte put/get/p/g cases, heap and static, `--pipeline` only the point-to-point
-//! pipeline rows (any number of PEs; see `run_pipeline`): put 8 B + fence, the flag pipeline
-//! down the chain of all PEs (per row), and fcollect of 64 KiB per PE.
+//! [--collectives | --bandwidth | --basic | --small | --pipeline]` (add `UCX_TLS=tcp,self` to
+//! the environment to send everything through UCX). `--collectives` runs only the collectives
+//! (at any number of PEs, 2 or more), `--bandwidth` only the put/memcpy bandwidth case, `--basic`
+//! only the 8-byte put/get/p/g cases, heap and static, `--small` every 8-byte one-sided case
+//! (put/get/p/g, strided, atomics; heap and static: the rows of `benches/c-twin.sh`),
+//! `--pipeline` only the point-to-point pipeline rows (any number of PEs; see `run_pipeline`):
+//! put 8 B + fence, the flag pipeline down the chain of all PEs (per row), and fcollect of
+//! 64 KiB per PE.
 
 use clap::Parser;
 use shmem_core::prelude::*;
@@ -89,6 +91,10 @@ struct Args {
     /// Only the 8-byte put/get/p/g cases (a quick check).
     #[arg(long, conflicts_with_all = ["collectives", "bandwidth"])]
     basic: bool,
+    /// Only the one-sided 8-byte cases on the heap and the static (put/get/p/g, strided,
+    /// atomics), as the C twin's `small` (benches/c-twin.sh).
+    #[arg(long, conflicts_with_all = ["basic", "collectives", "bandwidth"])]
+    small: bool,
     /// Only the collectives (`barrier_all`, `broadcast`, `sum_reduce`, `fcollect`, `alltoall`).
     #[arg(long, conflicts_with = "bandwidth")]
     collectives: bool,
@@ -97,7 +103,7 @@ struct Args {
     bandwidth: bool,
     /// Only the point-to-point pipeline rows: put 8 B + fence, the flag pipeline down the chain
     /// of all PEs, and fcollect of 64 KiB per PE.
-    #[arg(long, conflicts_with_all = ["collectives", "basic"])]
+    #[arg(long, conflicts_with_all = ["collectives", "basic", "small"])]
     pipeline: bool,
 }
 
@@ -298,7 +304,11 @@ fn run_sized(world: &World, big: &SymArray<'_, u64>, args: &Args, rows: &mut Vec
     let src = src_buf.get();
     let mut dst_buf = Aligned::new(BIG);
     let dst = dst_buf.get_mut();
-    let sizes = if args.basic { &SIZES[..1] } else { &SIZES[..] };
+    let sizes = if args.basic || args.small {
+        &SIZES[..1]
+    } else {
+        &SIZES[..]
+    };
     for &bytes in sizes {
         let n = bytes / 8;
         let iters = iters_for(args.iters, bytes);
@@ -739,7 +749,7 @@ fn run(args: &Args) -> Result<(), String> {
     world.barrier_all();
 
     let mut rows = Vec::new();
-    let full = !(args.basic || args.collectives || args.bandwidth || args.pipeline);
+    let full = !(args.basic || args.small || args.collectives || args.bandwidth || args.pipeline);
     if args.pipeline {
         run_pipeline(&world, &pp, args, &mut rows)?;
     } else if args.bandwidth {
@@ -752,7 +762,7 @@ fn run(args: &Args) -> Result<(), String> {
             // The user-shaped cases run first (see run_user_shaped), their rows come after the
             // aligned ones.
             let mut user_rows = Vec::new();
-            if !args.basic {
+            if full {
                 run_user_shaped(&world, &user, args, &mut user_rows);
             }
             run_sized(&world, &big, args, &mut rows);

@@ -33,10 +33,11 @@ use crate::mem::dataseg::DATA_OFFSET;
 use crate::object::bounds::{check_index, checked_offset};
 use crate::object::sealed::Placed;
 use crate::object::view::SymSlice;
-use crate::ops::amo::Remote;
+use crate::ops::amo::{AmoBitwise, AmoExtended, AmoStandard, AmoWord, Remote};
 use crate::ops::ctx::{Ctx, CtxMode};
 use crate::ops::lock::LockRef;
 use crate::ops::rma::SymmetricArray;
+use crate::transport::atomic::AmoOp;
 use crate::transport::rma::{Completion, Dir};
 use crate::transport::{Peer, Transport, transport};
 use std::marker::PhantomData;
@@ -92,19 +93,25 @@ pub fn offset_of(addr: *const u8, bytes: usize) -> Option<usize> {
 /// data segment as the second case.
 #[inline(always)]
 fn translate(tp: &Transport, addr: *const u8, bytes: usize) -> Option<usize> {
+    translate_in(tp, addr, bytes).map(|(data, at)| if data { DATA_OFFSET + at } else { at })
+}
+
+/// [`translate`] as the region and the offset in it: `(false, at)` for byte `at` of the heap,
+/// `(true, at)` for byte `at` of the data segment.
+#[inline(always)]
+fn translate_in(tp: &Transport, addr: *const u8, bytes: usize) -> Option<(bool, usize)> {
     let a = addr as usize;
-    let statics = tp.layout.statics;
-    let total = tp.layout.total;
-    let in_heap = a.wrapping_sub(tp.base() as usize);
+    let past_statics = a.wrapping_sub(tp.statics_at);
     // One compare for `heap + statics <= a < heap + total` (a below the heap wraps around).
-    if in_heap.wrapping_sub(statics) < total - statics {
-        return (bytes <= total - in_heap).then_some(in_heap);
+    if past_statics < tp.statics_span {
+        let in_heap = a - tp.base() as usize;
+        return (bytes <= tp.statics_span - past_statics).then_some((false, in_heap));
     }
     let (data, data_len) = tp.data_segment();
     let in_data = a.wrapping_sub(data as usize);
     // A job without a data segment has (null, 0): nothing is below 0.
     if in_data < data_len && bytes <= data_len - in_data {
-        return Some(DATA_OFFSET + in_data);
+        return Some((true, in_data));
     }
     None
 }
@@ -137,6 +144,9 @@ pub struct Located<E> {
     tp: &'static Transport,
     peer: &'static Peer,
     offset: usize,
+    /// The first element's address in this process (in the peer's mapping), or null when only
+    /// UCX reaches the peer.
+    mapped: *mut u8,
     len: usize,
     _e: PhantomData<*const E>,
 }
@@ -172,17 +182,16 @@ impl<E> std::fmt::Debug for Located<E> {
 /// PE, and no Rust reference covers them.
 #[inline(always)]
 pub unsafe fn locate<E: Element>(addr: *const E, len: usize, pe: usize) -> Option<Located<E>> {
-    let tp = crate::transport::try_transport()?;
-    if !tp.is_live() {
-        return None;
-    }
+    let tp = crate::transport::try_live_transport()?;
     let peer = tp.try_peer(pe)?;
     let bytes = len.checked_mul(size_of::<E>())?;
-    let offset = translate(tp, addr.cast(), bytes)?;
+    let (data, at) = translate_in(tp, addr.cast(), bytes)?;
     Some(Located {
         tp,
         peer,
-        offset,
+        offset: if data { DATA_OFFSET + at } else { at },
+        // SAFETY: byte `at` of the heap or the data segment (translated above).
+        mapped: unsafe { peer.direct_in(data, at) },
         len,
         _e: PhantomData,
     })
@@ -211,7 +220,7 @@ impl<E: Element> Located<E> {
         let bytes = self.len * size_of::<E>();
         // SAFETY: `locate` checked the range (heap or data segment); `src` per the caller.
         unsafe {
-            match self.tp.direct_at(self.peer, self.offset) {
+            match self.direct() {
                 // One element: one move of its size (the common C call, `shmem_long_put(.., 1,
                 // pe)`), else the copy engine.
                 Some(dst) if self.len == 1 => copy_elem(dst, src.cast(), bytes),
@@ -233,7 +242,7 @@ impl<E: Element> Located<E> {
         let bytes = self.len * size_of::<E>();
         // SAFETY: `locate` checked the range (heap or data segment); `dst` per the caller.
         unsafe {
-            match self.tp.direct_at(self.peer, self.offset) {
+            match self.direct() {
                 Some(src) => {
                     // As every read of mapped memory: a loop polling with it drives UCX too.
                     self.tp.progress();
@@ -257,7 +266,7 @@ impl<E: Element> Located<E> {
         // SAFETY: `locate` checked the range, which holds the element (checked above); `value`
         // is a local of its size.
         unsafe {
-            match self.tp.direct_at(self.peer, self.offset) {
+            match self.direct() {
                 Some(dst) => copy_elem(dst, (&raw const value).cast(), size_of::<E>()),
                 None => Remote::new(self.tp, self.peer, self.offset).put(value),
             }
@@ -273,7 +282,7 @@ impl<E: Element> Located<E> {
         // SAFETY: `locate` checked the range, which holds the element (checked above); `value`
         // is a local of its size.
         unsafe {
-            match self.tp.direct_at(self.peer, self.offset) {
+            match self.direct() {
                 Some(src) => {
                     self.tp.progress();
                     let mut value = E::new_zeroed();
@@ -285,15 +294,232 @@ impl<E: Element> Located<E> {
         }
     }
 
+    /// Whether every operation on the elements is plain loads, stores or CPU atomics: the peer
+    /// is mapped here and no peer is reached through UCX (so that reads owe no round of
+    /// progress). A foreign layer keeps such calls inline and sends the others out of line.
+    #[inline(always)]
+    pub fn is_plain(&self) -> bool {
+        !self.mapped.is_null() && !self.tp.any_ucx()
+    }
+
+    /// The first element's address in the peer's mapping, `None` when only UCX reaches it.
+    #[inline(always)]
+    fn direct(&self) -> Option<*mut u8> {
+        (!self.mapped.is_null()).then_some(self.mapped)
+    }
+
     /// The first element as a [`Remote`], for atomics; `None` when there is none or its
     /// address is not aligned for `E` (atomics need an aligned word).
     #[inline(always)]
     pub fn remote(self) -> Option<Remote<'static, E>> {
+        self.aligned_first()
+            .then(|| Remote::new(self.tp, self.peer, self.offset))
+    }
+
+    /// Whether there is a first element and it is aligned for `E`.
+    #[inline(always)]
+    fn aligned_first(&self) -> bool {
         // Every region is mapped at a page boundary and starts at an offset that is a multiple
         // of a page, so the offset's alignment is the address's, here and in the peer's mapping.
-        let aligned = self.offset.is_multiple_of(align_of::<E>());
-        (self.len > 0 && aligned).then(|| Remote::new(self.tp, self.peer, self.offset))
+        self.len > 0 && self.offset.is_multiple_of(align_of::<E>())
     }
+}
+
+impl<E: AmoWord> Located<E> {
+    /// The first element as the target of atomics, `None` when there is none or its address is
+    /// not aligned for `E`: [`remote`](Self::remote) without its second look at the liveness
+    /// and the range (`locate` checked them), the same atomic instructions.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u64>(2);
+    /// let base = shmem_core::raw::local_addr(&a);
+    /// // SAFETY: element 1 of `a`, which lives until the end of this example.
+    /// let at = unsafe { shmem_core::raw::locate(base.wrapping_add(1), 1, world.my_pe()) };
+    /// let word = at.and_then(|l| l.word()).expect("symmetric and aligned");
+    /// word.add(5);
+    /// assert_eq!((word.fetch_add(1), word.compare_swap(6, 9), word.swap(2)), (5, 6, 9));
+    /// assert_eq!(a.local_get(1), 2);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn word(self) -> Option<LocatedWord<E>> {
+        self.aligned_first().then_some(LocatedWord {
+            tp: self.tp,
+            peer: self.peer,
+            offset: self.offset,
+            mapped: self.mapped,
+            _e: PhantomData,
+        })
+    }
+}
+
+/// One aligned element that [`locate`] found, as the target of atomics ([`Located::word`]):
+/// the OpenSHMEM AMOs of the element's type, as [`Remote`] has them, with the default
+/// context's completion (a non-fetching AMO on a peer reached through UCX is complete at the
+/// next quiet of the runtime). On a mapped peer each is a round of progress (free unless some
+/// peer is reached through UCX) and one CPU atomic, the one [`Remote`] uses.
+pub struct LocatedWord<E> {
+    tp: &'static Transport,
+    peer: &'static Peer,
+    offset: usize,
+    mapped: *mut u8,
+    _e: PhantomData<*const E>,
+}
+
+impl<E> Clone for LocatedWord<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for LocatedWord<E> {}
+
+impl<E> std::fmt::Debug for LocatedWord<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocatedWord")
+            .field("type", &std::any::type_name::<E>())
+            .field("offset", &self.offset)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: AmoWord> LocatedWord<E> {
+    /// Whether each AMO on the word is one CPU atomic and nothing else ([`Located::is_plain`]).
+    #[inline(always)]
+    pub fn is_plain(&self) -> bool {
+        !self.mapped.is_null() && !self.tp.any_ucx()
+    }
+
+    /// One AMO on the word.
+    #[inline(always)]
+    fn amo(self, op: AmoOp, value: E, compare: E) -> E {
+        let (v, c) = (value.to_bits(), compare.to_bits());
+        // SAFETY: `locate` checked the liveness and that the word lies in the heap or the data
+        // segment; `word` checked its alignment; `mapped` is its address here, or null.
+        let old = unsafe {
+            self.tp
+                .atomic_at(self.peer, self.offset, self.mapped, E::SIZE, op, (v, c))
+        };
+        E::from_bits(old)
+    }
+}
+
+impl<E: AmoExtended> LocatedWord<E> {
+    /// `shmem_atomic_fetch` ([`Remote::fetch`]).
+    #[inline(always)]
+    pub fn fetch(self) -> E {
+        self.amo(AmoOp::Fetch, E::from_bits(0), E::from_bits(0))
+    }
+
+    /// `shmem_atomic_set` ([`Remote::set`]).
+    #[inline(always)]
+    pub fn set(self, value: E) {
+        self.amo(AmoOp::Set, value, value);
+    }
+
+    /// `shmem_atomic_swap` ([`Remote::swap`]).
+    #[inline(always)]
+    pub fn swap(self, value: E) -> E {
+        self.amo(AmoOp::Swap, value, value)
+    }
+}
+
+impl<E: AmoStandard> LocatedWord<E> {
+    /// `shmem_atomic_compare_swap` ([`Remote::compare_swap`]).
+    #[inline(always)]
+    pub fn compare_swap(self, cond: E, value: E) -> E {
+        self.amo(AmoOp::Cswap, value, cond)
+    }
+
+    /// `shmem_atomic_fetch_add` ([`Remote::fetch_add`]).
+    #[inline(always)]
+    pub fn fetch_add(self, value: E) -> E {
+        self.amo(AmoOp::FetchAdd, value, value)
+    }
+
+    /// `shmem_atomic_add` ([`Remote::add`]).
+    #[inline(always)]
+    pub fn add(self, value: E) {
+        self.amo(AmoOp::Add, value, value);
+    }
+
+    /// `shmem_atomic_fetch_inc` ([`Remote::fetch_inc`]).
+    #[inline(always)]
+    pub fn fetch_inc(self) -> E {
+        self.fetch_add(E::from_bits(1))
+    }
+
+    /// `shmem_atomic_inc` ([`Remote::inc`]).
+    #[inline(always)]
+    pub fn inc(self) {
+        self.add(E::from_bits(1));
+    }
+}
+
+impl<E: AmoBitwise> LocatedWord<E> {
+    /// `shmem_atomic_fetch_and` ([`Remote::fetch_and`]).
+    #[inline(always)]
+    pub fn fetch_and(self, value: E) -> E {
+        self.amo(AmoOp::FetchAnd, value, value)
+    }
+
+    /// `shmem_atomic_and` ([`Remote::and`]).
+    #[inline(always)]
+    pub fn and(self, value: E) {
+        self.amo(AmoOp::And, value, value);
+    }
+
+    /// `shmem_atomic_fetch_or` ([`Remote::fetch_or`]).
+    #[inline(always)]
+    pub fn fetch_or(self, value: E) -> E {
+        self.amo(AmoOp::FetchOr, value, value)
+    }
+
+    /// `shmem_atomic_or` ([`Remote::or`]).
+    #[inline(always)]
+    pub fn or(self, value: E) {
+        self.amo(AmoOp::Or, value, value);
+    }
+
+    /// `shmem_atomic_fetch_xor` ([`Remote::fetch_xor`]).
+    #[inline(always)]
+    pub fn fetch_xor(self, value: E) -> E {
+        self.amo(AmoOp::FetchXor, value, value)
+    }
+
+    /// `shmem_atomic_xor` ([`Remote::xor`]).
+    #[inline(always)]
+    pub fn xor(self, value: E) {
+        self.amo(AmoOp::Xor, value, value);
+    }
+}
+
+/// `shmem_quiet` of the default context ([`World::quiet`](crate::World::quiet)) when it is one
+/// fence: the runtime is live and no peer is reached through UCX (a put to a mapped peer is
+/// complete when its stores are, and the fence orders them before what follows). Returns
+/// whether it did so; `false`, having done nothing, before `init`, after finalize or in a job
+/// with UCX peers, for a foreign layer's general path.
+///
+/// ```
+/// let world = shmem_core::init()?;
+/// if !shmem_core::raw::quiet_if_plain() {
+///     world.quiet();
+/// }
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
+#[inline(always)]
+pub fn quiet_if_plain() -> bool {
+    let Some(tp) = crate::transport::try_live_transport() else {
+        return false;
+    };
+    if tp.any_ucx() {
+        return false;
+    }
+    // What `Transport::quiet` does after its checks when no peer is reached through UCX.
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    true
 }
 
 /// The `len` elements of `E` at `addr` in this PE's symmetric memory as a symmetric object, or

@@ -62,22 +62,43 @@ impl Transport {
         op: AmoOp,
         (value, compare): (u64, u64),
     ) -> u64 {
-        if let Some(word) = self.mapped(peer, offset) {
-            // A loop polling with atomics (a lock, a counter) drives UCX too.
-            self.progress();
-            // SAFETY: a checked location mapped here, aligned for `size` (objects are 64-byte
-            // aligned and words are 4 or 8 bytes); peers only access it atomically or by copies
-            // that OpenSHMEM leaves unordered anyway.
-            unsafe { cpu_amo(word, size, op, value, compare) }
-        } else {
-            self.ucx_amo(
+        let word = self.mapped(peer, offset).unwrap_or(std::ptr::null_mut());
+        // SAFETY: `word` is the word's address here (checked by `mapped`), or null.
+        unsafe { self.atomic_at(peer, offset, word, size, op, (value, compare)) }
+    }
+
+    /// [`atomic`](Self::atomic) for a caller that checked the liveness and the location itself
+    /// and found the word's address here, `word` ([`Peer::direct_in`]; null when only UCX
+    /// reaches the peer): the same CPU atomic or UCX operation, without the checks.
+    ///
+    /// # Safety
+    /// The runtime is live; `offset` names a word of `size` inside the heap or the data segment
+    /// of `peer`, aligned for `size`, and `word` is null or that word's address in this process.
+    #[inline(always)]
+    pub(crate) unsafe fn atomic_at(
+        &self,
+        peer: &Peer,
+        offset: usize,
+        word: *mut u8,
+        size: AtomicSize,
+        op: AmoOp,
+        (value, compare): (u64, u64),
+    ) -> u64 {
+        if word.is_null() {
+            return self.ucx_amo(
                 peer,
                 offset,
                 size,
                 (op.into(), op.fetches()),
                 (value, compare),
-            )
+            );
         }
+        // A loop polling with atomics (a lock, a counter) drives UCX too.
+        self.progress();
+        // SAFETY: a checked location mapped here, aligned for `size` (per the caller: objects
+        // are 64-byte aligned and words are 4 or 8 bytes); peers only access it atomically or by
+        // copies that OpenSHMEM leaves unordered anyway.
+        unsafe { cpu_amo(word, size, op, value, compare) }
     }
 
     /// An AMO through UCX on the word at `offset` of `peer` with operands `(value, compare)`;

@@ -54,7 +54,7 @@ use shmem_ucx::{Context, Endpoint, MemHandle, RemoteKey, Worker};
 use slots::Slots;
 use std::ptr;
 use std::sync::Mutex;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard};
 
 /// The transport of this process, set by the first successful `init` and never freed.
@@ -72,12 +72,10 @@ pub(crate) fn transport() -> &'static Transport {
     }
 }
 
-/// The process's transport, or `None` before `init` (for fast paths that fall back to a
-/// general path with its own message).
-#[inline(always)]
-pub(crate) fn try_transport() -> Option<&'static Transport> {
-    TRANSPORT.get()
-}
+/// The transport while it is live, from [`publish`] until [`Transport::close`] or
+/// [`Transport::abandon`]; null before and after. One load answers both questions of a fast
+/// path ([`try_live_transport`]).
+static LIVE: AtomicPtr<Transport> = AtomicPtr::new(ptr::null_mut());
 
 /// Makes `t` the process's transport (once: start-up publishes the transport it made).
 pub(crate) fn publish(t: Transport) -> &'static Transport {
@@ -85,7 +83,20 @@ pub(crate) fn publish(t: Transport) -> &'static Transport {
         // Only one `init` gets this far, and a failed one publishes nothing.
         unreachable!("the transport was published twice");
     }
-    transport()
+    let tp = transport();
+    LIVE.store(ptr::from_ref(tp).cast_mut(), Ordering::Release);
+    tp
+}
+
+/// The process's transport while it is live (published, and not yet closed or abandoned: what
+/// [`Transport::check_live`] checks, in one load), or `None` (before `init`, after finalize),
+/// for fast paths that fall back to a general path with its own message.
+#[inline(always)]
+pub(crate) fn try_live_transport() -> Option<&'static Transport> {
+    let p = LIVE.load(Ordering::Acquire);
+    // SAFETY: non-null only as the address of the transport in `TRANSPORT`, which is set once
+    // and never freed (only shared references are made from it).
+    unsafe { p.as_ref() }
 }
 
 /// The panic of an operation on symmetric memory before `init`.
@@ -263,6 +274,24 @@ impl Peer {
         self
     }
 
+    /// The address of byte `at` of this peer's heap (`data`: of its data segment) in this
+    /// process, or null when load and store do not reach the peer (only UCX does): what
+    /// [`Transport::mapped`] finds, without its checks, for a caller that knows the region (a
+    /// fast path that translated a local address).
+    ///
+    /// # Safety
+    /// `at` lies inside the heap (`data`: the data segment) of this job.
+    #[inline(always)]
+    pub(crate) unsafe fn direct_in(&self, data: bool, at: usize) -> *mut u8 {
+        if self.direct.is_null() {
+            return ptr::null_mut();
+        }
+        let base = if data { self.data } else { self.direct };
+        // SAFETY: a mapped peer maps its heap and (in a job with one) its data segment, and
+        // `at` lies inside the region (per the caller).
+        unsafe { base.add(at) }
+    }
+
     /// The address of `offset` (team segment, heap or data segment) in this peer's mappings.
     ///
     /// # Safety
@@ -388,6 +417,12 @@ pub struct Transport {
     /// Local heap base.
     base: *mut u8,
     pub(crate) layout: HeapLayout,
+    /// The address of the statics (`base + layout.statics`, the first byte of symmetric memory in
+    /// the heap mapping) and the bytes from there to the end of the heap: a local address is in
+    /// the heap when `addr - statics_at < statics_span` (one subtract and one compare, for the
+    /// translation of the C API's fast path).
+    pub(crate) statics_at: usize,
+    pub(crate) statics_span: usize,
     /// This PE's data segment (base, length), in jobs that made it symmetric; (null, 0) else.
     data: (*mut u8, usize),
     /// This PE's team segment (`SEGMENT` bytes), mapped for the process's life.
@@ -503,6 +538,8 @@ impl Transport {
             my_pe: p.my_pe,
             n_pes: p.n_pes,
             base: p.base,
+            statics_at: (p.base as usize).wrapping_add(p.layout.statics),
+            statics_span: p.layout.total - p.layout.statics,
             layout: p.layout,
             data: p.data,
             team: p.team,
@@ -527,18 +564,10 @@ impl Transport {
         self.progress.check_live();
     }
 
-    /// Whether the runtime is live (the `World` has not been dropped): [`check_live`] without
-    /// the panic.
-    ///
-    /// [`check_live`]: Self::check_live
-    #[inline(always)]
-    pub(crate) fn is_live(&self) -> bool {
-        self.progress.is_live()
-    }
-
     /// Marks the runtime finalized and closes the endpoints of peers reached through UCX (those
     /// mapped directly keep their mappings until the process exits).
     pub(crate) fn close(&self) {
+        LIVE.store(ptr::null_mut(), Ordering::Release);
         self.progress.end();
         for peer in self.peers.iter() {
             peer.close();
@@ -547,6 +576,7 @@ impl Transport {
 
     /// Marks the runtime finalized without touching UCX (a PE that is going down).
     pub(crate) fn abandon(&self) {
+        LIVE.store(ptr::null_mut(), Ordering::Release);
         self.progress.end();
     }
 
@@ -635,18 +665,6 @@ impl Transport {
         (!region.is_null()).then(|| unsafe { peer.at(offset) })
     }
 
-    /// The local address of `offset` in `peer`'s heap or data segment when load and store reach
-    /// it, `None` when only UCX does: [`mapped`](Self::mapped) for a caller that checked the
-    /// liveness and the range itself (a fast path).
-    ///
-    /// # Safety
-    /// `offset` lies in the heap or the data segment (not the team segment).
-    #[inline(always)]
-    pub(crate) unsafe fn direct_at(&self, peer: &Peer, offset: usize) -> Option<*mut u8> {
-        // SAFETY: a mapped peer maps its heap and data segment; `offset` is in one of them.
-        (!peer.direct.is_null()).then(|| unsafe { peer.at(offset) })
-    }
-
     /// Local address of `offset` in a peer that [`mapped`](Self::mapped) reaches there; panics
     /// after finalize, or where it does not.
     #[inline]
@@ -689,6 +707,13 @@ impl Transport {
     /// Whether every PE of the job is on this node (their team segments are mapped here).
     pub(crate) fn one_node(&self) -> bool {
         self.one_node
+    }
+
+    /// Whether some peer is reached through UCX (reads of mapped memory then owe a round of
+    /// progress).
+    #[inline(always)]
+    pub(crate) fn any_ucx(&self) -> bool {
+        self.progress.any_ucx()
     }
 
     /// Drives UCX once (`shmem_test` and friends make progress without blocking). Every

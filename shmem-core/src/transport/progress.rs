@@ -156,12 +156,6 @@ impl Progress {
         }
     }
 
-    /// Whether the runtime is live: [`check_live`](Self::check_live) without the panic.
-    #[inline(always)]
-    pub(crate) fn is_live(&self) -> bool {
-        self.live.load(Ordering::Acquire)
-    }
-
     /// Marks the runtime finalized: every operation and wait from now on panics.
     pub(crate) fn end(&self) {
         self.live.store(false, Ordering::Release);
@@ -212,7 +206,7 @@ impl Progress {
     }
 
     /// True when some peer is reached through UCX.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn any_ucx(&self) -> bool {
         self.any_ucx
     }
