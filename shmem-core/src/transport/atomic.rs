@@ -113,6 +113,7 @@ impl Transport {
         (value, compare): (u64, u64),
     ) -> u64 {
         self.check_live();
+        self.progress.note_op();
         let u = peer.ucx();
         if op == AtomicOp::Add && !fetch && self.pe_of(peer).is_some() {
             // A non-fetching add to a PE of the main worker: started as a fetching one whose

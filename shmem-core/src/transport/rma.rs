@@ -88,6 +88,7 @@ impl Transport {
         local: *mut u8,
         len: usize,
     ) {
+        self.progress.note_op();
         let u = peer.ucx();
         let (addr, rkey) = u.target(peer, offset);
         // SAFETY: per the caller, for the peer's registered region described by `rkey`; the
