@@ -29,7 +29,9 @@ jobs=(ours-tcp c-ours-tcp oshmem-tcp oshmem-tcp-basic ours-direct oshmem)
 out=target/bench-results/pipeline
 mkdir -p "$out"
 rm -f "$out"/*.csv
-cargo build --release -q -p shmem-benches -p shmem-run -p shmem-capi --bin latency --bin shmemrun
+# The C library (libshmem.so, which the C twin on ours loads) and shmemrun, then the Rust twin.
+cargo build --release -q -p shmem-capi -p shmem-run
+cargo build --release -q -p shmem-benches --bin latency
 oshcc -O2 -falign-loops=64 -Wall -o "$out/latency-oshmem" benches/c/latency.c
 target/release/shmemcc -O2 -falign-loops=64 -Wall -o "$out/latency-ours" benches/c/latency.c
 tcp_ucx=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_SIZE=256k
