@@ -64,7 +64,7 @@ use spec::JobSpec;
 
 /// The launcher's `main`, for its two binaries (`shmemrun` and `oshrun`): parses the command
 /// line, runs the job and exits with the job's status. The one place where a set-up failure
-/// ([`RunError`]) is printed and turned into the exit status.
+/// (a `RunError`) is printed and turned into the exit status.
 pub fn main() -> ! {
     // The host agent, which `shmemrun --hosts` starts on every host (hidden from --help).
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
