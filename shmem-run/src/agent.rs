@@ -33,7 +33,6 @@ use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::process::CommandExt;
 use std::process::{ChildStderr, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -326,34 +325,8 @@ impl Agent {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let agent = std::process::id() as libc::pid_t;
-        // SAFETY: the closure runs in the forked child before exec, where only
-        // async-signal-safe functions may be called: sigemptyset, sigprocmask, prctl and
-        // getppid are; creating an io::Error from an errno value does not allocate.
-        unsafe {
-            cmd.pre_exec(move || {
-                let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
-                if libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                // Die with the agent.
-                if libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                ) != 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
-                if libc::getppid() != agent {
-                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
-                }
-                Ok(())
-            });
-        }
+        // Die with the agent.
+        children::die_with_parent(&mut cmd);
         match cmd.spawn() {
             Ok(mut child) => {
                 let mut pipes = Vec::new();

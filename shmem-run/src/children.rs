@@ -52,6 +52,41 @@ pub struct Spec<'a> {
     pub tagged: Option<output::Tagged>,
 }
 
+/// Makes the child `cmd` starts begin with no signal blocked (its parent blocks those it
+/// handles) and die with this process (`PR_SET_PDEATHSIG`; this thread forks every child and
+/// lives until the process exits); a child whose parent died before that took effect fails to
+/// start. For a PE on another host this ends its local start command only; the PE's watchdog
+/// sees its control connection close.
+pub fn die_with_parent(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe
+    // functions may be called: sigemptyset, sigprocmask, prctl and getppid are; creating an
+    // io::Error from an errno value does not allocate.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            if libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Starts one PE, its exit watcher and its output forwarders. Returns the pid and the number of
 /// output forwarders started.
 pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, usize)> {
@@ -69,38 +104,7 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
     if spec.prefix || spec.tail.is_some() || spec.tagged.is_some() {
         cmd.stderr(Stdio::piped());
     }
-    let launcher = std::process::id() as libc::pid_t;
-    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe
-    // functions may be called: sigemptyset, sigprocmask, prctl and getppid are; creating an
-    // io::Error from an errno value does not allocate.
-    unsafe {
-        cmd.pre_exec(move || {
-            // The launcher blocks the signals it handles; the PE starts with none blocked.
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            if libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // Die with the launcher (the launcher's main thread, which forks every PE and lives
-            // until the launcher exits). For a PE on another host this ends its local start
-            // command only; the PE's watchdog sees its control connection close.
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            // The launcher may have died before prctl took effect.
-            if libc::getppid() != launcher {
-                return Err(io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
+    die_with_parent(&mut cmd);
     let mut child = cmd.spawn()?;
     let pid = child.id() as libc::pid_t;
     if let (

@@ -86,13 +86,8 @@ pub fn forward(
         } else {
             String::new()
         };
-        let mut pipe = pipe;
-        let mut buf = vec![0u8; MAX_PIECE];
-        let mut len = 0;
-        // Whether the next byte starts a line (else it continues one forwarded in part).
-        let mut line_start = true;
         let mut piece = Vec::with_capacity(MAX_PIECE + prefix.len() + 1);
-        let mut emit = |bytes: &[u8], line_start: bool, end_line: bool| {
+        let emit = |bytes: &[u8], line_start: bool, end_line: bool| {
             piece.clear();
             if line_start {
                 piece.extend_from_slice(prefix.as_bytes());
@@ -112,37 +107,48 @@ pub fn forward(
                 write_line(&mut io::stdout().lock(), &piece)
             };
         };
-        loop {
-            match pipe.read(&mut buf[len..]) {
-                Ok(0) => break,
-                Ok(n) => len += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            }
-            let mut start = 0;
-            while let Some(at) = buf[start..len].iter().position(|&b| b == b'\n') {
-                let end = start + at + 1;
-                emit(&buf[start..end], line_start, true);
-                line_start = true;
-                start = end;
-            }
-            buf.copy_within(start..len, 0);
-            len -= start;
-            if len == MAX_PIECE {
-                emit(&buf[..len], line_start, false);
-                line_start = false;
-                len = 0;
-            }
-        }
-        if len > 0 || !line_start {
-            emit(&buf[..len], line_start, true);
-        }
+        pump_lines(pipe, MAX_PIECE, emit);
         if let Some(tail) = &how.tail {
             tail.done.store(true, Ordering::Release);
         }
         notifier.send(Event::OutputDone);
     })?;
     Ok(())
+}
+
+/// Reads `pipe` to its end and hands it to `emit(bytes, starts_line, ends_line)` line by line:
+/// every whole line with its newline, a line of more than `cap` bytes in pieces of `cap`, and
+/// what is left at the end of the pipe as a last (ended) line.
+fn pump_lines(mut pipe: impl Read, cap: usize, mut emit: impl FnMut(&[u8], bool, bool)) {
+    let mut buf = vec![0u8; cap];
+    let mut len = 0;
+    // Whether the next byte starts a line (else it continues one handed on in part).
+    let mut line_start = true;
+    loop {
+        match pipe.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+        let mut start = 0;
+        while let Some(at) = buf[start..len].iter().position(|&b| b == b'\n') {
+            let end = start + at + 1;
+            emit(&buf[start..end], line_start, true);
+            line_start = true;
+            start = end;
+        }
+        buf.copy_within(start..len, 0);
+        len -= start;
+        if len == cap {
+            emit(&buf[..len], line_start, false);
+            line_start = false;
+            len = 0;
+        }
+    }
+    if len > 0 || !line_start {
+        emit(&buf[..len], line_start, true);
+    }
 }
 
 /// The byte that starts a record of a PE's output in a host agent's stdout or stderr (ASCII
@@ -217,15 +223,10 @@ pub fn forward_tagged(
         if how.to_stderr { "stderr" } else { "stdout" }
     );
     std::thread::Builder::new().name(name).spawn(move || {
-        let mut pipe = pipe;
         // A record holds a piece of at most MAX_PIECE bytes and its header.
         let cap = MAX_PIECE + 32;
-        let mut buf = vec![0u8; cap];
-        let mut len = 0;
-        // Whether the next byte starts a line of the pipe.
-        let mut line_start = true;
         let mut piece = Vec::with_capacity(cap + 32);
-        let mut emit = |bytes: &[u8], line_start: bool, end_line: bool| {
+        let emit = |bytes: &[u8], line_start: bool, end_line: bool| {
             piece.clear();
             let tagged = if line_start {
                 parse_record(bytes.strip_suffix(b"\n").unwrap_or(bytes), &how.pes)
@@ -266,31 +267,7 @@ pub fn forward_tagged(
                 write_line(&mut io::stdout().lock(), &piece)
             };
         };
-        loop {
-            match pipe.read(&mut buf[len..]) {
-                Ok(0) => break,
-                Ok(n) => len += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            }
-            let mut start = 0;
-            while let Some(at) = buf[start..len].iter().position(|&b| b == b'\n') {
-                let end = start + at + 1;
-                emit(&buf[start..end], line_start, true);
-                line_start = true;
-                start = end;
-            }
-            buf.copy_within(start..len, 0);
-            len -= start;
-            if len == cap {
-                emit(&buf[..len], line_start, false);
-                line_start = false;
-                len = 0;
-            }
-        }
-        if len > 0 || !line_start {
-            emit(&buf[..len], line_start, true);
-        }
+        pump_lines(pipe, cap, emit);
         for t in how.tails.iter().chain(&how.host_tail) {
             t.done.store(true, Ordering::Release);
         }
