@@ -501,3 +501,31 @@ fn collectives_on_one_node_send_no_ucx_message() {
         }
     });
 }
+
+/// fcollect of blocks larger than the mailboxes hold: on one node over UCX_TLS=tcp,self they go
+/// through the team blocks in pieces (`mailbox::allgather_in_pieces`), elsewhere by puts. Odd
+/// lengths (a last piece of a few bytes), a block of exactly one piece's multiple, and 64 KiB.
+#[test]
+fn large_fcollect_in_pieces_and_by_puts() {
+    multi_pe_hosts("large_fcollect_in_pieces_and_by_puts", |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        for len in [4081usize, 8160, 12_345, 65_536] {
+            let src: Vec<u8> = (0..len).map(|i| (i * 7 + me * 31 + len) as u8).collect();
+            let all = world.alloc::<u8>(len * n);
+            team.fcollect(&all, &src);
+            let mut got = vec![0u8; len * n];
+            all.local_read(.., &mut got);
+            for pe in 0..n {
+                let block = &got[pe * len..(pe + 1) * len];
+                if let Some(i) = (0..len).find(|&i| block[i] != (i * 7 + pe * 31 + len) as u8) {
+                    panic!(
+                        "PE {me}: fcollect of {len} bytes: byte {i} of PE {pe}'s block is {}",
+                        block[i]
+                    );
+                }
+            }
+            drop(all);
+        }
+    });
+}

@@ -230,6 +230,11 @@ impl Team<'_> {
             mailbox::allgather(self, out, source.as_bytes(), "fcollect");
             return;
         }
+        if mailbox::allgather_in_pieces_fits(self) {
+            let out = own_bytes(dest, n * k);
+            mailbox::allgather_in_pieces(self, out, source.as_bytes(), "fcollect");
+            return;
+        }
         // The maxima of k and !k give both the largest and the smallest k, and every member has
         // entered once they are known.
         let mut span = [k as u64, !(k as u64)];

@@ -386,6 +386,62 @@ pub(crate) fn allgather_fits(n: usize, block: usize) -> bool {
     }
 }
 
+/// True when [`allgather_in_pieces`] serves an all-gather of a team: a flat team (up to
+/// [`FLAT_MAX`] members) whose members' team blocks are all mapped here while some member's heap
+/// is not (one node, with `UCX_TLS` leaving out shared memory). Puts to those members would
+/// cross the network transport (over tcp, loopback sockets and the peers' progress); their
+/// team blocks are shared memory all the same.
+pub(crate) fn allgather_in_pieces_fits(team: &Team<'_>) -> bool {
+    let (tp, n) = (team.tp(), team.n_pes());
+    let at = team.block(A2A);
+    n <= FLAT_MAX && {
+        let peers = || (0..n).map(|j| tp.peer(team.world_pe(j)));
+        peers().all(|p| tp.mapped(p, at).is_some()) && !peers().all(|p| tp.is_direct(p))
+    }
+}
+
+/// All-gather of `mine` (the same length on every member) into `out` (`n * mine.len()` bytes,
+/// member order) through the all-to-all slots in pieces of up to a slot's payload, one flat
+/// exchange per piece; the caller checked [`allgather_in_pieces_fits`]. The slots' two sets
+/// alternate by epoch parity as in every exchange (module docs), so a piece's slots are free
+/// once the previous piece has been received by everyone. A member whose length differs gets
+/// the usual mismatch panic at the first piece of a different size.
+pub(crate) fn allgather_in_pieces(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &str) {
+    let (n, me, total) = (team.n_pes(), team.my_pe(), mine.len());
+    debug_assert_eq!(out.len, n * total);
+    out.write(me * total, mine);
+    let piece = (a2a_stride(n) - HEADER).max(1);
+    let mut start = 0;
+    while start < total {
+        let part = &mine[start..total.min(start + piece)];
+        let (area, stride, epoch) = a2a_round(team);
+        for i in 1..n {
+            let j = (me + i) % n;
+            post(
+                team,
+                j,
+                area + me * stride,
+                epoch,
+                Tag::Gather,
+                &[part.into()],
+            );
+        }
+        for i in 1..n {
+            let j = (me + n - i) % n;
+            let got = receive(
+                team,
+                area + j * stride,
+                epoch,
+                (Tag::Gather, part.len()),
+                j,
+                what,
+            );
+            out.write(j * total + start, got);
+        }
+        start += part.len();
+    }
+}
+
 /// Bruck all-gather of `block` bytes per member into `out` (`n * block` bytes, member order),
 /// `mine` being this PE's block. `ceil(log2 n)` rounds; the caller checked [`allgather_fits`].
 pub(crate) fn allgather(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &str) {
