@@ -54,7 +54,7 @@ pub use context::{Context, ContextParams, ThreadMode};
 pub use endpoint::{AtomicOp, AtomicSize, Endpoint, atomics_in_flight};
 pub use error::{Error, Result};
 pub use mem::MemHandle;
-pub use request::{Request, WaitHook, set_wait_hook, set_yield_every};
+pub use request::{IDLE_SPINS, Request, WaitHook, set_idle_spins, set_wait_hook, set_yield_every};
 pub use rkey::RemoteKey;
 pub use worker::Worker;
 

@@ -95,7 +95,7 @@ unsafe fn wait_raw(worker: sys::ucp_worker_h, request: *mut c_void) -> sys::ucs_
 }
 
 /// Progresses `worker` until `done()` holds (looked at before every round), backing off as a
-/// blocking wait does: after [`IDLE_SPINS`] rounds in which nothing moved it yields the CPU
+/// blocking wait does: after [`set_idle_spins`] rounds in which nothing moved it yields the CPU
 /// now and then ([`set_yield_every`]), and it calls the wait hook between rounds.
 ///
 /// # Safety
@@ -111,7 +111,8 @@ pub(crate) unsafe fn progress_until(worker: sys::ucp_worker_h, mut done: impl Fn
             // a node with more processes than cores it may be waiting for this very core
             // (seen: milliseconds per operation, one scheduler time slice each).
             idle += 1;
-            if idle > IDLE_SPINS && (idle - IDLE_SPINS).is_multiple_of(yield_every()) {
+            let spins = IDLE_SPINS_NOW.load(Ordering::Relaxed);
+            if idle > spins && (idle - spins).is_multiple_of(yield_every()) {
                 std::thread::yield_now();
             }
         } else {
@@ -147,10 +148,24 @@ pub(crate) unsafe fn progress_counted(worker: sys::ucp_worker_h) -> u32 {
     n
 }
 
-/// Rounds of progress without any event before a blocking wait starts yielding its CPU.
-const IDLE_SPINS: u32 = 64;
+/// Rounds of progress without any event before a blocking wait starts yielding its CPU, by
+/// default (see [`set_idle_spins`]).
+pub const IDLE_SPINS: u32 = 64;
 
-/// After [`IDLE_SPINS`], a blocking wait yields once every this many idle rounds (see
+/// Rounds of progress without any event before a blocking wait starts yielding its CPU, as set.
+static IDLE_SPINS_NOW: AtomicU32 = AtomicU32::new(IDLE_SPINS);
+
+/// Sets how many rounds of progress in which nothing moved a blocking wait makes before it
+/// starts yielding its CPU ([`IDLE_SPINS`], the default, suits a process with a core of its
+/// own). On a node with more processes than cores the peer a wait depends on may need this
+/// very core, and over tcp every round is a system call or two: 64 of them before the first
+/// yield made an all-to-all round of puts and a quiet at 8, 16 and 64 PEs on 2 cores 25-35%
+/// slower than 2 did.
+pub fn set_idle_spins(rounds: u32) {
+    IDLE_SPINS_NOW.store(rounds, Ordering::Relaxed);
+}
+
+/// After the idle spins, a blocking wait yields once every this many idle rounds (see
 /// [`set_yield_every`]).
 static YIELD_EVERY: AtomicU32 = AtomicU32::new(1);
 

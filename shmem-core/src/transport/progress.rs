@@ -33,8 +33,9 @@ const SPINS_WITH_OWN_CORE: u32 = 64;
 /// When this node's PEs outnumber its CPUs, the PE being waited for may need this very CPU:
 /// yield almost at once, and every round.
 const SPINS_OVERSUBSCRIBED: u32 = 2;
-/// UCX's blocking waits (whose idle rounds come only after a 64-round spin of their own) yield
-/// one idle round in this many when the PE has a core of its own.
+/// UCX's blocking waits (whose idle rounds come only after a 64-round spin of their own when the
+/// PE has a core of its own, [`SPINS_OVERSUBSCRIBED`] when not) yield one idle round in this
+/// many when the PE has a core of its own.
 const UCX_YIELD_EVERY_OWN_CORE: u32 = 8;
 
 /// How many times a collective's wait on one node looks at its flags before its first round of
@@ -100,6 +101,11 @@ pub(crate) fn set_spin_limit(local_pes: usize) {
         1
     } else {
         UCX_YIELD_EVERY_OWN_CORE
+    });
+    shmem_ucx::set_idle_spins(if oversubscribed {
+        SPINS_OVERSUBSCRIBED
+    } else {
+        shmem_ucx::IDLE_SPINS
     });
 }
 
