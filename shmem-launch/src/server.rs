@@ -268,24 +268,19 @@ impl Conn {
     fn new(stream: TcpStream) -> io::Result<Conn> {
         stream.set_nonblocking(true)?;
         stream.set_nodelay(true)?;
-        let challenge = auth::nonce()?;
-        let mut c = Conn {
-            link: Link::Tcp(stream),
-            frames: FrameBuf::with_limit(MAX_HANDSHAKE_FRAME),
-            out: Outbox::default(),
-            opened: Instant::now(),
-            challenge,
-            partial_since: None,
-        };
-        c.send(&Msg::Challenge { nonce: challenge }.encode())?;
-        Ok(c)
+        Conn::challenged(Link::Tcp(stream))
     }
 
     /// Takes a new virtual connection of an agent and sends it a challenge.
     fn new_virtual(v: Virtual) -> io::Result<Conn> {
+        Conn::challenged(Link::Virtual(v))
+    }
+
+    /// A new connection over `link`, its challenge sent.
+    fn challenged(link: Link) -> io::Result<Conn> {
         let challenge = auth::nonce()?;
         let mut c = Conn {
-            link: Link::Virtual(v),
+            link,
             frames: FrameBuf::with_limit(MAX_HANDSHAKE_FRAME),
             out: Outbox::default(),
             opened: Instant::now(),

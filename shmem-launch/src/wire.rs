@@ -800,19 +800,9 @@ impl FrameBuf {
     /// Takes the next complete frame out of the buffer, if there is one. A frame length of 0 or
     /// over the limit is an error as soon as its prefix is buffered.
     pub fn next_msg(&mut self) -> Result<Option<Msg>, String> {
-        if self.buf.len() < 4 {
+        let Some(len) = self.complete_frame()? else {
             return Ok(None);
-        }
-        let len = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
-        if len == 0 || len > self.limit {
-            return Err(format!(
-                "bad frame length {len} (the limit here is {})",
-                self.limit
-            ));
-        }
-        if self.buf.len() < 4 + len {
-            return Ok(None);
-        }
+        };
         let msg = Msg::decode(&self.buf[4..4 + len]);
         self.buf.drain(..4 + len);
         msg.map(Some)
@@ -822,6 +812,15 @@ impl FrameBuf {
     /// (for a relay that passes frames on); the same checks of the length as
     /// [`next_msg`](Self::next_msg).
     pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, String> {
+        let Some(len) = self.complete_frame()? else {
+            return Ok(None);
+        };
+        Ok(Some(self.buf.drain(..4 + len).collect()))
+    }
+
+    /// The payload length of the first frame when all of it is buffered (`None` while it is
+    /// not); a length of 0 or over the limit is an error as soon as its prefix is buffered.
+    fn complete_frame(&self) -> Result<Option<usize>, String> {
         if self.buf.len() < 4 {
             return Ok(None);
         }
@@ -832,10 +831,7 @@ impl FrameBuf {
                 self.limit
             ));
         }
-        if self.buf.len() < 4 + len {
-            return Ok(None);
-        }
-        Ok(Some(self.buf.drain(..4 + len).collect()))
+        Ok((self.buf.len() >= 4 + len).then_some(len))
     }
 
     /// Whether bytes of an incomplete frame are buffered.
