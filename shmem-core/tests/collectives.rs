@@ -529,3 +529,42 @@ fn large_fcollect_in_pieces_and_by_puts() {
         }
     });
 }
+
+/// Members that pass different lengths to a large fcollect on one node over tcp (in pieces)
+/// panic at the first piece, however the lengths differ: both large (the lengths are named), or
+/// one small enough for a single message (the kinds differ). Without the check a member could
+/// wait for a piece that never comes.
+#[test]
+fn fcollect_in_pieces_with_different_lengths_panics() {
+    if common::is_pe() {
+        let world = shmem_core::init().expect("init");
+        let team = world.team_world();
+        let mine: usize = std::env::var("PIECES_PE0_LEN")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let len = if world.my_pe() == 0 { mine } else { 30_000 };
+        let all = world.alloc::<u8>(30_000 * world.n_pes());
+        team.fcollect(&all, &vec![1u8; len]);
+        unreachable!("the lengths differ");
+    }
+    for (n, pe0, want) in [
+        (2, "20000", "contributes 20000 bytes"),
+        (3, "20000", "contributes 20000 bytes"),
+        (2, "100", "an fcollect"),
+    ] {
+        let (out, took) = common::launch(
+            "fcollect_in_pieces_with_different_lengths_panics",
+            n,
+            common::Path::Ucx,
+            &[("PIECES_PE0_LEN", pe0)],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("fcollect: team PE") && stderr.contains(want),
+            "{n} PEs, PE 0 with {pe0} bytes: {stderr}"
+        );
+        assert!(took.as_secs_f64() < 20.0, "took {took:?}");
+    }
+}

@@ -59,6 +59,7 @@ pub(crate) enum Tag {
     Gather = 2,
     AllToAll = 3,
     Broadcast = 4,
+    Pieces = 5,
 }
 
 impl Tag {
@@ -68,6 +69,7 @@ impl Tag {
             2 => "an fcollect or collect",
             3 => "an alltoall",
             4 => "a broadcast",
+            5 => "an fcollect in pieces",
             _ => "an unknown collective",
         }
     }
@@ -404,38 +406,50 @@ pub(crate) fn allgather_in_pieces_fits(team: &Team<'_>) -> bool {
 /// member order) through the all-to-all slots in pieces of up to a slot's payload, one flat
 /// exchange per piece; the caller checked [`allgather_in_pieces_fits`]. The slots' two sets
 /// alternate by epoch parity as in every exchange (module docs), so a piece's slots are free
-/// once the previous piece has been received by everyone. A member whose length differs gets
-/// the usual mismatch panic at the first piece of a different size.
+/// once the previous piece has been received by everyone. Members whose lengths differ panic
+/// at the first piece, with both lengths named.
 pub(crate) fn allgather_in_pieces(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &str) {
     let (n, me, total) = (team.n_pes(), team.my_pe(), mine.len());
     debug_assert_eq!(out.len, n * total);
     out.write(me * total, mine);
-    let piece = (a2a_stride(n) - HEADER).max(1);
+    let piece = a2a_stride(n) - HEADER;
+    // The first piece starts with the sender's length, which every receiver compares with its
+    // own: members whose lengths differ panic at the first piece instead of one of them waiting
+    // for a piece that never comes. (Its own tag keeps it apart from the one-message gather
+    // that a member with a short length takes.)
+    let head = (total as u64).to_le_bytes();
     let mut start = 0;
     while start < total {
-        let part = &mine[start..total.min(start + piece)];
+        let first = start == 0;
+        let room = if first { piece - head.len() } else { piece };
+        let part = &mine[start..total.min(start + room)];
+        let parts: &[Part<'_>] = if first {
+            &[head[..].into(), part.into()]
+        } else {
+            &[part.into()]
+        };
+        let len = part.len() + if first { head.len() } else { 0 };
         let (area, stride, epoch) = a2a_round(team);
         for i in 1..n {
             let j = (me + i) % n;
-            post(
-                team,
-                j,
-                area + me * stride,
-                epoch,
-                Tag::Gather,
-                &[part.into()],
-            );
+            post(team, j, area + me * stride, epoch, Tag::Pieces, parts);
         }
         for i in 1..n {
             let j = (me + n - i) % n;
-            let got = receive(
-                team,
-                area + j * stride,
-                epoch,
-                (Tag::Gather, part.len()),
-                j,
-                what,
-            );
+            let got = receive(team, area + j * stride, epoch, (Tag::Pieces, len), j, what);
+            let got = if first {
+                let (theirs, rest) = got.split_at(head.len());
+                if theirs != head {
+                    let theirs = u64::from_le_bytes(theirs.try_into().unwrap_or_default());
+                    panic!(
+                        "shmem: {what}: team PE {j} contributes {theirs} bytes while team PE {me} \
+                         contributes {total}: every member must pass the same number of elements"
+                    );
+                }
+                rest
+            } else {
+                got
+            };
             out.write(j * total + start, got);
         }
         start += part.len();
