@@ -1,7 +1,7 @@
 //! The active messages of strided puts, gets and puts with signal as a receiving PE sees them
 //! (shmem-core's `transport::strided` handlers, through `fuzzing::StridedPe`): arbitrary
-//! headers, payloads and acks against a PE with a team segment, a heap and a data segment of
-//! the input's sizes, with a strided get of its own in progress.
+//! headers, payloads, acks and syncs against a PE with a team segment, a heap and a data
+//! segment of the input's sizes, with a strided get of its own in progress.
 //!
 //! Input: the sizes, then messages (see `message`). Checks: no panic, no access outside the
 //! PE's memory (AddressSanitizer); a refused message writes nothing; an accepted put leaves its
@@ -64,8 +64,8 @@ fuzz_target!(|data: &[u8]| {
         }
         match input.u8() % 8 {
             0 => {
-                let (to, n) = (input.choose(n_pes + 1), u64::from(input.u8() % 4));
-                pe.sent(to, n);
+                let (to, bytes) = (input.choose(n_pes + 1), usize::from(input.u8()));
+                pe.sent(to, bytes);
                 continue;
             }
             1 => {
@@ -82,9 +82,13 @@ fuzz_target!(|data: &[u8]| {
         let id = 0x51 + u16::from(input.u8() % 7);
         let n_words = match input.u8() % 8 {
             0 => input.choose(9),
+            1 if id == 0x51 || id == 0x55 => {
+                // A put or put with signal that asks for an ack (one more word).
+                if id == 0x51 { 6 } else { 7 }
+            }
             _ => match id {
                 0x51 | 0x54 => 5,
-                0x52 => 2,
+                0x52 | 0x57 => 2,
                 0x53 => 7,
                 _ => 6,
             },
@@ -118,9 +122,11 @@ fuzz_target!(|data: &[u8]| {
             Ok(reply) => {
                 let mem = pe.memory();
                 if id == PUT {
-                    let [_, size, count, offset, stride] = w[..] else {
+                    // Five words, or six: the last one asks for an ack.
+                    let [_, size, count, offset, stride, ..] = w[..] else {
                         panic!("a put with {} header words accepted", w.len())
                     };
+                    assert!(w.len() <= 6, "a put with {} header words accepted", w.len());
                     let (size, stride) = (size as usize, stride as usize);
                     let data = payload.expect("a put without data accepted");
                     assert_eq!(data.len(), size * count as usize);

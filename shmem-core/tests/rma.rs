@@ -356,3 +356,94 @@ fn init_twice_is_an_error_and_finalize_is_clean() {
         },
     );
 }
+
+/// The PE body of [`puts_over_tcp_keep_their_order_and_complete_with_one_lane_or_several`]:
+/// around the ring, puts of 8 bytes (our active messages over tcp) each followed by a fence and
+/// a flag, which the right neighbour waits for and then checks the value; a put followed at
+/// once by a get and by a fetching add of the same word, which must see it; a stream of puts
+/// longer than the window of unacknowledged messages (4 MiB); then a quiet and a barrier, after
+/// which every value is read back.
+fn ordered_puts_around_the_ring() {
+    const ROWS: usize = 300;
+    const STREAM: usize = 70_000;
+    let world = shmem_core::init().expect("init");
+    let (me, n) = (world.my_pe(), world.n_pes());
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    let vals = world.alloc::<u64>(ROWS);
+    let flags = world.alloc::<u64>(ROWS);
+    let word = world.alloc::<u64>(1);
+    let stream = world.alloc::<u64>(1024);
+    let value = |pe: usize, r: usize| ((pe as u64) << 32) | (r as u64 * 7 + 1);
+    world.barrier_all();
+    for r in 0..ROWS {
+        vals.put(right, r..r + 1, &[value(me, r)]);
+        world.fence();
+        flags.put(right, r..r + 1, &[1]);
+        flags.wait_until(r, Cmp::Ge, 1);
+        let got = vals.local_get(r);
+        assert_eq!(
+            got,
+            value(left, r),
+            "PE {me}, row {r}: the flag overtook its value"
+        );
+    }
+    for r in 0..ROWS as u64 {
+        let v = value(me, r as usize);
+        word.put(right, 0..1, &[v]);
+        let mut back = [0u64];
+        word.get(right, 0..1, &mut back);
+        assert_eq!(
+            back[0], v,
+            "PE {me}, round {r}: a get overtook the put before it"
+        );
+        word.put(right, 0..1, &[v]);
+        let old = word.at(right, 0).fetch_add(1);
+        assert_eq!(
+            old, v,
+            "PE {me}, round {r}: an atomic overtook the put before it"
+        );
+    }
+    for k in 0..STREAM {
+        stream.put(right, k % 1024..k % 1024 + 1, &[value(me, k)]);
+    }
+    world.quiet();
+    world.barrier_all();
+    for k in STREAM - 1024..STREAM {
+        assert_eq!(
+            stream.local_get(k % 1024),
+            value(left, k),
+            "PE {me}, stream put {k}"
+        );
+    }
+    assert_eq!(word.local_get(0), value(left, ROWS - 1) + 1);
+    world.barrier_all();
+    if me == 0 {
+        println!("<ordered puts ok at {n} PEs>");
+    }
+}
+
+/// Over `UCX_TLS=tcp,self` puts are our active messages, acknowledged on request: with the
+/// endpoint's one lane a fence waits for nothing, and with several eager lanes
+/// (`UCX_MAX_EAGER_LANES=2`, which makes the runtime assume messages may overtake each other) a
+/// fence, a get and an atomic wait for the acknowledgement of the puts before them. Both ways
+/// at 2 and 3 PEs.
+#[test]
+fn puts_over_tcp_keep_their_order_and_complete_with_one_lane_or_several() {
+    if common::is_pe() {
+        return ordered_puts_around_the_ring();
+    }
+    let name = "puts_over_tcp_keep_their_order_and_complete_with_one_lane_or_several";
+    for env in [&[][..], &[("UCX_MAX_EAGER_LANES", "2")][..]] {
+        for n in [2, 3] {
+            let (out, took) = common::launch(name, n, common::Path::Ucx, env);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && stdout.contains(&format!("<ordered puts ok at {n} PEs>")),
+                "{n} PEs, {env:?}: {}\n{stdout}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            eprintln!("{n} PEs, {env:?}: {took:?}");
+        }
+    }
+}

@@ -68,9 +68,9 @@ pub(crate) struct EpInner {
     /// NULL once closed by [`Endpoint::close`].
     ep: sys::ucp_ep_h,
     worker: Arc<WorkerInner>,
-    /// Whether UCX emulates this endpoint's RMA with active messages, read at the first put
-    /// (see [`Endpoint::rma_over_am`]).
-    rma_over_am: OnceLock<bool>,
+    /// Whether UCX emulates this endpoint's RMA with active messages, and how many lanes it
+    /// has, read at the first put (see [`Endpoint::rma_over_am`]).
+    lanes: OnceLock<Lanes>,
 }
 
 // SAFETY: a `ucp_ep_h` belongs to its worker, not to a thread. It is closed once (the
@@ -154,7 +154,7 @@ impl Endpoint {
             inner: Arc::new(EpInner {
                 ep,
                 worker: Arc::clone(worker),
-                rma_over_am: OnceLock::new(),
+                lanes: OnceLock::new(),
             }),
         }
     }
@@ -167,12 +167,27 @@ impl Endpoint {
     /// line); `false` where that text says otherwise or cannot be read.
     /// [`Worker::flush`](crate::Worker::flush) and [`flush`](Endpoint::flush) use it.
     pub fn rma_over_am(&self) -> bool {
-        // SAFETY: the endpoint is alive while `self` is; `ucp_ep_print_info` takes the
-        // worker's lock, so any thread may call it.
-        *self
-            .inner
-            .rma_over_am
-            .get_or_init(|| unsafe { print_info(self.ep) }.is_some_and(|info| rma_emulated(&info)))
+        self.lanes().rma_over_am
+    }
+
+    /// Whether everything this endpoint carries (UCX's emulated puts, gets and atomics, and
+    /// active messages) travels on one lane, in the order it was sent: RMA is emulated
+    /// ([`rma_over_am`](Endpoint::rma_over_am)) and UCX made a single lane to the peer (tcp on
+    /// one device), and the user did not ask for several eager lanes (`UCX_MAX_EAGER_LANES`).
+    /// The peer's worker then handles them in that order, so an operation sent after another
+    /// needs no flush in between to land after it. Read once, as `rma_over_am`.
+    pub fn one_ordered_lane(&self) -> bool {
+        let lanes = self.lanes();
+        lanes.rma_over_am && lanes.count == 1 && !several_eager_lanes()
+    }
+
+    fn lanes(&self) -> Lanes {
+        *self.inner.lanes.get_or_init(|| {
+            // SAFETY: the endpoint is alive while `self` is; `ucp_ep_print_info` takes the
+            // worker's lock, so any thread may call it.
+            let info = unsafe { print_info(self.ep) };
+            info.map_or(Lanes::UNKNOWN, |info| lanes_of(&info))
+        })
     }
 
     /// Unpacks a peer's packed remote key (`ucp_ep_rkey_unpack`), from
@@ -769,28 +784,64 @@ unsafe fn print_info(ep: sys::ucp_ep_h) -> Option<String> {
     text
 }
 
-/// Whether UCX's description of an endpoint (`ucp_ep_print_info`) shows RMA emulated with
-/// active messages: it lists lanes, but no RMA protocol line (`put[lane]: ...`,
-/// `get[lane]: ...`), which UCX prints for each lane that does remote memory access.
-fn rma_emulated(info: &str) -> bool {
-    let mut lanes = false;
+/// What UCX's description of an endpoint says about its lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lanes {
+    /// RMA is emulated with active messages: the text lists lanes but no RMA protocol line
+    /// (`put[lane]: ...`, `get[lane]: ...`), which UCX prints for each lane that does remote
+    /// memory access.
+    rma_over_am: bool,
+    /// How many lanes it lists.
+    count: usize,
+}
+
+impl Lanes {
+    /// Nothing could be read: RMA taken as native, lanes unknown.
+    const UNKNOWN: Lanes = Lanes {
+        rma_over_am: false,
+        count: 0,
+    };
+}
+
+/// Reads UCX's description of an endpoint (`ucp_ep_print_info`).
+fn lanes_of(info: &str) -> Lanes {
+    let mut count = 0;
+    let mut rma = false;
     for line in info.lines() {
         let text = line.trim_start_matches(['#', ' ', '\t']);
         if text.starts_with("lane[") {
-            lanes = true;
+            count += 1;
         } else if ["put[", "get[", "put:", "get:"]
             .iter()
             .any(|p| text.starts_with(p))
         {
-            return false;
+            rma = true;
         }
     }
-    lanes
+    Lanes {
+        rma_over_am: count > 0 && !rma,
+        count,
+    }
+}
+
+/// Whether the user asked UCX for more than one eager lane (`UCX_MAX_EAGER_LANES` above 1):
+/// multi-fragment messages may then be spread over several lanes.
+fn several_eager_lanes() -> bool {
+    static SEVERAL: OnceLock<bool> = OnceLock::new();
+    *SEVERAL.get_or_init(|| {
+        std::env::var("UCX_MAX_EAGER_LANES")
+            .ok()
+            .is_some_and(|v| v.trim().parse::<u32>().map_or(true, |n| n > 1))
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::rma_emulated;
+    use super::lanes_of;
+
+    fn rma_emulated(info: &str) -> bool {
+        lanes_of(info).rma_over_am
+    }
 
     #[test]
     fn lanes_without_rma_protocols_are_emulated() {
@@ -799,6 +850,7 @@ mod tests {
 #                 lane[0]:  0:tcp/lo.0 md[0]                -> md[0]/tcp/sysdev[255] am am_bw#0 wireup\n\
 #\n#                  rma_bw: mds #\n#\n";
         assert!(rma_emulated(tcp));
+        assert_eq!(lanes_of(tcp).count, 1);
         // `UCX_TLS=sm`: RMA on both lanes.
         let sm = "#\n# UCP endpoint \n#\n\
 #                 lane[0]:  0:sysv/memory.0 md[0]           -> md[0]/sysv/sysdev[255] amo#0 am am_bw#0\n\
@@ -806,6 +858,7 @@ mod tests {
 #\n#                  put[0]: 0..<short>..4294967296..<bcopy>..(inf)\n\
 #                  get[0]: 0..<bcopy>..(inf)\n#                  rma_bw: mds #\n";
         assert!(!rma_emulated(sm));
+        assert_eq!(lanes_of(sm).count, 2);
         // A protocol line without a lane index (another UCX version's format): not emulated.
         assert!(!rma_emulated(
             "#  lane[0]:  0:rc_mlx5/mlx5_0:1.0 md[0] -> md[0]/ib rma_bw#0\n#  put: 0..<short>..(inf)\n"

@@ -293,6 +293,13 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
             pending = still;
             progress::backoff(&mut spins);
         }
+        // Each endpoint's lanes, now that its wire-up is done, rather than at the first put to
+        // it: UCX's description of an endpoint takes 10-20 µs to print, and 63 of them at the
+        // first all-to-all round of a 64-PE job over tcp were a quarter of its first-contact
+        // cost.
+        for peer in &peers {
+            peer.read_lanes();
+        }
     }
     bootstrap.barrier(&mut || {
         worker.progress();

@@ -115,6 +115,7 @@ impl Transport {
         self.check_live();
         self.progress.note_op();
         let u = peer.ucx();
+        self.after_am_puts(peer, &u);
         if op == AtomicOp::Add && !fetch && self.pe_of(peer).is_some() {
             // A non-fetching add to a PE of the main worker: started as a fetching one whose
             // reply completes it (the next quiet waits for it), so that its remote completion

@@ -372,6 +372,14 @@ impl Peer {
         }
     }
 
+    /// Reads what UCX made of the endpoint's lanes (`Endpoint::rma_over_am`), if it is
+    /// connected, so that the first operation need not.
+    pub(crate) fn read_lanes(&self) {
+        if let Some(u) = self.ucx_if_open() {
+            u.ep.rma_over_am();
+        }
+    }
+
     /// Whether this peer is reached through UCX (its heap is not mapped here).
     pub(crate) fn through_ucx(&self) -> bool {
         self.direct.is_null()
@@ -738,9 +746,10 @@ impl Transport {
 /// meaningful state: it ends this PE (and so the job) with UCX's own message.
 #[inline]
 #[track_caller]
-fn check(r: shmem_ucx::Result<()>, what: &str) {
-    if let Err(e) = r {
-        ucx_failed(what, e)
+fn check<T>(r: shmem_ucx::Result<T>, what: &str) -> T {
+    match r {
+        Ok(v) => v,
+        Err(e) => ucx_failed(what, e),
     }
 }
 

@@ -14,6 +14,10 @@ use crate::mem::word::SignalKind;
 use shmem_ucx::{AtomicOp, AtomicSize};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The largest put that travels as one of our active messages where UCX emulates RMA
+/// (see [`Transport::am_put_target`]); larger ones are UCX puts.
+const AM_PUT_MAX: usize = 8 << 10;
+
 /// Direction of a transfer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Dir {
@@ -90,6 +94,26 @@ impl Transport {
     ) {
         self.progress.note_op();
         let u = peer.ucx();
+        if dir == Dir::Put
+            && let Some(pe) = self.am_put_target(peer, &u, len)
+        {
+            // SAFETY: per the caller; the source is copied into the message before this
+            // returns, so either completion holds.
+            let r = unsafe {
+                strided::put(
+                    &self.progress,
+                    &u.ep,
+                    pe,
+                    std::iter::once((offset, local.cast_const())),
+                    len,
+                )
+            };
+            check(r, "put");
+            return;
+        }
+        if dir == Dir::Get {
+            self.after_am_puts(peer, &u);
+        }
         let (addr, rkey) = u.target(peer, offset);
         // SAFETY: per the caller, for the peer's registered region described by `rkey`; the
         // caller keeps `local` alive until completion.
@@ -102,6 +126,37 @@ impl Transport {
             }
         };
         check(r, what);
+    }
+
+    /// The PE to send a put of `len` bytes to `peer` to as an active message
+    /// ([`strided::put`]), or `None` for a UCX put. Where UCX emulates RMA (tcp) a put is an
+    /// active message anyway, and UCX's target answers every one with a message of its own: a
+    /// system call on both sides, on the critical path of a put + flag pipeline. Ours are
+    /// acknowledged only when the sender needs them complete (quiet, a window of
+    /// [`strided::MAX_UNACKED`] messages). Up to [`AM_PUT_MAX`] bytes, to a PE of the main
+    /// worker (a context's endpoints have no handlers).
+    #[inline]
+    fn am_put_target(&self, peer: &Peer, u: &UcxPeer, len: usize) -> Option<usize> {
+        if !(1..=AM_PUT_MAX).contains(&len) || !u.ep.rma_over_am() {
+            return None;
+        }
+        self.pe_of(peer)
+    }
+
+    /// Before a UCX get or atomic on `peer`: where messages to it may overtake each other (its
+    /// endpoint has several lanes), waits until the puts in active messages sent to it are in
+    /// place, so that the operation sees them as it does where one lane carries both. One
+    /// branch on a flag otherwise.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn after_am_puts(&self, peer: &Peer, u: &UcxPeer) {
+        if !strided::all_ordered()
+            && let Some(pe) = self.pe_of(peer)
+            && !strided::ordered(pe)
+        {
+            let count = check(strided::ask(&u.ep, pe), "get");
+            self.wait_local(|| strided::acked_to(pe, count));
+        }
     }
 
     /// Copies `len` bytes from `src` to `offset` in `peer`'s heap; `src` may be reused on return.
@@ -187,11 +242,12 @@ impl Transport {
             return;
         };
         let pe = self.pe_of(peer);
-        match (elems.next(), pe) {
-            (Some(second), Some(pe)) if strided::fits(size) => {
-                let all = std::iter::once(first)
-                    .chain(std::iter::once(second))
-                    .chain(elems);
+        let second = elems.next();
+        let packed = strided::fits(size)
+            && (second.is_some() || self.am_put_target(peer, &u, size).is_some());
+        match (second, pe) {
+            (second, Some(pe)) if packed => {
+                let all = std::iter::once(first).chain(second).chain(elems);
                 // SAFETY: per the caller.
                 check(
                     unsafe { strided::put(&self.progress, &u.ep, pe, all, size) },
@@ -238,10 +294,15 @@ impl Transport {
     #[track_caller]
     pub(crate) fn flush_peer(&self, peer: &Peer) {
         if peer.direct.is_null() {
-            // Strided puts are complete when their target has acknowledged them (and adds
-            // when their replies are in: those are counted for the process only).
+            // Puts in active messages are complete when their target has acknowledged them
+            // (and adds when their replies are in: those are counted for the process only).
             if let Some(pe) = self.pe_of(peer) {
-                self.wait_local(|| strided::acked(pe) && shmem_ucx::atomics_in_flight() == 0);
+                strided::note_quiet(pe);
+                let asked = peer.ucx_if_open().map(|u| strided::ask(&u.ep, pe));
+                let count = asked.map_or(0, |r| check(r, "pe_quiet"));
+                self.wait_local(|| {
+                    strided::acked_to(pe, count) && shmem_ucx::atomics_in_flight() == 0
+                });
             }
             if let Some(u) = peer.ucx_if_open() {
                 check(u.ep.flush(), "flush");
@@ -379,16 +440,40 @@ impl Transport {
         self.check_live();
         std::sync::atomic::fence(Ordering::Release);
         if self.progress.any_ucx() {
-            // Strided puts before the fence are in place before anything after it is sent, and
-            // the next strided put to a PE flushes the plain puts before it (see `strided`).
-            // With none outstanding, no round of progress: over tcp it is a system call or two
-            // per fence (an epoll_wait and often a recvfrom), which a put + fence pipeline pays
-            // on every row.
+            // Puts in active messages before the fence are in place before anything after it
+            // is sent, and the next such put to a PE flushes the plain puts before it (see
+            // `strided`), except to PEs whose endpoint carries everything on one ordered lane
+            // (tcp): there the target handles them in order anyway. With nothing to wait for,
+            // no round of progress: over tcp it is a system call or two per fence (an
+            // epoll_wait and often a recvfrom), which a put + fence pipeline pays on every row.
             strided::note_fence();
-            if !strided::all_acked() {
-                self.wait_local(strided::all_acked);
+            if !strided::all_acked() && !strided::all_ordered() {
+                self.settle_am_puts(true);
             }
             check(self.progress.worker().fence(), "fence");
+        }
+    }
+
+    /// Asks every PE sent puts in active messages since the last time for their
+    /// acknowledgement and waits for it; for a fence (`for_fence`), only PEs whose messages
+    /// may overtake each other (the others stay listed for the next quiet).
+    #[track_caller]
+    fn settle_am_puts(&self, for_fence: bool) {
+        let mut waits = Vec::new();
+        for pe in strided::take_listed() {
+            if for_fence && strided::ordered(pe) {
+                strided::relist(pe);
+                continue;
+            }
+            if !for_fence {
+                strided::note_quiet(pe);
+            }
+            if let Some(u) = self.peers[pe].ucx_if_open() {
+                waits.push((pe, check(strided::ask(&u.ep, pe), "quiet")));
+            }
+        }
+        if !waits.is_empty() {
+            self.wait_local(|| waits.iter().all(|&(pe, n)| strided::acked_to(pe, n)));
         }
     }
 
@@ -397,13 +482,15 @@ impl Transport {
     pub(crate) fn quiet(&self) {
         self.check_live();
         if self.progress.any_ucx() {
-            // Strided puts are complete when their targets have acknowledged them, adds when
-            // their replies are in; the rest when the worker's flush completes (whose wait
-            // progresses the worker). With none of the former outstanding, no round of progress
-            // before the flush: over tcp it is a system call, 1-2% of a put + quiet.
-            let idle = || strided::all_acked() && shmem_ucx::atomics_in_flight() == 0;
-            if !idle() {
-                self.wait_local(idle);
+            // Puts in active messages are complete when their targets have acknowledged them,
+            // adds when their replies are in; the rest when the worker's flush completes (whose
+            // wait progresses the worker). With none of the former outstanding, no round of
+            // progress before the flush: over tcp it is a system call, 1-2% of a put + quiet.
+            if !strided::all_acked() {
+                self.settle_am_puts(false);
+            }
+            if shmem_ucx::atomics_in_flight() != 0 {
+                self.wait_local(|| shmem_ucx::atomics_in_flight() == 0);
             }
             check(self.progress.worker().flush(), "quiet");
         }
@@ -450,6 +537,7 @@ unsafe fn get_elems_ucx(
     let Some(first) = elems.next() else {
         return;
     };
+    tp.after_am_puts(peer, &u);
     let second = elems.next();
     if let (Some(second), Some(pe)) = (second, tp.pe_of(peer))
         && strided::fits(size)

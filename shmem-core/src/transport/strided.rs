@@ -4,17 +4,31 @@
 //! # Protocol
 //! - **Put.** The sender packs the elements after a header `PUT [from, size, count, offset,
 //!   stride]` and sends them; the target checks the header against its heap and the data's
-//!   length, scatters the elements into its heap, and answers `ACK [from, 1]`. The sender counts
-//!   the puts each PE has not acknowledged yet: `quiet` (and `barrier_all`, which starts with
-//!   one), `pe_quiet` and `fence` wait until the count is zero, so the data is in place at the
-//!   target when they return. A UCX flush alone would not say so: it completes when the message
-//!   has left, not when the target's handler has run. The source is copied into the message, so
-//!   it may be reused at once. At most [`MAX_UNACKED`] messages to one PE are in flight; a longer
-//!   put waits for acks.
-//! - **Fence.** `fence` waits for every outstanding ack (strided puts before it are in place
-//!   before anything after it is sent) and bumps an epoch; the first strided put to a PE after a
-//!   fence flushes the endpoint first, so plain puts before the fence land before it too (UCX's
-//!   fence orders only one lane, and active messages may take another than RMA).
+//!   length, scatters the elements into its heap and counts the message as received from
+//!   `from`. The source is copied into the message, so it may be reused at once.
+//! - **Acknowledgements, on request.** The target does not answer each put: over tcp every
+//!   answer is a system call on both sides, on the critical path of a put + flag pipeline.
+//!   Both sides count what went from one PE to the other in units of the data's bytes plus
+//!   [`MSG_UNITS`] per message. When the sender needs its messages complete (`quiet`,
+//!   `pe_quiet`, a `fence` that must wait, a full window) it sends `SYNC [from, sent]`, and the
+//!   target answers `ACK [from, received]` once it has handled `sent` units from it (at once,
+//!   when they arrived in order). Counts are totals since start-up, so a late or repeated ack
+//!   changes nothing. A UCX flush alone would not do: it completes when a message has left,
+//!   not when the target's handler has run. At most [`MAX_UNACKED`] units to one PE are
+//!   unacknowledged (about 4 MiB, or 58,000 puts of 8 bytes: what a target that does not
+//!   progress can make its sender hold); every [`ASK_EVERY`] units the sender asks, so that a
+//!   long stream of puts seldom waits. Where a quiet found at most two messages sent to a PE
+//!   since the last one (put + quiet), the next messages to it carry the ask themselves, as one
+//!   more header word (the count to acknowledge once handled): put + quiet is then one message
+//!   and its ack, not a put, a `SYNC` and an ack; a run of [`EAGER_UNTIL`] messages without a
+//!   quiet (a pipeline) goes back to asks on request.
+//! - **Fence.** Where the endpoint carries everything on one ordered lane (UCX's emulated RMA,
+//!   atomics and these messages: tcp to one device, see `Endpoint::one_ordered_lane`), messages
+//!   are handled at the target in the order they were sent, and a fence needs no round trip.
+//!   Elsewhere `fence` asks and waits for every outstanding ack (strided puts before it are in
+//!   place before anything after it is sent) and bumps an epoch; the first strided put to such
+//!   a PE after a fence flushes the endpoint first, so plain puts before the fence land before
+//!   it too (UCX's fence orders only one lane, and active messages may take another than RMA).
 //! - **Get.** The requester registers a slot (a token and the destination of every element) and
 //!   sends `GET_REQ [from, size, count, offset, stride, token, first]` for runs of at most
 //!   [`MAX_MSG`] bytes, at most [`GET_WINDOW`] at a time; the target checks the request against
@@ -26,7 +40,8 @@
 //!   bytes: the target checks both ranges against its heap, copies the data to `offset`, then
 //!   updates the 8-byte word at `signal` (set, add, or raise to at least `value`) with release
 //!   ordering, and acknowledges as for a put. One message instead of a put, a flush (a round
-//!   trip) and an atomic: `put_signal` to PEs reached through UCX travels this way.
+//!   trip) and an atomic: `put_signal` to PEs reached through UCX travels this way. Counted and
+//!   acknowledged as a put.
 //! - **Flag.** The same message as `FLAG`, which the target does not acknowledge: the
 //!   collectives' flags and mailbox messages, whose own protocol says when a slot may be
 //!   written again, and which must not cost their receiver a reply on its critical path.
@@ -54,15 +69,24 @@ use crate::transport::progress::Progress;
 use shmem_ucx::{AmFlags, AmHandler, AmMessage, Endpoint, Worker};
 use std::collections::HashMap;
 use std::ptr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Most data bytes in one message (a bound on what a request can make a target send, too).
 pub(crate) const MAX_MSG: usize = 64 << 10;
-/// Most unacknowledged strided put messages to one PE.
-const MAX_UNACKED: u64 = 64;
+/// What a counted message weighs beside its data bytes, in the units the protocol counts.
+const MSG_UNITS: u64 = 64;
+/// Most unacknowledged units (data bytes, plus [`MSG_UNITS`] per message) to one PE.
+pub(crate) const MAX_UNACKED: u64 = 4 << 20;
+/// The sender asks for an acknowledgement after this many units to one PE.
+const ASK_EVERY: u64 = MAX_UNACKED / 2;
 /// Most get requests of one strided get in flight.
 const GET_WINDOW: usize = 8;
+
+/// The units a counted message with `data` bytes weighs (see the module docs).
+fn units(data: usize) -> u64 {
+    data as u64 + MSG_UNITS
+}
 
 /// Active message ids (one worker, so any distinct small numbers do).
 const AM_PUT: u16 = 0x51;
@@ -71,10 +95,12 @@ const AM_GET_REQ: u16 = 0x53;
 const AM_GET_RESP: u16 = 0x54;
 const AM_SIGNAL: u16 = 0x55;
 const AM_FLAG: u16 = 0x56;
+const AM_SYNC: u16 = 0x57;
 
 /// Header lengths, in words.
 const PUT_WORDS: usize = 5;
 const ACK_WORDS: usize = 2;
+const SYNC_WORDS: usize = 2;
 const REQ_WORDS: usize = 7;
 const RESP_WORDS: usize = 5;
 const SIGNAL_WORDS: usize = 6;
@@ -91,10 +117,8 @@ struct State {
     data: (*mut u8, usize),
     /// This PE's team segment, at offsets `0..len` (below the heap's own offsets).
     team: (*mut u8, usize),
-    /// Strided put messages sent to each PE and not acknowledged yet.
-    unacked: Box<[AtomicU64]>,
-    /// Their sum, so that `quiet` looks at one word.
-    outstanding: AtomicU64,
+    /// Counted messages sent and received, and their acknowledgements.
+    ledger: Ledger,
     /// Bumped by every fence.
     fence_epoch: AtomicU64,
     /// Per PE: the fence epoch up to which plain puts to it are known to be flushed.
@@ -169,8 +193,7 @@ pub(crate) fn register(
         total,
         data,
         team,
-        unacked: zeros(),
-        outstanding: AtomicU64::new(0),
+        ledger: Ledger::new(n_pes),
         fence_epoch: AtomicU64::new(0),
         fenced: zeros(),
         gets: Mutex::new(HashMap::new()),
@@ -181,6 +204,7 @@ pub(crate) fn register(
     }
     static PUT: PutHandler = PutHandler;
     static ACK: AckHandler = AckHandler;
+    static SYNC: SyncHandler = SyncHandler;
     static REQ: GetReqHandler = GetReqHandler;
     static RESP: GetRespHandler = GetRespHandler;
     static SIGNAL: SignalHandler<true> = SignalHandler;
@@ -189,6 +213,7 @@ pub(crate) fn register(
     worker.set_am_handler(AM_FLAG, &FLAG)?;
     worker.set_am_handler(AM_PUT, &PUT)?;
     worker.set_am_handler(AM_ACK, &ACK)?;
+    worker.set_am_handler(AM_SYNC, &SYNC)?;
     worker.set_am_handler(AM_GET_REQ, &REQ)?;
     worker.set_am_handler(AM_GET_RESP, &RESP)?;
     Ok(())
@@ -201,20 +226,90 @@ pub(crate) fn fits(size: usize) -> bool {
     (1..=MAX_MSG).contains(&size)
 }
 
-/// True when every strided put has been acknowledged.
+/// True when every counted message (put, put with signal) has been acknowledged.
 #[inline]
 pub(crate) fn all_acked() -> bool {
     STATE
         .get()
-        .is_none_or(|s| s.outstanding.load(Ordering::Acquire) == 0)
+        .is_none_or(|s| s.ledger.outstanding.load(Ordering::Acquire) == 0)
 }
 
-/// True when every strided put to `pe` has been acknowledged.
-pub(crate) fn acked(pe: usize) -> bool {
+/// True when `pe` has acknowledged the first `count` units this PE sent it.
+pub(crate) fn acked_to(pe: usize, count: u64) -> bool {
     STATE.get().is_none_or(|s| {
-        s.unacked
+        s.ledger
+            .acked
             .get(pe)
-            .is_none_or(|c| c.load(Ordering::Acquire) == 0)
+            .is_none_or(|a| a.load(Ordering::Acquire) >= count)
+    })
+}
+
+/// Asks `pe` (reached through `ep`) to acknowledge every message sent to it so far, unless
+/// that was asked already, and returns their count in units: wait for [`acked_to`] it.
+pub(crate) fn ask(ep: &Endpoint, pe: usize) -> shmem_ucx::Result<u64> {
+    let Some(st) = STATE.get() else {
+        return Ok(0);
+    };
+    let l = &st.ledger;
+    let sent = l.sent[pe].load(Ordering::Acquire);
+    if l.acked[pe].load(Ordering::Acquire) >= sent
+        || l.asked[pe].fetch_max(sent, Ordering::AcqRel) >= sent
+    {
+        return Ok(sent);
+    }
+    let msg = message(&[st.my_pe as u64, sent], 0);
+    ep.am_send(
+        AM_SYNC,
+        msg,
+        SYNC_WORDS * 8,
+        AmFlags::REPLY | AmFlags::EAGER,
+        send_failed,
+    )?;
+    Ok(sent)
+}
+
+/// A quiet (or `pe_quiet`) completes the messages sent to `pe`: notes how many went since the
+/// last, which decides whether the next ask for their acks themselves.
+pub(crate) fn note_quiet(pe: usize) {
+    if let Some(s) = STATE.get()
+        && pe < s.ledger.eager.len()
+    {
+        s.ledger.note_quiet(pe);
+    }
+}
+
+/// Takes the PEs sent counted messages since they were last taken (each at most once); a PE
+/// sent more from here on is listed again.
+pub(crate) fn take_listed() -> Vec<usize> {
+    STATE
+        .get()
+        .map_or_else(Vec::new, |s| s.ledger.take_listed())
+}
+
+/// Lists `pe` again (a fence that did not need its acknowledgement leaves it to the next
+/// quiet).
+pub(crate) fn relist(pe: usize) {
+    if let Some(s) = STATE.get() {
+        s.ledger.list(pe);
+    }
+}
+
+/// Whether every PE sent counted messages so far is reached through one ordered lane (see
+/// [`ordered`]): a fence then has nothing to wait for.
+pub(crate) fn all_ordered() -> bool {
+    STATE
+        .get()
+        .is_none_or(|s| !s.ledger.any_unordered.load(Ordering::Acquire))
+}
+
+/// Whether messages to `pe` are handled there in the order they were sent, UCX's own
+/// operations included (its endpoint has one ordered lane): a fence need not wait for them.
+pub(crate) fn ordered(pe: usize) -> bool {
+    STATE.get().is_some_and(|s| {
+        s.ledger
+            .ordered
+            .get(pe)
+            .is_some_and(|o| o.load(Ordering::Relaxed) == ORDERED)
     })
 }
 
@@ -232,6 +327,17 @@ fn message(words: &[u64], data: usize) -> Vec<u8> {
         v.extend_from_slice(&w.to_le_bytes());
     }
     v
+}
+
+/// A counted message's header of `n` words, and the count it asks an ack for when the sender
+/// added one more word (see "Acknowledgements" in the module docs).
+fn split_ask(header: &[u8], n: usize) -> (&[u8], Option<u64>) {
+    if header.len() == (n + 1) * 8 {
+        let (head, ask) = header.split_at(n * 8);
+        (head, words::<1>(ask).map(|[w]| w))
+    } else {
+        (header, None)
+    }
 }
 
 /// The header's words, if it has exactly `N`.
@@ -339,7 +445,8 @@ pub(crate) unsafe fn put(
     after_fence(st, ep, pe)?;
     let per_msg = (MAX_MSG / size).max(1);
     let mut run: Option<(Run, Vec<u8>)> = None;
-    for (off, src) in elems {
+    let mut elems = elems.peekable();
+    while let Some((off, src)) = elems.next() {
         if let Some((r, msg)) = run.as_mut()
             && r.takes(off, per_msg)
         {
@@ -351,7 +458,10 @@ pub(crate) unsafe fn put(
         if let Some(done) = run.take() {
             send_put(progress, st, ep, pe, size, done)?;
         }
-        let mut msg = message(&[0; PUT_WORDS], per_msg * size);
+        // Room for this run's elements: as many as are left, up to a message's worth (a single
+        // put takes what it needs, not a 64 KiB buffer).
+        let left = 1 + elems.size_hint().1.unwrap_or(per_msg);
+        let mut msg = message(&[0; PUT_WORDS], left.min(per_msg) * size);
         // SAFETY: as above.
         msg.extend_from_slice(unsafe { std::slice::from_raw_parts(src, size) });
         run = Some((
@@ -370,8 +480,12 @@ pub(crate) unsafe fn put(
 }
 
 /// Plain puts to `pe` before a fence must land before a message sent after it: flushes `ep`
-/// once per fence and PE.
+/// once per fence and PE, unless it has one ordered lane.
 fn after_fence(st: &State, ep: &Endpoint, pe: usize) -> shmem_ucx::Result<()> {
+    if ep.one_ordered_lane() {
+        // Everything before the fence is handled before this message anyway.
+        return Ok(());
+    }
     let epoch = st.fence_epoch.load(Ordering::Acquire);
     if st.fenced[pe].load(Ordering::Relaxed) < epoch {
         ep.flush()?;
@@ -439,7 +553,8 @@ fn send_put(
 }
 
 /// Sends message `id` to `pe`, counted as unacknowledged until the target's `ACK` (at most
-/// [`MAX_UNACKED`] in flight to one PE: waits for acks beyond that).
+/// [`MAX_UNACKED`] units in flight to one PE: asks and waits for acks beyond that; asks every
+/// [`ASK_EVERY`] units).
 fn send_counted(
     progress: &Progress,
     st: &State,
@@ -449,13 +564,24 @@ fn send_counted(
     msg: Vec<u8>,
     header_len: usize,
 ) -> shmem_ucx::Result<()> {
-    let unacked = &st.unacked[pe];
-    if unacked.load(Ordering::Acquire) >= MAX_UNACKED {
-        progress.wait(None, || unacked.load(Ordering::Acquire) < MAX_UNACKED);
+    let l = &st.ledger;
+    l.note_lane(pe, ep);
+    let data = msg.len() - header_len;
+    let weight = units(data);
+    if l.unacked(pe) + weight > MAX_UNACKED {
+        ask(ep, pe)?;
+        progress.wait(None, || l.unacked(pe) + weight <= MAX_UNACKED);
     }
+    let eager = l.eager_ask(pe, data);
     // Counted before it can be acknowledged.
-    unacked.fetch_add(1, Ordering::AcqRel);
-    st.outstanding.fetch_add(1, Ordering::AcqRel);
+    let sent = l.count_sent(pe, weight);
+    let (mut msg, mut header_len) = (msg, header_len);
+    if eager {
+        // The ask goes as one more header word: the count to acknowledge once handled.
+        msg.splice(header_len..header_len, sent.to_le_bytes());
+        header_len += 8;
+        l.asked[pe].fetch_max(sent, Ordering::AcqRel);
+    }
     let r = ep.am_send(
         id,
         msg,
@@ -464,11 +590,242 @@ fn send_counted(
         send_failed,
     );
     if r.is_err() {
-        // Never sent: nothing will acknowledge it.
-        unacked.fetch_sub(1, Ordering::AcqRel);
-        st.outstanding.fetch_sub(1, Ordering::AcqRel);
+        // Never sent: nothing will acknowledge it (the transfer fails, and with it the job).
+        l.sent[pe].fetch_sub(weight, Ordering::AcqRel);
+        l.outstanding.fetch_sub(weight, Ordering::AcqRel);
+        return r;
     }
-    r
+    if sent - l.asked[pe].load(Ordering::Acquire) >= ASK_EVERY {
+        ask(ep, pe)?;
+    }
+    Ok(())
+}
+
+/// A quiet that finds at most this many messages sent to a PE since the one before makes the
+/// next messages to it ask for their ack themselves ([`Ledger::eager`]) ...
+const EAGER_AFTER_QUIET_OF: u32 = 2;
+/// ... until this many in a row go without a quiet.
+const EAGER_UNTIL: u32 = 4;
+/// Only messages of at most this many data bytes ask for their ack themselves (the ask is one
+/// more header word, inserted before the data).
+const EAGER_MAX_DATA: usize = 8 << 10;
+
+/// [`Ledger::ordered`]: not known yet, one ordered lane, or not.
+const LANE_UNKNOWN: u8 = 0;
+const ORDERED: u8 = 1;
+const UNORDERED: u8 = 2;
+
+/// The counts of the acknowledgement protocol (see the module docs), per PE. Totals since
+/// start-up: they only grow.
+struct Ledger {
+    /// Sender side: units sent to each PE, the count each acknowledged, the count a `SYNC`
+    /// asked each about.
+    sent: Box<[AtomicU64]>,
+    acked: Box<[AtomicU64]>,
+    asked: Box<[AtomicU64]>,
+    /// Sent and not acknowledged, all PEs together, so that `quiet` looks at one word.
+    outstanding: AtomicU64,
+    /// PEs sent messages since they were last taken off `listed` (at most once each).
+    listed: Mutex<Vec<usize>>,
+    on_list: Box<[AtomicBool]>,
+    /// Per PE: whether its endpoint has one ordered lane (`LANE_UNKNOWN` before the first
+    /// message).
+    ordered: Box<[AtomicU8]>,
+    /// Whether some PE's endpoint was found not to have one ordered lane.
+    any_unordered: AtomicBool,
+    /// Per PE: messages sent since the last quiet that asked it, and whether each message asks
+    /// for its own ack (the PE's puts are mostly followed by a quiet: put + quiet is then one
+    /// message and its ack, as UCX's emulated put is, instead of a put, a `SYNC` and an ack).
+    since_quiet: Box<[AtomicU32]>,
+    eager: Box<[AtomicBool]>,
+    /// Receiver side: units handled from each PE, and the count a `SYNC` from it waits for
+    /// (0: none).
+    received: Box<[AtomicU64]>,
+    wanted: Box<[AtomicU64]>,
+}
+
+impl Ledger {
+    fn new(n_pes: usize) -> Ledger {
+        let zeros = || (0..n_pes).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
+        Ledger {
+            sent: zeros(),
+            acked: zeros(),
+            asked: zeros(),
+            outstanding: AtomicU64::new(0),
+            listed: Mutex::new(Vec::new()),
+            on_list: (0..n_pes).map(|_| AtomicBool::new(false)).collect(),
+            ordered: (0..n_pes).map(|_| AtomicU8::new(LANE_UNKNOWN)).collect(),
+            any_unordered: AtomicBool::new(false),
+            since_quiet: (0..n_pes).map(|_| AtomicU32::new(0)).collect(),
+            eager: (0..n_pes).map(|_| AtomicBool::new(false)).collect(),
+            received: zeros(),
+            wanted: zeros(),
+        }
+    }
+
+    /// Units sent to `pe` and not acknowledged yet.
+    fn unacked(&self, pe: usize) -> u64 {
+        let acked = self.acked[pe].load(Ordering::Acquire);
+        self.sent[pe].load(Ordering::Acquire).saturating_sub(acked)
+    }
+
+    /// Counts a message of `weight` units to `pe` and lists it; returns the new total.
+    fn count_sent(&self, pe: usize, weight: u64) -> u64 {
+        self.outstanding.fetch_add(weight, Ordering::AcqRel);
+        let sent = self.sent[pe].fetch_add(weight, Ordering::AcqRel) + weight;
+        self.list(pe);
+        sent
+    }
+
+    /// Whether the next message to `pe`, with `data` bytes, asks for its own ack (see
+    /// [`eager`](Self::eager)); counts it as sent since the last quiet.
+    fn eager_ask(&self, pe: usize, data: usize) -> bool {
+        let since = self.since_quiet[pe].fetch_add(1, Ordering::Relaxed) + 1;
+        if !self.eager[pe].load(Ordering::Relaxed) {
+            return false;
+        }
+        if since > EAGER_UNTIL {
+            // A stream without quiets (a pipeline): acks on request only.
+            self.eager[pe].store(false, Ordering::Relaxed);
+            return false;
+        }
+        data <= EAGER_MAX_DATA
+    }
+
+    /// A quiet asks `pe`: if few messages went to it since the last one, the next ask for
+    /// their acks themselves.
+    fn note_quiet(&self, pe: usize) {
+        let since = self.since_quiet[pe].swap(0, Ordering::Relaxed);
+        self.eager[pe].store(since <= EAGER_AFTER_QUIET_OF, Ordering::Relaxed);
+    }
+
+    fn list(&self, pe: usize) {
+        if !self.on_list[pe].swap(true, Ordering::AcqRel) {
+            lock(&self.listed).push(pe);
+        }
+    }
+
+    fn take_listed(&self) -> Vec<usize> {
+        let taken = std::mem::take(&mut *lock(&self.listed));
+        // Off the list before anyone asks them: a message sent from here on lists its PE
+        // again, so no quiet can miss it.
+        for &pe in &taken {
+            self.on_list[pe].store(false, Ordering::Release);
+        }
+        taken
+    }
+
+    /// Records whether `pe`'s endpoint has one ordered lane, at the first message to it.
+    fn note_lane(&self, pe: usize, ep: &Endpoint) {
+        if self.ordered[pe].load(Ordering::Relaxed) == LANE_UNKNOWN {
+            let o = if ep.one_ordered_lane() {
+                ORDERED
+            } else {
+                self.any_unordered.store(true, Ordering::Release);
+                UNORDERED
+            };
+            self.ordered[pe].store(o, Ordering::Relaxed);
+        }
+    }
+
+    /// Checks an `ACK [from, count]` and records it.
+    fn take_ack(&self, header: &[u8]) -> std::result::Result<(), Refusal> {
+        let Some([from, n]) = words::<ACK_WORDS>(header) else {
+            return refuse(u64::MAX, format!("ack header of {} bytes", header.len()));
+        };
+        let pe = usize::try_from(from)
+            .ok()
+            .filter(|&pe| pe < self.sent.len());
+        let sent = pe.map(|pe| self.sent[pe].load(Ordering::Acquire));
+        let (Some(pe), Some(sent)) = (pe, sent) else {
+            return refuse(
+                from,
+                "acknowledges messages, but is not a PE of this job".into(),
+            );
+        };
+        if n > sent {
+            return refuse(
+                from,
+                format!(
+                    "acknowledges {n} units of puts and puts with signal, but {sent} were sent to it"
+                ),
+            );
+        }
+        let before = self.acked[pe].fetch_max(n, Ordering::AcqRel);
+        if n > before {
+            // What this ack adds is part of the total: this cannot go below zero.
+            self.outstanding.fetch_sub(n - before, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    /// Counts a message with `data` bytes handled from `from` (a PE of the job: checked by the
+    /// caller); the count to acknowledge if a `SYNC` waits for it.
+    fn note_received(&self, from: usize, data: usize) -> Option<u64> {
+        let got = self.received[from].fetch_add(units(data), Ordering::AcqRel) + units(data);
+        let want = self.wanted[from].load(Ordering::Acquire);
+        (want != 0
+            && got >= want
+            && self.wanted[from]
+                .compare_exchange(want, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok())
+        .then_some(got)
+    }
+
+    /// Checks a `SYNC [from, count]`: the count to acknowledge now, or `None` when messages
+    /// it covers are still to come (the ack goes out with the last of them).
+    fn take_sync(&self, header: &[u8]) -> std::result::Result<(usize, Option<u64>), Refusal> {
+        let Some([from, n]) = words::<SYNC_WORDS>(header) else {
+            return refuse(u64::MAX, format!("sync header of {} bytes", header.len()));
+        };
+        let Some(pe) = usize::try_from(from)
+            .ok()
+            .filter(|&pe| pe < self.received.len())
+        else {
+            return refuse(from, "asks for an ack, but is not a PE of this job".into());
+        };
+        Ok((pe, self.sync(pe, n)))
+    }
+
+    /// `pe` asks for an ack once `n` units from it are handled: the count to acknowledge now,
+    /// or `None` when some are still to come (the ack goes out with the last of them).
+    fn sync(&self, pe: usize, n: u64) -> Option<u64> {
+        let got = self.received[pe].load(Ordering::Acquire);
+        if got >= n {
+            return Some(got);
+        }
+        self.wanted[pe].fetch_max(n, Ordering::AcqRel);
+        // Handlers of one worker do not run at once, but check again all the same.
+        let got = self.received[pe].load(Ordering::Acquire);
+        let now = got >= n
+            && self.wanted[pe]
+                .compare_exchange(n, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok();
+        now.then_some(got)
+    }
+
+    /// Counts a checked put or put with signal of `data` bytes from `from` (a PE of the job)
+    /// that asks for an ack once `ask` units are handled, if it does: the count to
+    /// acknowledge, if any is due.
+    fn receive_counted(&self, from: usize, data: usize, ask: Option<u64>) -> Option<u64> {
+        let due = self.note_received(from, data);
+        let asked = ask.and_then(|n| self.sync(from, n));
+        due.max(asked)
+    }
+
+    /// The PE a counted message says it came from, checked to be one of the job's.
+    fn sender(&self, from: u64) -> std::result::Result<usize, Refusal> {
+        match usize::try_from(from) {
+            Ok(pe) if pe < self.received.len() => Ok(pe),
+            _ => refuse(
+                from,
+                format!(
+                    "a put from PE {from}, in a job of {} PEs",
+                    self.received.len()
+                ),
+            ),
+        }
+    }
 }
 
 /// Strided get from `pe` (reached through `ep`): requests the elements in runs and waits until
@@ -567,6 +924,7 @@ struct PutHandler;
 /// Handles `SIGNAL` (`ACK` true: acknowledged) and `FLAG` messages.
 struct SignalHandler<const ACK: bool>;
 struct AckHandler;
+struct SyncHandler;
 struct GetReqHandler;
 struct GetRespHandler;
 
@@ -595,6 +953,7 @@ fn refuse<T>(from: u64, what: String) -> std::result::Result<T, Refusal> {
 /// A checked `PUT`: `data` scattered as elements of `size` bytes, `stride` bytes apart, from
 /// `at`.
 struct PutPlan<'a> {
+    from: u64,
     at: *mut u8,
     size: usize,
     stride: usize,
@@ -631,6 +990,7 @@ fn check_put<'a>(
     }
     // Both fit in usize (checked by `in_regions`).
     Ok(PutPlan {
+        from,
         at,
         size: size as usize,
         stride: stride as usize,
@@ -657,6 +1017,7 @@ impl PutPlan<'_> {
 /// A checked `SIGNAL` or `FLAG`: `data` copied to `at` (none when empty), then the word at
 /// `word` updated.
 struct SignalPlan<'a> {
+    from: u64,
     at: Option<*mut u8>,
     data: &'a [u8],
     word: *mut u8,
@@ -714,6 +1075,7 @@ fn check_signal<'a>(
         return refuse(from, format!("unknown signal operation {kind}"));
     };
     Ok(SignalPlan {
+        from,
         at,
         data,
         word,
@@ -739,31 +1101,6 @@ impl SignalPlan<'_> {
         let word = unsafe { AtomicU64::from_ptr(self.word.cast()) };
         self.kind.apply(word, self.value);
     }
-}
-
-/// Checks an `ACK` message and takes its count off `unacked` (per PE) and `outstanding`.
-fn take_ack(
-    unacked: &[AtomicU64],
-    outstanding: &AtomicU64,
-    header: &[u8],
-) -> std::result::Result<(), Refusal> {
-    let Some([from, n]) = words::<ACK_WORDS>(header) else {
-        return refuse(u64::MAX, format!("ack header of {} bytes", header.len()));
-    };
-    let counter = usize::try_from(from).ok().and_then(|pe| unacked.get(pe));
-    let took =
-        counter.map(|c| c.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| v.checked_sub(n)));
-    if !matches!(took, Some(Ok(_))) {
-        return refuse(
-            from,
-            format!(
-                "acknowledges {n} messages (strided puts, puts with signal) that were not sent to it"
-            ),
-        );
-    }
-    // Each PE's count is part of the total: this cannot go below zero.
-    outstanding.fetch_sub(n, Ordering::AcqRel);
-    Ok(())
 }
 
 /// A checked `GET_REQ`: the response's header words and where its elements are read.
@@ -886,8 +1223,9 @@ fn refused(st: &State, r: Refusal) -> ! {
     bad_message(st, r.from, format_args!("{}", r.what))
 }
 
-fn reply_ack(st: &State, msg: &AmMessage<'_>) {
-    let ack = message(&[st.my_pe as u64, 1], 0);
+/// Acknowledges the first `count` messages from the sender of `msg`.
+fn reply_ack(st: &State, msg: &AmMessage<'_>, count: u64) {
+    let ack = message(&[st.my_pe as u64, count], 0);
     if let Err(e) = msg.reply(AM_ACK, ack, ACK_WORDS * 8, AmFlags::NONE, send_failed) {
         send_failed(e);
     }
@@ -896,24 +1234,34 @@ fn reply_ack(st: &State, msg: &AmMessage<'_>) {
 impl AmHandler for PutHandler {
     fn receive(&self, msg: &AmMessage<'_>) {
         let st = state();
-        let plan =
-            check_put(st.regions(), msg.header(), msg.data()).unwrap_or_else(|r| refused(st, r));
+        let (header, ask) = split_ask(msg.header(), PUT_WORDS);
+        let (from, plan) = check_put(st.regions(), header, msg.data())
+            .and_then(|p| Ok((st.ledger.sender(p.from)?, p)))
+            .unwrap_or_else(|r| refused(st, r));
         // SAFETY: checked against this PE's regions, which live as long as the process.
         unsafe { plan.apply() };
-        reply_ack(st, msg);
+        if let Some(n) = st.ledger.receive_counted(from, plan.data.len(), ask) {
+            reply_ack(st, msg, n);
+        }
     }
 }
 
 impl<const ACK: bool> AmHandler for SignalHandler<ACK> {
     fn receive(&self, msg: &AmMessage<'_>) {
         let st = state();
-        let plan =
-            check_signal(st.regions(), msg.header(), msg.data()).unwrap_or_else(|r| refused(st, r));
+        let (header, ask) = if ACK {
+            split_ask(msg.header(), SIGNAL_WORDS)
+        } else {
+            (msg.header(), None)
+        };
+        let (from, plan) = check_signal(st.regions(), header, msg.data())
+            .and_then(|p| Ok((if ACK { st.ledger.sender(p.from)? } else { 0 }, p)))
+            .unwrap_or_else(|r| refused(st, r));
         // SAFETY: checked against this PE's regions, which live as long as the process and
         // whose signal words PEs update only atomically.
         unsafe { plan.apply() };
-        if ACK {
-            reply_ack(st, msg);
+        if ACK && let Some(n) = st.ledger.receive_counted(from, plan.data.len(), ask) {
+            reply_ack(st, msg, n);
         }
     }
 }
@@ -921,8 +1269,19 @@ impl<const ACK: bool> AmHandler for SignalHandler<ACK> {
 impl AmHandler for AckHandler {
     fn receive(&self, msg: &AmMessage<'_>) {
         let st = state();
-        if let Err(r) = take_ack(&st.unacked, &st.outstanding, msg.header()) {
+        if let Err(r) = st.ledger.take_ack(msg.header()) {
             refused(st, r);
+        }
+    }
+}
+
+impl AmHandler for SyncHandler {
+    fn receive(&self, msg: &AmMessage<'_>) {
+        let st = state();
+        match st.ledger.take_sync(msg.header()) {
+            Ok((_, Some(n))) => reply_ack(st, msg, n),
+            Ok((_, None)) => {}
+            Err(r) => refused(st, r),
         }
     }
 }
@@ -987,8 +1346,8 @@ pub struct FuzzPe {
     my_pe: usize,
     /// Team segment, heap and data segment (8-byte aligned).
     mem: [Vec<u64>; 3],
-    unacked: Box<[AtomicU64]>,
-    outstanding: AtomicU64,
+    /// The acknowledgement counts, as a running PE keeps them.
+    ledger: Ledger,
     /// The one strided get in progress, with token 1: its slot and its destination buffer.
     get: Option<(GetSlot, Vec<u8>)>,
 }
@@ -1001,8 +1360,7 @@ impl FuzzPe {
         FuzzPe {
             my_pe,
             mem: words.map(|n| vec![0u64; n]),
-            unacked: (0..n_pes).map(|_| AtomicU64::new(0)).collect(),
-            outstanding: AtomicU64::new(0),
+            ledger: Ledger::new(n_pes),
             get: None,
         }
     }
@@ -1024,11 +1382,19 @@ impl FuzzPe {
             .map(|m| (m.as_mut_ptr().cast::<u8>(), m.len() * 8))
     }
 
-    /// Counts `n` more unacknowledged messages to `pe` (ignored past the job's PEs).
-    pub fn sent(&mut self, pe: usize, n: u64) {
-        if let Some(c) = self.unacked.get(pe) {
-            c.fetch_add(n, Ordering::AcqRel);
-            self.outstanding.fetch_add(n, Ordering::AcqRel);
+    /// Counts a message of `data` bytes sent to `pe` (ignored past the job's PEs).
+    pub fn sent(&mut self, pe: usize, data: usize) {
+        if pe < self.ledger.sent.len() {
+            self.ledger.count_sent(pe, units(data));
+        }
+    }
+
+    /// Units sent to `pe` and not acknowledged yet (0 past the job's PEs).
+    pub fn unacked(&self, pe: usize) -> u64 {
+        if pe < self.ledger.sent.len() {
+            self.ledger.unacked(pe)
+        } else {
+            0
         }
     }
 
@@ -1056,8 +1422,9 @@ impl FuzzPe {
     }
 
     /// Delivers active message `id` (the ids are 0x51 put, 0x52 ack, 0x53 get request, 0x54 get
-    /// response, 0x55 signal, 0x56 flag) with `header` and `data` (`None`: not sent eagerly).
-    /// Returns the reply the handler would send, or the message that would end this PE.
+    /// response, 0x55 signal, 0x56 flag, 0x57 sync) with `header` and `data` (`None`: not sent
+    /// eagerly). Returns the reply the handler would send (an ack, a get response), or the
+    /// message that would end this PE.
     pub fn receive(
         &mut self,
         id: u16,
@@ -1065,19 +1432,44 @@ impl FuzzPe {
         data: Option<&[u8]>,
     ) -> std::result::Result<Option<Vec<u8>>, String> {
         let regions = self.regions();
-        let ack = || Some(message(&[self.my_pe as u64, 1], 0));
+        let me = self.my_pe as u64;
+        let ack = |n: Option<u64>| n.map(|n| message(&[me, n], 0));
+        let ledger = &self.ledger;
         let r = match id {
-            AM_PUT => check_put(regions, header, data).map(|p| {
-                // SAFETY: checked against this PE's own buffers.
-                unsafe { p.apply() };
-                ack()
-            }),
-            AM_SIGNAL | AM_FLAG => check_signal(regions, header, data).map(|p| {
-                // SAFETY: checked against this PE's own buffers, which nothing else accesses.
-                unsafe { p.apply() };
-                (id == AM_SIGNAL).then(|| message(&[self.my_pe as u64, 1], 0))
-            }),
-            AM_ACK => take_ack(&self.unacked, &self.outstanding, header).map(|()| None),
+            AM_PUT => {
+                let (header, ask) = split_ask(header, PUT_WORDS);
+                check_put(regions, header, data)
+                    .and_then(|p| Ok((ledger.sender(p.from)?, p)))
+                    .map(|(from, p)| {
+                        // SAFETY: checked against this PE's own buffers.
+                        unsafe { p.apply() };
+                        ack(ledger.receive_counted(from, p.data.len(), ask))
+                    })
+            }
+            AM_SIGNAL | AM_FLAG => {
+                let (header, ask) = if id == AM_SIGNAL {
+                    split_ask(header, SIGNAL_WORDS)
+                } else {
+                    (header, None)
+                };
+                check_signal(regions, header, data)
+                    .and_then(|p| {
+                        let from = if id == AM_SIGNAL {
+                            Some(ledger.sender(p.from)?)
+                        } else {
+                            None
+                        };
+                        Ok((from, p))
+                    })
+                    .map(|(from, p)| {
+                        // SAFETY: checked against this PE's own buffers, which nothing else
+                        // accesses.
+                        unsafe { p.apply() };
+                        ack(from.and_then(|f| ledger.receive_counted(f, p.data.len(), ask)))
+                    })
+            }
+            AM_ACK => ledger.take_ack(header).map(|()| None),
+            AM_SYNC => ledger.take_sync(header).map(|(_, n)| ack(n)),
             AM_GET_REQ => check_get_req(regions, self.my_pe, header).map(|p| {
                 // SAFETY: checked against this PE's own buffers.
                 Some(unsafe { p.response() })
@@ -1109,7 +1501,7 @@ mod tests {
 
     #[test]
     fn heap_bounds_are_checked_without_overflow() {
-        let heap = 0x1000 as *mut u8;
+        let heap = ptr::without_provenance_mut::<u8>(0x1000);
         let in_heap = |total, size, count, offset, stride| {
             in_regions(
                 [(ptr::null_mut(), 0), (heap, total), (ptr::null_mut(), 0)],
@@ -1134,7 +1526,10 @@ mod tests {
 
     #[test]
     fn data_segment_offsets_are_checked_against_the_segment() {
-        let (heap, data) = (0x1000 as *mut u8, 0x9000 as *mut u8);
+        let (heap, data) = (
+            ptr::without_provenance_mut::<u8>(0x1000),
+            ptr::without_provenance_mut::<u8>(0x9000),
+        );
         let at = |size, count, offset: usize, stride| {
             in_regions(
                 [(ptr::null_mut(), 0), (heap, 100), (data, 64)],
@@ -1169,7 +1564,10 @@ mod tests {
     #[test]
     fn team_segment_offsets_are_checked_against_the_segment() {
         // Offsets 0..32 name the team segment, 32.. the heap (whose first 32 bytes are unused).
-        let (team, heap) = (0x5000 as *mut u8, 0x1000 as *mut u8);
+        let (team, heap) = (
+            ptr::without_provenance_mut::<u8>(0x5000),
+            ptr::without_provenance_mut::<u8>(0x1000),
+        );
         let at = |size, count, offset: usize, stride| {
             in_regions(
                 [(team, 32), (heap, 100), (ptr::null_mut(), 0)],
@@ -1224,9 +1622,9 @@ mod tests {
         // segment of 4 words.
         let mut pe = FuzzPe::new(1, 4, [2, 16, 4]);
         let data: Vec<u8> = (1..=24).collect();
-        // A put of 3 x 8 bytes, 16 apart, at heap offset 32; acknowledged.
+        // A put of 3 x 8 bytes, 16 apart, at heap offset 32; not acknowledged by itself.
         let reply = pe.receive(AM_PUT, &header(&[2, 8, 3, 32, 16]), Some(&data));
-        assert_eq!(reply, Ok(Some(message(&[1, 1], 0))));
+        assert_eq!(reply, Ok(None));
         let heap = pe.memory()[1].to_vec();
         assert_eq!(&heap[32..40], &data[..8]);
         assert_eq!(&heap[48..56], &data[8..16]);
@@ -1245,9 +1643,9 @@ mod tests {
         pe.receive(AM_PUT, &header(&[2, 8, 1, at, 0]), Some(&data[..8]))
             .expect("in the data segment");
         assert_eq!(&pe.memory()[2][24..], &data[..8]);
-        // A put with signal, then a flag (not acknowledged).
+        // A put with signal, then a flag (neither acknowledged by itself).
         let reply = pe.receive(AM_SIGNAL, &header(&[0, 80, 4, 120, 1, 5]), Some(&data[..4]));
-        assert_eq!(reply, Ok(Some(message(&[1, 1], 0))));
+        assert_eq!(reply, Ok(None));
         assert_eq!(&pe.memory()[1][80..84], &data[..4]);
         assert_eq!(
             pe.receive(AM_FLAG, &header(&[0, 0, 0, 120, 2, 3]), Some(&[])),
@@ -1269,6 +1667,10 @@ mod tests {
             (AM_GET_REQ, header(&[2, 8, 3, 112, 16, 5, 0]), None),
             (AM_ACK, header(&[2, 1]), None),
             (AM_ACK, header(&[9, 1]), None),
+            (AM_SYNC, header(&[4, 1]), None),
+            (AM_SYNC, header(&[2]), None),
+            // A put that names a sender outside the job writes nothing.
+            (AM_PUT, header(&[4, 8, 1, 32, 0]), Some(&data[..8])),
             (AM_GET_RESP, header(&[2, 8, 1, 1, 0]), Some(&data[..8])),
         ];
         for (id, h, d) in refused {
@@ -1276,10 +1678,17 @@ mod tests {
             assert!(e.starts_with("from PE "), "{e}");
             assert_eq!(pe.memory().map(|m| m.to_vec()).to_vec(), before, "{e}");
         }
-        // Acks count down what was sent, never below zero.
-        pe.sent(2, 2);
-        assert_eq!(pe.receive(AM_ACK, &header(&[2, 2]), None), Ok(None));
-        assert!(pe.receive(AM_ACK, &header(&[2, 1]), None).is_err());
+        // Acks say how many of the messages sent were handled, never more than were sent; a
+        // late (smaller) one changes nothing.
+        pe.sent(2, 8);
+        pe.sent(2, 8);
+        let two = 2 * units(8);
+        assert_eq!(pe.unacked(2), two);
+        assert_eq!(pe.receive(AM_ACK, &header(&[2, two]), None), Ok(None));
+        assert_eq!(pe.unacked(2), 0);
+        assert_eq!(pe.receive(AM_ACK, &header(&[2, units(8)]), None), Ok(None));
+        assert_eq!(pe.unacked(2), 0);
+        assert!(pe.receive(AM_ACK, &header(&[2, two + 1]), None).is_err());
         // A strided get's responses fill its buffer, each element once.
         pe.start_get(3, 4, 3);
         let resp = header(&[3, 4, 2, 1, 1]);
@@ -1295,6 +1704,62 @@ mod tests {
         let (buf, done) = pe.got().expect("a get");
         assert!(done);
         assert_eq!(buf, [&data[8..12], &data[..8]].concat());
+    }
+
+    #[test]
+    fn a_sync_is_answered_once_the_messages_it_counts_are_handled() {
+        let mut pe = FuzzPe::new(0, 3, [0, 8, 0]);
+        let word = 7u64.to_le_bytes();
+        let put = |pe: &mut FuzzPe, from: u64| {
+            pe.receive(AM_PUT, &header(&[from, 8, 1, 0, 0]), Some(&word))
+        };
+        let (one, two) = (units(8), 2 * units(8));
+        // Two puts from PE 1, then its sync for both: answered at once with the count.
+        assert_eq!(put(&mut pe, 1), Ok(None));
+        assert_eq!(put(&mut pe, 1), Ok(None));
+        assert_eq!(
+            pe.receive(AM_SYNC, &header(&[1, two]), None),
+            Ok(Some(message(&[0, two], 0)))
+        );
+        // A sync that overtook its puts (several lanes) is answered by the last of them.
+        assert_eq!(pe.receive(AM_SYNC, &header(&[2, two]), None), Ok(None));
+        assert_eq!(put(&mut pe, 2), Ok(None));
+        assert_eq!(put(&mut pe, 2), Ok(Some(message(&[0, two], 0))));
+        assert_eq!(put(&mut pe, 2), Ok(None), "answered once");
+        // A put with signal counts as a put; a flag does not.
+        let signal = header(&[1, 16, 0, 8, 1, 1]);
+        assert_eq!(pe.receive(AM_SIGNAL, &signal, Some(&[])), Ok(None));
+        let flag = header(&[1, 16, 0, 8, 2, 1]);
+        assert_eq!(pe.receive(AM_FLAG, &flag, Some(&[])), Ok(None));
+        let all = two + units(0);
+        assert_eq!(
+            pe.receive(AM_SYNC, &header(&[1, all]), None),
+            Ok(Some(message(&[0, all], 0)))
+        );
+        // A sync for what was answered already is answered again (repeats are harmless).
+        assert_eq!(
+            pe.receive(AM_SYNC, &header(&[1, one]), None),
+            Ok(Some(message(&[0, all], 0)))
+        );
+        // A put that asks for its own ack (one more header word: the count to acknowledge).
+        let asking = header(&[1, 8, 1, 0, 0, all + one]);
+        assert_eq!(
+            pe.receive(AM_PUT, &asking, Some(&word)),
+            Ok(Some(message(&[0, all + one], 0)))
+        );
+        // One that overtook an earlier put: answered by that put.
+        let asking = header(&[1, 8, 1, 0, 0, all + 3 * one]);
+        assert_eq!(pe.receive(AM_PUT, &asking, Some(&word)), Ok(None));
+        assert_eq!(put(&mut pe, 1), Ok(Some(message(&[0, all + 3 * one], 0))));
+        // A put with signal may ask too; a flag's extra word is refused.
+        let asking = header(&[1, 16, 0, 8, 1, 1, all + 3 * one + units(0)]);
+        assert_eq!(
+            pe.receive(AM_SIGNAL, &asking, Some(&[])),
+            Ok(Some(message(&[0, all + 3 * one + units(0)], 0)))
+        );
+        let flag = header(&[1, 16, 0, 8, 2, 1, 5]);
+        assert!(pe.receive(AM_FLAG, &flag, Some(&[])).is_err());
+        assert_eq!(pe.memory()[1][..8], word);
     }
 
     #[test]
