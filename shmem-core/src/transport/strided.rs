@@ -595,7 +595,8 @@ fn send_counted(
         l.outstanding.fetch_sub(weight, Ordering::AcqRel);
         return r;
     }
-    if sent - l.asked[pe].load(Ordering::Acquire) >= ASK_EVERY {
+    // (Another thread's message may have asked beyond `sent` already.)
+    if sent.saturating_sub(l.asked[pe].load(Ordering::Acquire)) >= ASK_EVERY {
         ask(ep, pe)?;
     }
     Ok(())
@@ -657,7 +658,10 @@ impl Ledger {
             ordered: (0..n_pes).map(|_| AtomicU8::new(LANE_UNKNOWN)).collect(),
             any_unordered: AtomicBool::new(false),
             since_quiet: (0..n_pes).map(|_| AtomicU32::new(0)).collect(),
-            eager: (0..n_pes).map(|_| AtomicBool::new(false)).collect(),
+            // The first messages to a PE ask (a put + quiet round's first contact is then one
+            // message to each PE, not a put and a `SYNC`); a pipeline turns it off after
+            // `EAGER_UNTIL` of them.
+            eager: (0..n_pes).map(|_| AtomicBool::new(true)).collect(),
             received: zeros(),
             wanted: zeros(),
         }
