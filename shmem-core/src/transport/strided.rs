@@ -238,9 +238,9 @@ pub(crate) fn all_acked() -> bool {
 pub(crate) fn acked_to(pe: usize, count: u64) -> bool {
     STATE.get().is_none_or(|s| {
         s.ledger
-            .acked
             .get(pe)
-            .is_none_or(|a| a.load(Ordering::Acquire) >= count)
+            .map_or(0, |c| c.acked.load(Ordering::Acquire))
+            >= count
     })
 }
 
@@ -250,10 +250,12 @@ pub(crate) fn ask(ep: &Endpoint, pe: usize) -> shmem_ucx::Result<u64> {
     let Some(st) = STATE.get() else {
         return Ok(0);
     };
-    let l = &st.ledger;
-    let sent = l.sent[pe].load(Ordering::Acquire);
-    if l.acked[pe].load(Ordering::Acquire) >= sent
-        || l.asked[pe].fetch_max(sent, Ordering::AcqRel) >= sent
+    let Some(c) = st.ledger.get(pe) else {
+        // Nothing was sent to it.
+        return Ok(0);
+    };
+    let sent = c.sent.load(Ordering::Acquire);
+    if c.acked.load(Ordering::Acquire) >= sent || c.asked.fetch_max(sent, Ordering::AcqRel) >= sent
     {
         return Ok(sent);
     }
@@ -271,9 +273,7 @@ pub(crate) fn ask(ep: &Endpoint, pe: usize) -> shmem_ucx::Result<u64> {
 /// A quiet (or `pe_quiet`) completes the messages sent to `pe`: notes how many went since the
 /// last, which decides whether the next ask for their acks themselves.
 pub(crate) fn note_quiet(pe: usize) {
-    if let Some(s) = STATE.get()
-        && pe < s.ledger.eager.len()
-    {
+    if let Some(s) = STATE.get() {
         s.ledger.note_quiet(pe);
     }
 }
@@ -307,9 +307,8 @@ pub(crate) fn all_ordered() -> bool {
 pub(crate) fn ordered(pe: usize) -> bool {
     STATE.get().is_some_and(|s| {
         s.ledger
-            .ordered
             .get(pe)
-            .is_some_and(|o| o.load(Ordering::Relaxed) == ORDERED)
+            .is_some_and(|c| c.ordered.load(Ordering::Relaxed) == ORDERED)
     })
 }
 
@@ -580,7 +579,7 @@ fn send_counted(
         // The ask goes as one more header word: the count to acknowledge once handled.
         msg.splice(header_len..header_len, sent.to_le_bytes());
         header_len += 8;
-        l.asked[pe].fetch_max(sent, Ordering::AcqRel);
+        l.at(pe).asked.fetch_max(sent, Ordering::AcqRel);
     }
     let r = ep.am_send(
         id,
@@ -591,12 +590,12 @@ fn send_counted(
     );
     if r.is_err() {
         // Never sent: nothing will acknowledge it (the transfer fails, and with it the job).
-        l.sent[pe].fetch_sub(weight, Ordering::AcqRel);
+        l.at(pe).sent.fetch_sub(weight, Ordering::AcqRel);
         l.outstanding.fetch_sub(weight, Ordering::AcqRel);
         return r;
     }
     // (Another thread's message may have asked beyond `sent` already.)
-    if sent.saturating_sub(l.asked[pe].load(Ordering::Acquire)) >= ASK_EVERY {
+    if sent.saturating_sub(l.at(pe).asked.load(Ordering::Acquire)) >= ASK_EVERY {
         ask(ep, pe)?;
     }
     Ok(())
@@ -616,81 +615,134 @@ const LANE_UNKNOWN: u8 = 0;
 const ORDERED: u8 = 1;
 const UNORDERED: u8 = 2;
 
-/// The counts of the acknowledgement protocol (see the module docs), per PE. Totals since
+/// PEs per chunk of [`Ledger`] counts: a chunk is allocated when this PE first sends to, or
+/// hears from, one of its PEs.
+const CHUNK: usize = 256;
+
+/// The counts of the acknowledgement protocol with one PE (see the module docs). Totals since
 /// start-up: they only grow.
+struct Counts {
+    /// Sender side: units sent to the PE, the count it acknowledged, the count a `SYNC` asked
+    /// it about.
+    sent: AtomicU64,
+    acked: AtomicU64,
+    asked: AtomicU64,
+    /// Receiver side: units handled from the PE, and the count a `SYNC` from it waits for
+    /// (0: none).
+    received: AtomicU64,
+    wanted: AtomicU64,
+    /// Messages sent since the last quiet that asked the PE, and whether each message asks
+    /// for its own ack (the PE's puts are mostly followed by a quiet: put + quiet is then one
+    /// message and its ack, as UCX's emulated put is, instead of a put, a `SYNC` and an ack).
+    since_quiet: AtomicU32,
+    eager: AtomicBool,
+    /// Whether the PE is on [`Ledger::listed`].
+    on_list: AtomicBool,
+    /// Whether its endpoint has one ordered lane (`LANE_UNKNOWN` before the first message).
+    ordered: AtomicU8,
+}
+
+impl Counts {
+    fn new() -> Counts {
+        Counts {
+            sent: AtomicU64::new(0),
+            acked: AtomicU64::new(0),
+            asked: AtomicU64::new(0),
+            received: AtomicU64::new(0),
+            wanted: AtomicU64::new(0),
+            since_quiet: AtomicU32::new(0),
+            // The first messages to a PE ask (a put + quiet round's first contact is then one
+            // message to each PE, not a put and a `SYNC`); a pipeline turns it off after
+            // `EAGER_UNTIL` of them.
+            eager: AtomicBool::new(true),
+            on_list: AtomicBool::new(false),
+            ordered: AtomicU8::new(LANE_UNKNOWN),
+        }
+    }
+}
+
+/// The protocol's [`Counts`] for every PE of the job, in chunks of [`CHUNK`] PEs allocated at
+/// first contact: a PE pays 24 B per 256 PEs of the job at start-up, and 48 B for each PE of
+/// a chunk it talks to (a job of 128,000 PEs: 12 KB, where counts for all would take 6 MB).
 struct Ledger {
-    /// Sender side: units sent to each PE, the count each acknowledged, the count a `SYNC`
-    /// asked each about.
-    sent: Box<[AtomicU64]>,
-    acked: Box<[AtomicU64]>,
-    asked: Box<[AtomicU64]>,
+    n_pes: usize,
+    chunks: Box<[OnceLock<Box<[Counts]>>]>,
     /// Sent and not acknowledged, all PEs together, so that `quiet` looks at one word.
     outstanding: AtomicU64,
     /// PEs sent messages since they were last taken off `listed` (at most once each).
     listed: Mutex<Vec<usize>>,
-    on_list: Box<[AtomicBool]>,
-    /// Per PE: whether its endpoint has one ordered lane (`LANE_UNKNOWN` before the first
-    /// message).
-    ordered: Box<[AtomicU8]>,
     /// Whether some PE's endpoint was found not to have one ordered lane.
     any_unordered: AtomicBool,
-    /// Per PE: messages sent since the last quiet that asked it, and whether each message asks
-    /// for its own ack (the PE's puts are mostly followed by a quiet: put + quiet is then one
-    /// message and its ack, as UCX's emulated put is, instead of a put, a `SYNC` and an ack).
-    since_quiet: Box<[AtomicU32]>,
-    eager: Box<[AtomicBool]>,
-    /// Receiver side: units handled from each PE, and the count a `SYNC` from it waits for
-    /// (0: none).
-    received: Box<[AtomicU64]>,
-    wanted: Box<[AtomicU64]>,
 }
 
 impl Ledger {
     fn new(n_pes: usize) -> Ledger {
-        let zeros = || (0..n_pes).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
         Ledger {
-            sent: zeros(),
-            acked: zeros(),
-            asked: zeros(),
+            n_pes,
+            chunks: (0..n_pes.div_ceil(CHUNK))
+                .map(|_| OnceLock::new())
+                .collect(),
             outstanding: AtomicU64::new(0),
             listed: Mutex::new(Vec::new()),
-            on_list: (0..n_pes).map(|_| AtomicBool::new(false)).collect(),
-            ordered: (0..n_pes).map(|_| AtomicU8::new(LANE_UNKNOWN)).collect(),
             any_unordered: AtomicBool::new(false),
-            since_quiet: (0..n_pes).map(|_| AtomicU32::new(0)).collect(),
-            // The first messages to a PE ask (a put + quiet round's first contact is then one
-            // message to each PE, not a put and a `SYNC`); a pipeline turns it off after
-            // `EAGER_UNTIL` of them.
-            eager: (0..n_pes).map(|_| AtomicBool::new(true)).collect(),
-            received: zeros(),
-            wanted: zeros(),
         }
+    }
+
+    /// `pe`'s counts, if this PE has been in contact with its chunk (none: all zero).
+    fn get(&self, pe: usize) -> Option<&Counts> {
+        self.chunks.get(pe / CHUNK)?.get()?.get(pe % CHUNK)
+    }
+
+    /// `pe`'s counts, allocating its chunk at first contact.
+    ///
+    /// # Panics
+    /// If `pe` is not a PE of the job (callers check what a peer sent).
+    fn at(&self, pe: usize) -> &Counts {
+        assert!(
+            pe < self.n_pes,
+            "shmem: PE {pe} is not a PE of this job of {} PEs",
+            self.n_pes
+        );
+        let chunk = self.chunks[pe / CHUNK].get_or_init(|| {
+            let len = CHUNK.min(self.n_pes - pe / CHUNK * CHUNK);
+            (0..len).map(|_| Counts::new()).collect()
+        });
+        &chunk[pe % CHUNK]
+    }
+
+    /// Chunks allocated so far.
+    #[cfg(test)]
+    fn chunks_in_use(&self) -> usize {
+        self.chunks.iter().filter(|c| c.get().is_some()).count()
     }
 
     /// Units sent to `pe` and not acknowledged yet.
     fn unacked(&self, pe: usize) -> u64 {
-        let acked = self.acked[pe].load(Ordering::Acquire);
-        self.sent[pe].load(Ordering::Acquire).saturating_sub(acked)
+        self.get(pe).map_or(0, |c| {
+            let acked = c.acked.load(Ordering::Acquire);
+            c.sent.load(Ordering::Acquire).saturating_sub(acked)
+        })
     }
 
     /// Counts a message of `weight` units to `pe` and lists it; returns the new total.
     fn count_sent(&self, pe: usize, weight: u64) -> u64 {
         self.outstanding.fetch_add(weight, Ordering::AcqRel);
-        let sent = self.sent[pe].fetch_add(weight, Ordering::AcqRel) + weight;
+        let sent = self.at(pe).sent.fetch_add(weight, Ordering::AcqRel) + weight;
         self.list(pe);
         sent
     }
 
     /// Whether the next message to `pe`, with `data` bytes, asks for its own ack (see
-    /// [`eager`](Self::eager)); counts it as sent since the last quiet.
+    /// [`Counts::eager`]); counts it as sent since the last quiet.
     fn eager_ask(&self, pe: usize, data: usize) -> bool {
-        let since = self.since_quiet[pe].fetch_add(1, Ordering::Relaxed) + 1;
-        if !self.eager[pe].load(Ordering::Relaxed) {
+        let c = self.at(pe);
+        let since = c.since_quiet.fetch_add(1, Ordering::Relaxed) + 1;
+        if !c.eager.load(Ordering::Relaxed) {
             return false;
         }
         if since > EAGER_UNTIL {
             // A stream without quiets (a pipeline): acks on request only.
-            self.eager[pe].store(false, Ordering::Relaxed);
+            c.eager.store(false, Ordering::Relaxed);
             return false;
         }
         data <= EAGER_MAX_DATA
@@ -699,12 +751,15 @@ impl Ledger {
     /// A quiet asks `pe`: if few messages went to it since the last one, the next ask for
     /// their acks themselves.
     fn note_quiet(&self, pe: usize) {
-        let since = self.since_quiet[pe].swap(0, Ordering::Relaxed);
-        self.eager[pe].store(since <= EAGER_AFTER_QUIET_OF, Ordering::Relaxed);
+        if let Some(c) = self.get(pe) {
+            let since = c.since_quiet.swap(0, Ordering::Relaxed);
+            c.eager
+                .store(since <= EAGER_AFTER_QUIET_OF, Ordering::Relaxed);
+        }
     }
 
     fn list(&self, pe: usize) {
-        if !self.on_list[pe].swap(true, Ordering::AcqRel) {
+        if !self.at(pe).on_list.swap(true, Ordering::AcqRel) {
             lock(&self.listed).push(pe);
         }
     }
@@ -714,21 +769,22 @@ impl Ledger {
         // Off the list before anyone asks them: a message sent from here on lists its PE
         // again, so no quiet can miss it.
         for &pe in &taken {
-            self.on_list[pe].store(false, Ordering::Release);
+            self.at(pe).on_list.store(false, Ordering::Release);
         }
         taken
     }
 
     /// Records whether `pe`'s endpoint has one ordered lane, at the first message to it.
     fn note_lane(&self, pe: usize, ep: &Endpoint) {
-        if self.ordered[pe].load(Ordering::Relaxed) == LANE_UNKNOWN {
+        let c = self.at(pe);
+        if c.ordered.load(Ordering::Relaxed) == LANE_UNKNOWN {
             let o = if ep.one_ordered_lane() {
                 ORDERED
             } else {
                 self.any_unordered.store(true, Ordering::Release);
                 UNORDERED
             };
-            self.ordered[pe].store(o, Ordering::Relaxed);
+            c.ordered.store(o, Ordering::Relaxed);
         }
     }
 
@@ -737,16 +793,13 @@ impl Ledger {
         let Some([from, n]) = words::<ACK_WORDS>(header) else {
             return refuse(u64::MAX, format!("ack header of {} bytes", header.len()));
         };
-        let pe = usize::try_from(from)
-            .ok()
-            .filter(|&pe| pe < self.sent.len());
-        let sent = pe.map(|pe| self.sent[pe].load(Ordering::Acquire));
-        let (Some(pe), Some(sent)) = (pe, sent) else {
+        let Some(pe) = usize::try_from(from).ok().filter(|&pe| pe < self.n_pes) else {
             return refuse(
                 from,
                 "acknowledges messages, but is not a PE of this job".into(),
             );
         };
+        let sent = self.get(pe).map_or(0, |c| c.sent.load(Ordering::Acquire));
         if n > sent {
             return refuse(
                 from,
@@ -755,7 +808,10 @@ impl Ledger {
                 ),
             );
         }
-        let before = self.acked[pe].fetch_max(n, Ordering::AcqRel);
+        if n == 0 {
+            return Ok(());
+        }
+        let before = self.at(pe).acked.fetch_max(n, Ordering::AcqRel);
         if n > before {
             // What this ack adds is part of the total: this cannot go below zero.
             self.outstanding.fetch_sub(n - before, Ordering::AcqRel);
@@ -766,11 +822,12 @@ impl Ledger {
     /// Counts a message with `data` bytes handled from `from` (a PE of the job: checked by the
     /// caller); the count to acknowledge if a `SYNC` waits for it.
     fn note_received(&self, from: usize, data: usize) -> Option<u64> {
-        let got = self.received[from].fetch_add(units(data), Ordering::AcqRel) + units(data);
-        let want = self.wanted[from].load(Ordering::Acquire);
+        let c = self.at(from);
+        let got = c.received.fetch_add(units(data), Ordering::AcqRel) + units(data);
+        let want = c.wanted.load(Ordering::Acquire);
         (want != 0
             && got >= want
-            && self.wanted[from]
+            && c.wanted
                 .compare_exchange(want, 0, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok())
         .then_some(got)
@@ -782,10 +839,7 @@ impl Ledger {
         let Some([from, n]) = words::<SYNC_WORDS>(header) else {
             return refuse(u64::MAX, format!("sync header of {} bytes", header.len()));
         };
-        let Some(pe) = usize::try_from(from)
-            .ok()
-            .filter(|&pe| pe < self.received.len())
-        else {
+        let Some(pe) = usize::try_from(from).ok().filter(|&pe| pe < self.n_pes) else {
             return refuse(from, "asks for an ack, but is not a PE of this job".into());
         };
         Ok((pe, self.sync(pe, n)))
@@ -794,15 +848,16 @@ impl Ledger {
     /// `pe` asks for an ack once `n` units from it are handled: the count to acknowledge now,
     /// or `None` when some are still to come (the ack goes out with the last of them).
     fn sync(&self, pe: usize, n: u64) -> Option<u64> {
-        let got = self.received[pe].load(Ordering::Acquire);
+        let c = self.at(pe);
+        let got = c.received.load(Ordering::Acquire);
         if got >= n {
             return Some(got);
         }
-        self.wanted[pe].fetch_max(n, Ordering::AcqRel);
+        c.wanted.fetch_max(n, Ordering::AcqRel);
         // Handlers of one worker do not run at once, but check again all the same.
-        let got = self.received[pe].load(Ordering::Acquire);
+        let got = c.received.load(Ordering::Acquire);
         let now = got >= n
-            && self.wanted[pe]
+            && c.wanted
                 .compare_exchange(n, 0, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok();
         now.then_some(got)
@@ -820,13 +875,10 @@ impl Ledger {
     /// The PE a counted message says it came from, checked to be one of the job's.
     fn sender(&self, from: u64) -> std::result::Result<usize, Refusal> {
         match usize::try_from(from) {
-            Ok(pe) if pe < self.received.len() => Ok(pe),
+            Ok(pe) if pe < self.n_pes => Ok(pe),
             _ => refuse(
                 from,
-                format!(
-                    "a put from PE {from}, in a job of {} PEs",
-                    self.received.len()
-                ),
+                format!("a put from PE {from}, in a job of {} PEs", self.n_pes),
             ),
         }
     }
@@ -1388,14 +1440,14 @@ impl FuzzPe {
 
     /// Counts a message of `data` bytes sent to `pe` (ignored past the job's PEs).
     pub fn sent(&mut self, pe: usize, data: usize) {
-        if pe < self.ledger.sent.len() {
+        if pe < self.ledger.n_pes {
             self.ledger.count_sent(pe, units(data));
         }
     }
 
     /// Units sent to `pe` and not acknowledged yet (0 past the job's PEs).
     pub fn unacked(&self, pe: usize) -> u64 {
-        if pe < self.ledger.sent.len() {
+        if pe < self.ledger.n_pes {
             self.ledger.unacked(pe)
         } else {
             0
@@ -1708,6 +1760,38 @@ mod tests {
         let (buf, done) = pe.got().expect("a get");
         assert!(done);
         assert_eq!(buf, [&data[8..12], &data[..8]].concat());
+    }
+
+    #[test]
+    fn counts_are_allocated_per_chunk_at_first_contact() {
+        // A job of 100,000 PEs: nothing per PE until one is contacted.
+        let n = 100_000;
+        let l = Ledger::new(n);
+        assert_eq!(l.chunks_in_use(), 0);
+        assert_eq!(l.unacked(99_999), 0);
+        assert!(l.get(5).is_none(), "a read allocates nothing");
+        assert_eq!(l.chunks_in_use(), 0);
+        // Sending to PE 5 and hearing from the last PE take two chunks (the last one short).
+        assert_eq!(l.count_sent(5, units(8)), units(8));
+        assert_eq!(l.note_received(n - 1, 8), None);
+        assert_eq!(l.chunks_in_use(), 2);
+        assert_eq!(l.unacked(5), units(8));
+        assert_eq!(l.get(6).map(|c| c.sent.load(Ordering::Relaxed)), Some(0));
+        // An ack from a PE never sent to is refused without allocating; one of 0 is harmless.
+        let refused = l.take_ack(&header(&[CHUNK as u64 * 3, 1]));
+        assert!(refused.is_err_and(|r| r.what.contains("but 0 were sent")));
+        assert!(l.take_ack(&header(&[CHUNK as u64 * 3, 0])).is_ok());
+        assert!(
+            l.take_ack(&header(&[n as u64, 0])).is_err(),
+            "PE {n} is outside the job"
+        );
+        assert_eq!(l.chunks_in_use(), 2);
+        assert!(l.take_ack(&header(&[5, units(8)])).is_ok());
+        assert_eq!(l.unacked(5), 0);
+        assert_eq!(l.outstanding.load(Ordering::Relaxed), 0);
+        // What a chunk costs, and what start-up costs for the whole job.
+        assert_eq!(std::mem::size_of::<Counts>(), 48);
+        assert!(std::mem::size_of_val(&*l.chunks) <= n.div_ceil(CHUNK) * 24);
     }
 
     #[test]
