@@ -504,13 +504,14 @@ fn collectives_on_one_node_send_no_ucx_message() {
 
 /// fcollect of blocks larger than the mailboxes hold: on one node over UCX_TLS=tcp,self they go
 /// through the team blocks in pieces (`mailbox::allgather_in_pieces`), elsewhere by puts. Odd
-/// lengths (a last piece of a few bytes), a block of exactly one piece's multiple, and 64 KiB.
+/// lengths (a last piece of a few bytes), 64 KiB (one piece and a few bytes at 2 PEs: the
+/// slots of 4 PEs hold 32 KiB), and 200,003 bytes (several pieces at every PE count).
 #[test]
 fn large_fcollect_in_pieces_and_by_puts() {
     multi_pe_hosts("large_fcollect_in_pieces_and_by_puts", |world| {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
-        for len in [4081usize, 8160, 12_345, 65_536] {
+        for len in [4081usize, 12_345, 65_536, 200_003] {
             let src: Vec<u8> = (0..len).map(|i| (i * 7 + me * 31 + len) as u8).collect();
             let all = world.alloc::<u8>(len * n);
             team.fcollect(&all, &src);
@@ -543,14 +544,15 @@ fn fcollect_in_pieces_with_different_lengths_panics() {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        let len = if world.my_pe() == 0 { mine } else { 30_000 };
-        let all = world.alloc::<u8>(30_000 * world.n_pes());
+        // Both large: more than one piece (a team block's all-to-all slot) each.
+        let len = if world.my_pe() == 0 { mine } else { 300_000 };
+        let all = world.alloc::<u8>(300_000 * world.n_pes());
         team.fcollect(&all, &vec![1u8; len]);
         unreachable!("the lengths differ");
     }
     for (n, pe0, want) in [
-        (2, "20000", "contributes 20000 bytes"),
-        (3, "20000", "contributes 20000 bytes"),
+        (2, "200000", "contributes 200000 bytes"),
+        (3, "200000", "contributes 200000 bytes"),
         (2, "100", "an fcollect"),
     ] {
         let (out, took) = common::launch(

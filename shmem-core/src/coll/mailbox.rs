@@ -34,7 +34,7 @@ use super::team::{Team, Tree};
 use crate::element::Element;
 use crate::mem::copy::copy_bytes;
 use crate::mem::segment::{
-    A2A, A2A_BYTES, BCAST, BCAST_DONE, CHUNK, MAIL, MAIL_ROUNDS, RING, SLOT,
+    A2A, A2A_BYTES, A2A_EAGER, BCAST, BCAST_DONE, CHUNK, MAIL, MAIL_ROUNDS, RING, SLOT,
 };
 use crate::mem::word::SignalKind;
 use crate::transport::collective::wait_in_collective;
@@ -511,10 +511,10 @@ pub(crate) fn allgather(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &
     }
 }
 
-/// True when [`alltoall`] takes `block` bytes per pair on a team of `n` (each sender's slot,
-/// header included, must hold one block).
+/// True when [`alltoall`] takes `block` bytes per pair on a team of `n` (the eager part of each
+/// sender's slot, [`A2A_EAGER`] `/ n`, header included, must hold one block).
 pub(crate) fn alltoall_fits(n: usize, block: usize) -> bool {
-    a2a_stride(n) >= HEADER + block
+    (A2A_EAGER / n) & !63 >= HEADER + block
 }
 
 fn a2a_stride(n: usize) -> usize {
