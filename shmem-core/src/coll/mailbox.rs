@@ -517,8 +517,13 @@ pub(crate) fn alltoall_fits(n: usize, block: usize) -> bool {
     (A2A_EAGER / n) & !63 >= HEADER + block
 }
 
+/// Each sender's slot in the all-to-all area of a team of `n`: all of [`A2A_BYTES`] shared out
+/// where the all-gather in pieces may use it (flat teams), else [`A2A_EAGER`] (a large team's
+/// exchanges then touch as few pages as before). Fixed for a team, so that no exchange ever
+/// reads a slot where another one wrote payload.
 fn a2a_stride(n: usize) -> usize {
-    (A2A_BYTES / n) & !63
+    let area = if n <= FLAT_MAX { A2A_BYTES } else { A2A_EAGER };
+    (area / n) & !63
 }
 
 /// A new mail epoch for an exchange through the all-to-all slots: `(area, stride, epoch)`, the
@@ -638,4 +643,28 @@ pub(crate) fn allreduce_u64(team: &Team<'_>, v: u64, op: fn(u64, u64) -> u64) ->
     let mut out = [v];
     allreduce(team, &mut out, op, "team split");
     out[0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_slot_lies_in_its_area_and_holds_what_the_exchanges_put_there() {
+        for n in 1..=4096 {
+            let stride = a2a_stride(n);
+            assert!(n * stride <= A2A_BYTES, "{n} slots of {stride} bytes");
+            assert!(stride.is_multiple_of(64));
+            // What `alltoall_fits` admits fits the slot, header included.
+            let eager = (A2A_EAGER / n) & !63;
+            assert!(stride >= eager, "{n} members: slot {stride} < {eager}");
+            if alltoall_fits(n, 8) {
+                assert!(stride >= HEADER + 8);
+            }
+        }
+        // The flat teams, which gather in pieces, share out the whole area.
+        assert_eq!(a2a_stride(4), 32 << 10);
+        assert_eq!(a2a_stride(FLAT_MAX), A2A_BYTES / FLAT_MAX);
+        assert_eq!(a2a_stride(FLAT_MAX + 1), (A2A_EAGER / (FLAT_MAX + 1)) & !63);
+    }
 }

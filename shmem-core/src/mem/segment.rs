@@ -67,10 +67,11 @@ pub(crate) const SLOT: usize = (16 + CHUNK).next_multiple_of(64);
 pub(crate) const MAIL_ROUNDS: usize = ROUNDS + 2;
 /// Two parities of [`MAIL_ROUNDS`] slots.
 pub(crate) const MAIL: usize = SCRATCH + ROUNDS * CHUNK;
-/// Bytes per parity of the all-to-all mailbox (one slot per sender, `A2A_BYTES / n` bytes
-/// each in a team of `n`). Only the all-gather in pieces fills whole slots (an fcollect of 64
-/// KiB per PE at 4 PEs goes in 3 pieces, where slots of a 16 KiB area took 17 exchanges); the
-/// other exchanges use at most [`A2A_EAGER`] of the area, and touch only the pages they write.
+/// Bytes per parity of the all-to-all mailbox (one slot per sender: `A2A_BYTES / n` bytes each
+/// in a team of `n` up to 8 members, `A2A_EAGER / n` in larger teams). Only the all-gather in
+/// pieces fills whole slots (an fcollect of 64 KiB per PE at 4 PEs goes in 3 pieces, where
+/// slots of a 16 KiB area took 17 exchanges); the other exchanges use at most [`A2A_EAGER`] of
+/// the area, and touch only the pages they write.
 pub(crate) const A2A_BYTES: usize = 128 << 10;
 /// Of [`A2A_BYTES`], what the one-exchange collectives (all-to-all, flat all-gather and
 /// reduction) may use: a larger block goes by puts into the destination, one copy instead of
