@@ -121,8 +121,6 @@ struct State {
     ledger: Ledger,
     /// Bumped by every fence.
     fence_epoch: AtomicU64,
-    /// Per PE: the fence epoch up to which plain puts to it are known to be flushed.
-    fenced: Box<[AtomicU64]>,
     /// Strided gets waiting for their data, by token.
     gets: Mutex<HashMap<u64, Arc<GetSlot>>>,
     next_token: AtomicU64,
@@ -186,7 +184,6 @@ pub(crate) fn register(
     data: (*mut u8, usize),
     team: (*mut u8, usize),
 ) -> Result<()> {
-    let zeros = || (0..n_pes).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
     let fresh = State {
         my_pe,
         base,
@@ -195,7 +192,6 @@ pub(crate) fn register(
         team,
         ledger: Ledger::new(n_pes),
         fence_epoch: AtomicU64::new(0),
-        fenced: zeros(),
         gets: Mutex::new(HashMap::new()),
         next_token: AtomicU64::new(1),
     };
@@ -486,9 +482,10 @@ fn after_fence(st: &State, ep: &Endpoint, pe: usize) -> shmem_ucx::Result<()> {
         return Ok(());
     }
     let epoch = st.fence_epoch.load(Ordering::Acquire);
-    if st.fenced[pe].load(Ordering::Relaxed) < epoch {
+    let c = st.ledger.at(pe);
+    if c.fenced.load(Ordering::Relaxed) < epoch {
         ep.flush()?;
-        st.fenced[pe].fetch_max(epoch, Ordering::Relaxed);
+        c.fenced.fetch_max(epoch, Ordering::Relaxed);
     }
     Ok(())
 }
@@ -640,6 +637,9 @@ struct Counts {
     on_list: AtomicBool,
     /// Whether its endpoint has one ordered lane (`LANE_UNKNOWN` before the first message).
     ordered: AtomicU8,
+    /// The fence epoch up to which plain puts to the PE are known to be flushed (see
+    /// `after_fence`).
+    fenced: AtomicU64,
 }
 
 impl Counts {
@@ -657,13 +657,14 @@ impl Counts {
             eager: AtomicBool::new(true),
             on_list: AtomicBool::new(false),
             ordered: AtomicU8::new(LANE_UNKNOWN),
+            fenced: AtomicU64::new(0),
         }
     }
 }
 
 /// The protocol's [`Counts`] for every PE of the job, in chunks of [`CHUNK`] PEs allocated at
-/// first contact: a PE pays 24 B per 256 PEs of the job at start-up, and 48 B for each PE of
-/// a chunk it talks to (a job of 128,000 PEs: 12 KB, where counts for all would take 6 MB).
+/// first contact: a PE pays 24 B per 256 PEs of the job at start-up, and 56 B for each PE of
+/// a chunk it talks to (a job of 128,000 PEs: 12 KB, where counts for all would take 7 MB).
 struct Ledger {
     n_pes: usize,
     chunks: Box<[OnceLock<Box<[Counts]>>]>,
@@ -1790,7 +1791,7 @@ mod tests {
         assert_eq!(l.unacked(5), 0);
         assert_eq!(l.outstanding.load(Ordering::Relaxed), 0);
         // What a chunk costs, and what start-up costs for the whole job.
-        assert_eq!(std::mem::size_of::<Counts>(), 48);
+        assert_eq!(std::mem::size_of::<Counts>(), 56);
         assert!(std::mem::size_of_val(&*l.chunks) <= n.div_ceil(CHUNK) * 24);
     }
 
