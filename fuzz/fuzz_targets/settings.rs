@@ -1,7 +1,7 @@
 //! The `SHMEM_*` settings a PE reads: the launcher's environment
 //! (`shmem_launch::client::LaunchEnv::from_vars`, with any variable set to any bytes, UTF-8 or
 //! not, or unset), the rendezvous timeout, and shmem-core's `SHMEM_SYMMETRIC_SIZE`,
-//! `SHMEM_PROGRESS_THREAD`, `SHMEM_CONNECT` and `UCX_TLS`.
+//! `SHMEM_PROGRESS_THREAD`, `SHMEM_COALESCE`, `SHMEM_CONNECT` and `UCX_TLS`.
 //!
 //! Input: per variable a presence byte and a short value; then the same values go to the
 //! other parsers. Checks: no panic; what `from_vars` accepts is consistent (PE below the job
@@ -92,6 +92,12 @@ fuzz_target!(|data: &[u8]| {
         );
         for spans in [false, true] {
             let _ = shmem_core::fuzzing::progress_thread(Some(&text), spans);
+        }
+        if let Ok(on) = shmem_core::fuzzing::coalesce(Some(&text)) {
+            let t = text.trim().to_ascii_lowercase();
+            let known = ["", "1", "on", "yes", "true", "0", "off", "no", "false"];
+            assert!(known.contains(&t.as_str()), "{text:?}");
+            assert_eq!(on, !["0", "off", "no", "false"].contains(&t.as_str()));
         }
         let n = v.len() * 37;
         if let Ok(eager) = shmem_core::fuzzing::connect_at_start(Some(&text), n) {

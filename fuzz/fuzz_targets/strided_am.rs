@@ -1,11 +1,12 @@
-//! The active messages of strided puts, gets and puts with signal as a receiving PE sees them
-//! (shmem-core's `transport::strided` handlers, through `fuzzing::StridedPe`): arbitrary
-//! headers, payloads, acks and syncs against a PE with a team segment, a heap and a data
+//! The active messages of strided puts, gets, puts with signal and batches of puts as a
+//! receiving PE sees them (shmem-core's `transport::strided` handlers, through
+//! `fuzzing::StridedPe`): arbitrary headers, payloads (batches mostly as records), acks and
+//! syncs against a PE with a team segment, a heap and a data
 //! segment of the input's sizes, with a strided get of its own in progress.
 //!
 //! Input: the sizes, then messages (see `message`). Checks: no panic, no access outside the
 //! PE's memory (AddressSanitizer); a refused message writes nothing; an accepted put leaves its
-//! elements where the header says; a get request's response carries the elements it names.
+//! elements where the header says, an accepted batch its records, in order; a get request's response carries the elements it names.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -16,6 +17,26 @@ use shmem_fuzz::Input;
 
 const PUT: u16 = 0x51;
 const GET_REQ: u16 = 0x53;
+const BATCH: u16 = 0x58;
+
+/// A batch's records: (offset, len, then len bytes padded to a word) each, from the input (a
+/// few records of small puts, now and then a length past the data).
+fn records(input: &mut Input<'_>, filler: &[u8]) -> Vec<u8> {
+    let mut data = Vec::new();
+    for _ in 0..input.choose(5) {
+        let offset = word(input);
+        let len = match input.u8() % 8 {
+            0 => word(input),
+            _ => input.choose(64) as u64 + 1,
+        };
+        data.extend_from_slice(&offset.to_le_bytes());
+        data.extend_from_slice(&len.to_le_bytes());
+        let n = (len as usize).min(256);
+        data.extend_from_slice(&filler[..n]);
+        data.resize(data.len().next_multiple_of(8), 0);
+    }
+    data
+}
 
 /// A header word: small numbers, offsets in the data segment, or anything.
 fn word(input: &mut Input<'_>) -> u64 {
@@ -79,17 +100,22 @@ fuzz_target!(|data: &[u8]| {
             }
             _ => {}
         }
-        let id = 0x51 + u16::from(input.u8() % 7);
+        let id = 0x51 + u16::from(input.u8() % 8);
         let n_words = match input.u8() % 8 {
             0 => input.choose(9),
-            1 if id == 0x51 || id == 0x55 => {
-                // A put or put with signal that asks for an ack (one more word).
-                if id == 0x51 { 6 } else { 7 }
+            1 if id == 0x51 || id == 0x55 || id == BATCH => {
+                // A put, put with signal or batch that asks for an ack (one more word).
+                match id {
+                    0x51 => 6,
+                    0x55 => 7,
+                    _ => 2,
+                }
             }
             _ => match id {
                 0x51 | 0x54 => 5,
                 0x52 | 0x57 => 2,
                 0x53 => 7,
+                BATCH => 1,
                 _ => 6,
             },
         };
@@ -108,7 +134,13 @@ fuzz_target!(|data: &[u8]| {
             1 => Some(input.u8() as usize),
             _ => Some(implied.min(filler.len() as u64) as usize),
         };
-        let payload = len.map(|n| &filler[..n]);
+        let batch;
+        let payload = if id == BATCH && input.u8() % 4 != 0 {
+            batch = records(&mut input, filler);
+            Some(&batch[..])
+        } else {
+            len.map(|n| &filler[..n])
+        };
         let before: Vec<Vec<u8>> = pe.memory().iter().map(|m| m.to_vec()).collect();
         match pe.receive(id, &header, payload) {
             Err(e) => {
@@ -141,6 +173,28 @@ fuzz_target!(|data: &[u8]| {
                         let got = &mem[r][at + k * stride..at + k * stride + size];
                         assert_eq!(got, &data[k * size..(k + 1) * size], "element {k}");
                     }
+                }
+                if id == BATCH {
+                    // Every record lands where it says, in order: the memory is what applying
+                    // them to the memory before gives.
+                    assert!(
+                        w.len() <= 2,
+                        "a batch with {} header words accepted",
+                        w.len()
+                    );
+                    let mut want = before.clone();
+                    let mut rest = payload.expect("a batch without data accepted");
+                    while !rest.is_empty() {
+                        let h = words(&rest[..16]);
+                        let (offset, len) = (h[0], h[1] as usize);
+                        let (r, at) = locate(offset, team_len);
+                        want[r][at..at + len].copy_from_slice(&rest[16..16 + len]);
+                        rest = &rest[16 + len.next_multiple_of(8)..];
+                    }
+                    assert!(
+                        want.iter().zip(&mem).all(|(a, b)| a == b),
+                        "a batch landed wrong"
+                    );
                 }
                 if id == GET_REQ {
                     let [_, size, count, offset, stride, _, _] = w[..] else {

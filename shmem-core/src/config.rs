@@ -110,6 +110,29 @@ pub(crate) fn parse_progress_thread(value: Option<String>, through_network: bool
     }
 }
 
+/// Whether small puts in a stream may wait in batches where UCX emulates RMA (see
+/// `transport::strided::coalesces`): `SHMEM_COALESCE` is `on` (the default) or `off` (also
+/// 1/0, yes/no, true/false). Batches need a progress thread that waits for events; without one
+/// nothing waits.
+pub(crate) fn coalesce() -> Result<bool> {
+    parse_coalesce(std::env::var("SHMEM_COALESCE").ok())
+}
+
+pub(crate) fn parse_coalesce(value: Option<String>) -> Result<bool> {
+    let Some(v) = value else {
+        return Ok(true);
+    };
+    match v.trim().to_ascii_lowercase().as_str() {
+        "" | "1" | "on" | "yes" | "true" => Ok(true),
+        "0" | "off" | "no" | "false" => Ok(false),
+        _ => Err(Error::BadEnv {
+            name: "SHMEM_COALESCE",
+            value: v.clone(),
+            reason: "expected on or off".into(),
+        }),
+    }
+}
+
 /// Up to this many PEs reached through UCX, `SHMEM_CONNECT=auto` connects their endpoints at
 /// start-up; beyond, at first contact. Making a UCX endpoint over tcp costs about 1-2 ms of CPU
 /// here (lane selection, keys): at start-up, while every PE progresses, that is a fraction of a
@@ -233,6 +256,18 @@ mod tests {
         assert_eq!(parse_size(""), None);
         assert_eq!(parse_size("-1K"), None);
         assert_eq!(parse_size("99999999999999999999T"), None);
+    }
+
+    #[test]
+    fn coalesce_setting() {
+        let p = |v: Option<&str>| super::parse_coalesce(v.map(String::from));
+        assert!(p(None).unwrap() && p(Some("on")).unwrap() && p(Some(" TRUE ")).unwrap());
+        assert!(!p(Some("off")).unwrap() && !p(Some("0")).unwrap());
+        let e = p(Some("sometimes")).unwrap_err().to_string();
+        assert!(
+            e.contains("SHMEM_COALESCE") && e.contains("sometimes"),
+            "{e}"
+        );
     }
 
     #[test]

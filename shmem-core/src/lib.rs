@@ -161,6 +161,11 @@ pub mod fuzzing {
             .map_err(|e| e.to_string())
     }
 
+    /// `SHMEM_COALESCE` (unset: `None`).
+    pub fn coalesce(value: Option<&str>) -> Result<bool, String> {
+        crate::config::parse_coalesce(value.map(String::from)).map_err(|e| e.to_string())
+    }
+
     /// `SHMEM_CONNECT` (unset: `None`) with `ucx_peers` PEs reached through UCX.
     pub fn connect_at_start(value: Option<&str>, ucx_peers: usize) -> Result<bool, String> {
         crate::config::parse_connect(value.map(String::from), ucx_peers).map_err(|e| e.to_string())

@@ -447,3 +447,74 @@ fn puts_over_tcp_keep_their_order_and_complete_with_one_lane_or_several() {
         }
     }
 }
+
+/// PE 1 puts a stream of values with fences to PE 0, then a flag (the wall-clock time it put
+/// it), and computes for 3 s without calling the library; PE 0 waits for the flag, checks every
+/// value and how long the flag took from its put. Over tcp with a progress thread, puts in a
+/// stream wait in a batch (`strided::coalesces`): what the sender leaves there while it
+/// computes must still arrive, sent by its progress thread.
+fn batched_puts_before_computing() {
+    const STREAM: u64 = 200;
+    let now_ns = || {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        t.expect("the clock is past 1970").as_nanos() as u64
+    };
+    let world = shmem_core::init().expect("init");
+    let vals = world.alloc::<u64>(STREAM as usize + 1);
+    world.barrier_all();
+    if world.my_pe() == 1 {
+        for i in 0..STREAM {
+            vals.put(0, i as usize..i as usize + 1, &[i * 3 + 1]);
+            world.fence();
+        }
+        vals.put(0, STREAM as usize..STREAM as usize + 1, &[now_ns()]);
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < std::time::Duration::from_secs(3) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+        }
+    } else if world.my_pe() == 0 {
+        vals.wait_until(STREAM as usize, Cmp::Ne, 0);
+        let took = now_ns().saturating_sub(vals.local_get(STREAM as usize));
+        for i in 0..STREAM {
+            assert_eq!(
+                vals.local_get(i as usize),
+                i * 3 + 1,
+                "value {i} after the flag"
+            );
+        }
+        assert!(
+            took < 1_000_000_000,
+            "the flag took {took} ns from its put to arrive from a PE that computes"
+        );
+        println!("<batched flag after {} us>", took / 1000);
+    }
+    world.barrier_all();
+}
+
+/// See [`batched_puts_before_computing`]: over `UCX_TLS=tcp,self`, with the progress thread
+/// (the default; puts in streams wait in batches), with `SHMEM_COALESCE=off` and without the
+/// thread (they go at once).
+#[test]
+fn puts_left_in_a_batch_arrive_while_their_sender_computes() {
+    if common::is_pe() {
+        return batched_puts_before_computing();
+    }
+    let name = "puts_left_in_a_batch_arrive_while_their_sender_computes";
+    let envs = [
+        &[][..],
+        &[("SHMEM_COALESCE", "off")][..],
+        &[("SHMEM_PROGRESS_THREAD", "off")][..],
+    ];
+    for env in envs {
+        let (out, took) = common::launch(name, 2, common::Path::Ucx, env);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("<batched flag after"),
+            "{env:?}: {}\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("{env:?}: {took:?}, {}", stdout.trim());
+    }
+}

@@ -285,14 +285,18 @@ impl Worker {
             events: libc::POLLIN,
             revents: 0,
         };
-        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd for the duration of the call; the descriptor belongs to
-        // the live worker.
-        if unsafe { libc::poll(&mut pfd, 1, ms) } < 0 {
+        // To the microsecond (`poll`'s milliseconds would make a wait under 1 ms a busy loop).
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+        };
+        // SAFETY: one valid pollfd and timespec for the duration of the call; the descriptor
+        // belongs to the live worker; no signal mask is changed.
+        if unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) } < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() != std::io::ErrorKind::Interrupted {
                 return Err(Error::with_detail(
-                    "poll(ucp_worker_get_efd)",
+                    "ppoll(ucp_worker_get_efd)",
                     sys::UCS_ERR_IO_ERROR,
                     &e.to_string(),
                 ));

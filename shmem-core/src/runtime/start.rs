@@ -78,6 +78,7 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
     // one node whose UCX_TLS leaves out shared memory (then no peer is mapped here).
     let through_network = bootstrap.spans_nodes() || (n_pes > 1 && !shared_memory);
     let progress_thread = crate::config::progress_thread(through_network)?;
+    let coalesce = crate::config::coalesce()?;
     let context = Context::new(&ContextParams {
         estimated_num_eps: Some(n_pes),
         wakeup: progress_thread,
@@ -318,6 +319,7 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
         peers,
         directory,
         progress_thread,
+        coalesce,
         worker,
         context,
         mem,

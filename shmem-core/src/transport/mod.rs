@@ -85,6 +85,15 @@ pub(crate) fn publish(t: Transport) -> &'static Transport {
     }
     let tp = transport();
     LIVE.store(ptr::from_ref(tp).cast_mut(), Ordering::Release);
+    // Small puts in a stream may wait in batches where a progress thread sends what a
+    // computing PE leaves there (see `strided::coalesces`); waits and rounds of progress send
+    // them through the live transport.
+    progress::set_batch_sender(|| {
+        if let Some(tp) = try_live_transport() {
+            tp.send_batches(true);
+        }
+    });
+    strided::set_coalescing(tp.coalesce && tp.progress.thread_serves_events());
     tp
 }
 
@@ -441,6 +450,9 @@ pub struct Transport {
     /// Where each PE's worker address and packed keys are, for the endpoints of contexts.
     directory: Arc<Directory>,
     pub(crate) progress: Progress,
+    /// `SHMEM_COALESCE`: whether small puts in a stream may wait in batches (where a progress
+    /// thread waits for events).
+    coalesce: bool,
     /// The collectives' team blocks and epochs.
     pub(crate) slots: Slots,
     /// Contexts with a route of their own, made and not yet closed.
@@ -530,6 +542,8 @@ pub(crate) struct TransportParts {
     pub(crate) peers: Vec<Peer>,
     pub(crate) directory: Arc<Directory>,
     pub(crate) progress_thread: bool,
+    /// `SHMEM_COALESCE`: whether small puts in a stream may wait in batches.
+    pub(crate) coalesce: bool,
     pub(crate) worker: Worker,
     pub(crate) context: Context,
     pub(crate) mem: MemHandle,
@@ -555,6 +569,7 @@ impl Transport {
             peers: p.peers.into_boxed_slice(),
             directory: p.directory,
             progress: Progress::new(p.worker, any_ucx, p.progress_thread)?,
+            coalesce: p.coalesce,
             slots: Slots::default(),
             routes: std::sync::atomic::AtomicUsize::new(0),
             idle_routes: Mutex::new(Vec::new()),
@@ -575,6 +590,7 @@ impl Transport {
     /// Marks the runtime finalized and closes the endpoints of peers reached through UCX (those
     /// mapped directly keep their mappings until the process exits).
     pub(crate) fn close(&self) {
+        self.send_batches(false);
         LIVE.store(ptr::null_mut(), Ordering::Release);
         self.progress.end();
         for peer in self.peers.iter() {

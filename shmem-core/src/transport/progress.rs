@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use shmem_ucx::Worker;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 /// Busy-wait rounds before a waiting PE starts yielding its CPU, as set at start-up.
@@ -52,6 +52,83 @@ pub(crate) const POLLS_PER_PROGRESS: u32 = 8;
 /// While a progress thread runs, a PE that issues operations through UCX without waiting makes a
 /// round of progress itself every this many (see [`Progress::note_op`]).
 const OPS_PER_ROUND: u32 = 8;
+
+/// Whether puts wait in batches to be sent (see `strided::coalesces`): every wait and round of
+/// progress sends them first, and the progress thread looks at least every [`BATCH_NAP`].
+static BATCHED: AtomicBool = AtomicBool::new(false);
+/// What sends them: set once by the transport at start-up (the arrow from this lowest layer to
+/// the batches turned around).
+static SEND_BATCHES: OnceLock<fn()> = OnceLock::new();
+/// The longest nap of a progress thread while puts wait in batches.
+const BATCH_NAP: Duration = Duration::from_micros(200);
+
+/// Whether the progress thread is waiting for UCX events (up to its longest nap): the first put
+/// into an empty batch then wakes it ([`set_batched`]), so that a batch left behind by a PE
+/// that goes on computing goes out within [`BATCH_NAP`] rather than that nap.
+static THREAD_WAITS: AtomicBool = AtomicBool::new(false);
+/// The worker whose events the progress thread waits for (set when it starts).
+static THREAD_WORKER: OnceLock<Worker> = OnceLock::new();
+/// Whether the progress thread naps longer than [`BATCH_NAP`] (parked): the first put into
+/// an empty batch then unparks it.
+static THREAD_NAPS_LONG: AtomicBool = AtomicBool::new(false);
+/// The progress thread (set when it starts).
+static THREAD: OnceLock<std::thread::Thread> = OnceLock::new();
+/// Batches begun so far: while they keep being begun the thread naps at most [`BATCH_NAP`].
+static BATCHES_BEGUN: AtomicU64 = AtomicU64::new(0);
+
+/// Whether this PE waited or made a round of progress since its last put: the put right after
+/// a wait goes at once, not into a batch (a ping-pong's put is followed by a wait for the
+/// answer, which would send it anyway, and would only pay for the batch).
+static WAITED: AtomicBool = AtomicBool::new(false);
+
+/// Whether this PE waited (or made a round of progress) since the last call; clears it.
+#[inline]
+pub(crate) fn take_waited() -> bool {
+    WAITED.load(Ordering::Relaxed) && WAITED.swap(false, Ordering::Relaxed)
+}
+
+/// Records whether puts wait in batches; the first of a batch wakes a progress thread that
+/// waits for events (a write to the worker's event descriptor).
+#[inline]
+pub(crate) fn set_batched(on: bool) {
+    // SeqCst here and in the thread (flag up, then a look at `BATCHED`): either the thread
+    // sees the batch or this sees the thread waiting.
+    let was = BATCHED.swap(on, Ordering::SeqCst);
+    if on && !was {
+        BATCHES_BEGUN.fetch_add(1, Ordering::Relaxed);
+        if THREAD_WAITS.load(Ordering::SeqCst) {
+            if let Some(w) = THREAD_WORKER.get() {
+                // A failed wake-up leaves the batch to the thread's next look.
+                let _ = w.signal();
+            }
+        } else if THREAD_NAPS_LONG.load(Ordering::SeqCst)
+            && let Some(t) = THREAD.get()
+        {
+            t.unpark();
+        }
+    }
+}
+
+/// Whether puts wait in batches.
+#[inline(always)]
+pub(crate) fn batched() -> bool {
+    BATCHED.load(Ordering::Acquire)
+}
+
+/// Sets what sends the batches (once).
+pub(crate) fn set_batch_sender(send: fn()) {
+    let _ = SEND_BATCHES.set(send);
+}
+
+/// Sends the puts waiting in batches, if any (unless another thread is sending them).
+#[inline]
+fn send_batches() {
+    if batched()
+        && let Some(send) = SEND_BATCHES.get()
+    {
+        send();
+    }
+}
 
 /// When this node's PEs outnumber its CPUs, the period of their progress threads (in µs; 0: they
 /// do not outnumber them), as set at start-up: see [`ProgressThread`].
@@ -214,6 +291,9 @@ impl Progress {
     /// PE's UCX progress, as a quiet does, takes `None`.)
     #[track_caller]
     pub(crate) fn wait(&self, polls: Option<u32>, mut done: impl FnMut() -> bool) {
+        // Whatever it waits for may need the puts that wait in batches.
+        send_batches();
+        WAITED.store(true, Ordering::Relaxed);
         if polls.is_none() && !self.thread_waits_for_events {
             // Progress even when the condition already holds: a program that polls with waits
             // or tests must keep the operations that peers aim at this PE moving. A progress
@@ -278,8 +358,17 @@ impl Progress {
     #[inline(always)]
     pub(crate) fn progress(&self) {
         if self.any_ucx {
+            send_batches();
+            WAITED.store(true, Ordering::Relaxed);
             self.progress_ucx();
         }
+    }
+
+    /// Whether a progress thread runs and waits for events (see
+    /// [`thread_waits_for_events`](Self::thread_waits_for_events)): it sends the puts that
+    /// wait in batches while the PE computes.
+    pub(crate) fn thread_serves_events(&self) -> bool {
+        self.thread_waits_for_events
     }
 
     /// The UCX half of [`progress`](Self::progress), out of line so that the reads that call
@@ -365,6 +454,11 @@ pub(crate) fn used_after_finalize() -> ! {
 /// event fd), looking at the count again at least every `MAX_NAP`. An operation on a PE that has
 /// just started to compute thus waits at most about `MAX_NAP`.
 ///
+/// It also sends the puts that wait in batches (`strided::coalesces`), which only exist while
+/// it waits for events: at every look, with naps of at most [`BATCH_NAP`] while the PE keeps
+/// beginning batches, and woken by the first put of a batch (an unpark, or a signal of the
+/// worker) when it naps longer or waits for events.
+///
 /// On a node whose PEs outnumber its CPUs, the thread does not wait for events: it wakes once a
 /// period, 1 ms per PE that shares a CPU (5 to 50 ms: 32 ms for 64 PEs on 2 CPUs), and serves
 /// the worker if the PE's count stood still since the last look. There every wake-up takes a
@@ -386,11 +480,14 @@ impl ProgressThread {
     const MAX_NAP: Duration = Duration::from_millis(5);
 
     fn start(worker: Worker, rounds: Arc<AtomicU64>) -> Result<ProgressThread> {
+        let _ = THREAD_WORKER.set(worker.clone());
         let stop = Arc::new(AtomicBool::new(false));
         let (w, s) = (worker.clone(), Arc::clone(&stop));
         let handle = std::thread::Builder::new()
             .name("shmem-progress".into())
             .spawn(move || {
+                let _ = THREAD.set(std::thread::current());
+                let mut begun_seen = 0;
                 let period = match OVERSUBSCRIBED_PERIOD_US.load(Ordering::Relaxed) {
                     0 => None,
                     us => Some(Duration::from_micros(us)),
@@ -412,18 +509,47 @@ impl ProgressThread {
                         seen = now;
                         continue;
                     }
+                    // Puts left in batches go out within a nap (a PE that stopped calling
+                    // the library would not send them).
+                    send_batches();
                     let now = rounds.load(Ordering::Relaxed);
                     if now != seen {
-                        // The PE progresses by itself.
+                        // The PE progresses by itself. While it begins batches of puts, naps
+                        // are short; a long one ends early when a batch is begun.
                         seen = now;
-                        std::thread::sleep(nap);
+                        let begun = BATCHES_BEGUN.load(Ordering::Relaxed);
+                        let this_nap = if begun != begun_seen {
+                            nap.min(BATCH_NAP)
+                        } else {
+                            nap
+                        };
+                        begun_seen = begun;
+                        if this_nap > BATCH_NAP {
+                            THREAD_NAPS_LONG.store(true, Ordering::SeqCst);
+                            if !BATCHED.load(Ordering::SeqCst) {
+                                // (A stale unpark ends it early: one look more.)
+                                std::thread::park_timeout(this_nap);
+                            }
+                            THREAD_NAPS_LONG.store(false, Ordering::SeqCst);
+                        } else {
+                            std::thread::sleep(this_nap);
+                        }
                         nap = (nap * 2).min(Self::MAX_NAP);
                         continue;
                     }
                     nap = Self::MIN_NAP;
                     while w.progress() != 0 {}
                     if event_wait {
-                        if let Err(e) = w.wait_for_events(Self::MAX_NAP) {
+                        THREAD_WAITS.store(true, Ordering::SeqCst);
+                        // A batch begun just before the flag was up is not left for a nap.
+                        let wait = if BATCHED.load(Ordering::SeqCst) {
+                            BATCH_NAP
+                        } else {
+                            Self::MAX_NAP
+                        };
+                        let r = w.wait_for_events(wait);
+                        THREAD_WAITS.store(false, Ordering::Release);
+                        if let Err(e) = r {
                             crate::error::eprint_line(format_args!(
                                 "shmem: progress thread: {e}; polling instead"
                             ));

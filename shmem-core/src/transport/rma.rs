@@ -7,6 +7,7 @@
 //! the copy.
 
 use super::atomic::amo_on;
+use super::progress;
 use super::strided;
 use super::{Peer, Transport, UcxPeer, check};
 use crate::mem::copy::{copy_bytes, copy_elem};
@@ -97,22 +98,30 @@ impl Transport {
         if dir == Dir::Put
             && let Some(pe) = self.am_put_target(peer, &u, len)
         {
-            // SAFETY: per the caller; the source is copied into the message before this
-            // returns, so either completion holds.
-            let r = unsafe {
-                strided::put(
-                    &self.progress,
-                    &u.ep,
-                    pe,
-                    std::iter::once((offset, local.cast_const())),
-                    len,
-                )
+            // The put right after a wait goes at once (see `progress::take_waited`).
+            let r = if !progress::take_waited() && strided::coalesces(pe, len) {
+                // SAFETY: per the caller; the source is copied into the batch.
+                unsafe { strided::put_batched(&self.progress, &u.ep, pe, offset, local, len) }
+            } else {
+                self.send_batch_before(peer, &u);
+                // SAFETY: per the caller; the source is copied into the message before this
+                // returns, so either completion holds.
+                unsafe {
+                    strided::put(
+                        &self.progress,
+                        &u.ep,
+                        pe,
+                        std::iter::once((offset, local.cast_const())),
+                        len,
+                    )
+                }
             };
             check(r, "put");
             return;
         }
-        if dir == Dir::Get {
-            self.after_am_puts(peer, &u);
+        match dir {
+            Dir::Get => self.after_am_puts(peer, &u),
+            Dir::Put => self.send_batch_before(peer, &u),
         }
         let (addr, rkey) = u.target(peer, offset);
         // SAFETY: per the caller, for the peer's registered region described by `rkey`; the
@@ -150,12 +159,46 @@ impl Transport {
     #[inline]
     #[track_caller]
     pub(crate) fn after_am_puts(&self, peer: &Peer, u: &UcxPeer) {
+        self.send_batch_before(peer, u);
         if !strided::all_ordered()
             && let Some(pe) = self.pe_of(peer)
             && !strided::ordered(pe)
         {
             let count = check(strided::ask(&u.ep, pe), "get");
             self.wait_local(|| strided::acked_to(pe, count));
+        }
+    }
+
+    /// Before any operation on `peer` but a put that joins its batch: sends the puts waiting
+    /// in its batch ([`strided::coalesces`]), so that the operation comes after them, as it
+    /// would have without the batch. One load of a flag when no batch waits.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn send_batch_before(&self, peer: &Peer, u: &UcxPeer) {
+        if progress::batched()
+            && let Some(pe) = self.pe_of(peer)
+        {
+            check(strided::send_batch_of(&self.progress, &u.ep, pe), "put");
+        }
+    }
+
+    /// Sends every batch of puts waiting to go; with `try_only`, not if another thread is
+    /// sending them (or this one, further up the stack).
+    #[track_caller]
+    pub(crate) fn send_batches(&self, try_only: bool) {
+        if !progress::batched() {
+            return;
+        }
+        let Some(mut held) = strided::batches(try_only) else {
+            return;
+        };
+        for (pe, recs) in held.take() {
+            if let Some(u) = self.peers[pe].ucx_if_open() {
+                check(
+                    strided::send_taken(&self.progress, &held, &u.ep, pe, recs),
+                    "put",
+                );
+            }
         }
     }
 
@@ -233,6 +276,7 @@ impl Transport {
         size: usize,
     ) {
         let u = peer.ucx();
+        self.send_batch_before(peer, &u);
         let put_one = |(offset, local): (usize, *const u8)| {
             let (addr, rkey) = u.target(peer, offset);
             // SAFETY: per the caller; a blocking put reads `local` before it returns.
@@ -298,7 +342,10 @@ impl Transport {
             // (and adds when their replies are in: those are counted for the process only).
             if let Some(pe) = self.pe_of(peer) {
                 strided::note_quiet(pe);
-                let asked = peer.ucx_if_open().map(|u| strided::ask(&u.ep, pe));
+                let asked = peer.ucx_if_open().map(|u| {
+                    self.send_batch_before(peer, &u);
+                    strided::ask(&u.ep, pe)
+                });
                 let count = asked.map_or(0, |r| check(r, "pe_quiet"));
                 self.wait_local(|| {
                     strided::acked_to(pe, count) && shmem_ucx::atomics_in_flight() == 0
@@ -361,6 +408,7 @@ impl Transport {
                     && len <= strided::MAX_MSG
                 {
                     let u = peer.ucx();
+                    self.send_batch_before(peer, &u);
                     check(
                         strided::put_signal(
                             &self.progress,
@@ -397,6 +445,7 @@ impl Transport {
     /// for a while calls it after sending flags that others wait for.
     #[track_caller]
     pub(crate) fn wait_sent(&self) {
+        self.send_batches(false);
         if self.progress.any_ucx() && shmem_ucx::am_sends_in_flight() != 0 {
             self.wait_local(|| shmem_ucx::am_sends_in_flight() == 0);
         }
@@ -421,6 +470,7 @@ impl Transport {
             unsafe { update_word(p, kind, value) };
         } else {
             let u = peer.ucx();
+            self.send_batch_before(peer, &u);
             // The data must be at the target before the signal: complete it, then update.
             check(u.ep.flush(), "flush");
             let op = if add { AtomicOp::Add } else { AtomicOp::Swap };
@@ -486,6 +536,7 @@ impl Transport {
             // adds when their replies are in; the rest when the worker's flush completes (whose
             // wait progresses the worker). With none of the former outstanding, no round of
             // progress before the flush: over tcp it is a system call, 1-2% of a put + quiet.
+            self.send_batches(false);
             if !strided::all_acked() {
                 self.settle_am_puts(false);
             }

@@ -36,6 +36,11 @@
 //!   and the packed elements; the requester's handler checks the response against the slot and
 //!   scatters it. The blocking get returns when every element has arrived.
 //!
+//! - **Batch.** Puts of up to [`COALESCE_MAX`] bytes to a PE whose messages arrive in order,
+//!   in a stream (see [`coalesces`]), wait in a batch per PE: `BATCH [from]` and records of a
+//!   put each (`offset`, `len`, then the bytes padded to a word), at most about [`BATCH_BYTES`].
+//!   The target checks every record before it writes any, applies them in order, and counts the
+//!   message as a put of its data's length.
 //! - **Put with signal.** `SIGNAL [from, offset, len, signal, kind, value]` and `len` data
 //!   bytes: the target checks both ranges against its heap, copies the data to `offset`, then
 //!   updates the 8-byte word at `signal` (set, add, or raise to at least `value`) with release
@@ -65,7 +70,7 @@
 use crate::error::Result;
 use crate::mem::dataseg::DATA_OFFSET;
 use crate::mem::word::SignalKind;
-use crate::transport::progress::Progress;
+use crate::transport::progress::{self, Progress};
 use shmem_ucx::{AmFlags, AmHandler, AmMessage, Endpoint, Worker};
 use std::collections::HashMap;
 use std::ptr;
@@ -96,6 +101,7 @@ const AM_GET_RESP: u16 = 0x54;
 const AM_SIGNAL: u16 = 0x55;
 const AM_FLAG: u16 = 0x56;
 const AM_SYNC: u16 = 0x57;
+const AM_BATCH: u16 = 0x58;
 
 /// Header lengths, in words.
 const PUT_WORDS: usize = 5;
@@ -104,6 +110,14 @@ const SYNC_WORDS: usize = 2;
 const REQ_WORDS: usize = 7;
 const RESP_WORDS: usize = 5;
 const SIGNAL_WORDS: usize = 6;
+const BATCH_WORDS: usize = 1;
+
+/// Most data bytes of a put that may wait in a batch (see [`coalesces`]).
+pub(crate) const COALESCE_MAX: usize = 256;
+/// A batch goes out once its records take this many bytes.
+const BATCH_BYTES: usize = 4 << 10;
+/// A record's header: the target offset and the length, one word each.
+const RECORD_HEAD: usize = 16;
 
 /// The process's strided-transfer state, set once at start-up before any handler can run.
 static STATE: OnceLock<State> = OnceLock::new();
@@ -121,6 +135,10 @@ struct State {
     ledger: Ledger,
     /// Bumped by every fence.
     fence_epoch: AtomicU64,
+    /// Whether small puts in a stream may wait in batches (see [`coalesces`]).
+    coalescing: AtomicBool,
+    /// Per PE: the records of the puts waiting to go to it in one `BATCH` message.
+    batches: Mutex<HashMap<usize, Vec<u8>>>,
     /// Strided gets waiting for their data, by token.
     gets: Mutex<HashMap<u64, Arc<GetSlot>>>,
     next_token: AtomicU64,
@@ -192,6 +210,8 @@ pub(crate) fn register(
         team,
         ledger: Ledger::new(n_pes),
         fence_epoch: AtomicU64::new(0),
+        coalescing: AtomicBool::new(false),
+        batches: Mutex::new(HashMap::new()),
         gets: Mutex::new(HashMap::new()),
         next_token: AtomicU64::new(1),
     };
@@ -205,6 +225,7 @@ pub(crate) fn register(
     static RESP: GetRespHandler = GetRespHandler;
     static SIGNAL: SignalHandler<true> = SignalHandler;
     static FLAG: SignalHandler<false> = SignalHandler;
+    static BATCH: BatchHandler = BatchHandler;
     worker.set_am_handler(AM_SIGNAL, &SIGNAL)?;
     worker.set_am_handler(AM_FLAG, &FLAG)?;
     worker.set_am_handler(AM_PUT, &PUT)?;
@@ -212,6 +233,7 @@ pub(crate) fn register(
     worker.set_am_handler(AM_SYNC, &SYNC)?;
     worker.set_am_handler(AM_GET_REQ, &REQ)?;
     worker.set_am_handler(AM_GET_RESP, &RESP)?;
+    worker.set_am_handler(AM_BATCH, &BATCH)?;
     Ok(())
 }
 
@@ -524,6 +546,136 @@ pub(crate) fn put_signal(
         return ep.am_send(AM_FLAG, msg, SIGNAL_WORDS * 8, AmFlags::EAGER, send_failed);
     }
     send_counted(progress, st, ep, pe, AM_SIGNAL, msg, SIGNAL_WORDS * 8)
+}
+
+/// Lets small puts in a stream wait in batches (`on`) or not: only where a progress thread
+/// serves this PE while it computes, which sends what waits (see [`coalesces`]).
+pub(crate) fn set_coalescing(on: bool) {
+    if let Some(s) = STATE.get() {
+        s.coalescing.store(on, Ordering::Release);
+    }
+}
+
+/// Whether a put of `len` bytes to `pe` waits in `pe`'s batch instead of going at once: a put
+/// of at most [`COALESCE_MAX`] bytes, to a PE whose endpoint has one ordered lane, in a stream
+/// (the PE's messages no longer ask for their own acks: more than [`EAGER_UNTIL`] since the
+/// last quiet), with coalescing on; the caller also sends the first put after a wait at once. A batch goes out as one `BATCH` message when it holds
+/// [`BATCH_BYTES`], before any other operation on the PE, at this PE's next wait, progress,
+/// quiet or barrier, and otherwise when the progress thread next looks (while the PE computes).
+/// Over an emulated transport each message is a system call or two on both sides: a put +
+/// fence stream then costs a copy per put instead.
+pub(crate) fn coalesces(pe: usize, len: usize) -> bool {
+    let Some(st) = STATE.get() else {
+        return false;
+    };
+    len <= COALESCE_MAX
+        && st.coalescing.load(Ordering::Relaxed)
+        && st.ledger.get(pe).is_some_and(|c| {
+            c.ordered.load(Ordering::Relaxed) == ORDERED && !c.eager.load(Ordering::Relaxed)
+        })
+}
+
+/// Appends a put of `len` bytes from `src` to heap offset `offset` of `pe` to `pe`'s batch
+/// (the caller checked [`coalesces`]), and sends the batch through `ep` once it is full. The
+/// source is copied before this returns.
+///
+/// # Safety
+/// `src` is `len` readable bytes.
+pub(crate) unsafe fn put_batched(
+    progress: &Progress,
+    ep: &Endpoint,
+    pe: usize,
+    offset: usize,
+    src: *const u8,
+    len: usize,
+) -> shmem_ucx::Result<()> {
+    let st = state();
+    let mut batches = lock(&st.batches);
+    let recs = batches
+        .entry(pe)
+        .or_insert_with(|| Vec::with_capacity(BATCH_BYTES + RECORD_HEAD + COALESCE_MAX));
+    recs.extend_from_slice(&(offset as u64).to_le_bytes());
+    recs.extend_from_slice(&(len as u64).to_le_bytes());
+    // SAFETY: `len` readable bytes (caller's contract).
+    recs.extend_from_slice(unsafe { std::slice::from_raw_parts(src, len) });
+    recs.resize(recs.len().next_multiple_of(8), 0);
+    st.ledger.at(pe).since_quiet.fetch_add(1, Ordering::Relaxed);
+    progress::set_batched(true);
+    if recs.len() >= BATCH_BYTES {
+        let recs = std::mem::take(recs);
+        batches.remove(&pe);
+        progress::set_batched(!batches.is_empty());
+        // Sent while the lock is held: no batch to `pe` can overtake it.
+        send_batch(progress, st, ep, pe, recs)?;
+    }
+    Ok(())
+}
+
+/// Sends `pe`'s batch, if it has one, through `ep`.
+pub(crate) fn send_batch_of(
+    progress: &Progress,
+    ep: &Endpoint,
+    pe: usize,
+) -> shmem_ucx::Result<()> {
+    let st = state();
+    let mut batches = lock(&st.batches);
+    if let Some(recs) = batches.remove(&pe) {
+        progress::set_batched(!batches.is_empty());
+        send_batch(progress, st, ep, pe, recs)?;
+    }
+    Ok(())
+}
+
+/// The batches waiting to go, locked: take them with [`Batches::take`] and send each with
+/// [`send_taken`] before dropping this. `None` when `try_only` and another thread holds them
+/// (it is sending them, or this thread is, further up).
+pub(crate) fn batches(try_only: bool) -> Option<Batches> {
+    let st = STATE.get()?;
+    let guard = if try_only {
+        match st.batches.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    } else {
+        lock(&st.batches)
+    };
+    Some(Batches(guard))
+}
+
+/// The locked batches (see [`batches`]).
+pub(crate) struct Batches(std::sync::MutexGuard<'static, HashMap<usize, Vec<u8>>>);
+
+impl Batches {
+    /// Takes every batch: (PE, records).
+    pub(crate) fn take(&mut self) -> Vec<(usize, Vec<u8>)> {
+        progress::set_batched(false);
+        self.0.drain().collect()
+    }
+}
+
+/// Sends records taken from [`Batches::take`] to `pe` through `ep`, while the [`Batches`] they
+/// came from is held.
+pub(crate) fn send_taken(
+    progress: &Progress,
+    _held: &Batches,
+    ep: &Endpoint,
+    pe: usize,
+    recs: Vec<u8>,
+) -> shmem_ucx::Result<()> {
+    send_batch(progress, state(), ep, pe, recs)
+}
+
+fn send_batch(
+    progress: &Progress,
+    st: &State,
+    ep: &Endpoint,
+    pe: usize,
+    recs: Vec<u8>,
+) -> shmem_ucx::Result<()> {
+    let mut msg = message(&[st.my_pe as u64], recs.len());
+    msg.extend_from_slice(&recs);
+    send_counted(progress, st, ep, pe, AM_BATCH, msg, BATCH_WORDS * 8)
 }
 
 /// Sends one packed run of a strided put, counting it as unacknowledged.
@@ -982,6 +1134,7 @@ struct PutHandler;
 struct SignalHandler<const ACK: bool>;
 struct AckHandler;
 struct SyncHandler;
+struct BatchHandler;
 struct GetReqHandler;
 struct GetRespHandler;
 
@@ -1069,6 +1222,88 @@ impl PutPlan<'_> {
             };
         }
     }
+}
+
+/// Checks a `BATCH [from]` message: its data is records of a put each (`offset`, `len`, then
+/// `len` bytes padded to a word), every one inside this PE's memory, filling the data exactly.
+/// Returns the sender and the records.
+fn check_batch<'a>(
+    regions: Regions,
+    header: &[u8],
+    data: Option<&'a [u8]>,
+) -> std::result::Result<(u64, &'a [u8]), Refusal> {
+    let Some([from]) = words::<BATCH_WORDS>(header) else {
+        return refuse(u64::MAX, format!("batch header of {} bytes", header.len()));
+    };
+    let Some(data) = data else {
+        return refuse(from, "batch data not sent eagerly".into());
+    };
+    records(regions, from, data, |_, _| {})?;
+    Ok((from, data))
+}
+
+/// Walks the records of a batch from `from`, calling `each(at, bytes)` for every one that
+/// checks; refuses at the first that does not.
+fn records<'a>(
+    regions: Regions,
+    from: u64,
+    data: &'a [u8],
+    mut each: impl FnMut(*mut u8, &'a [u8]),
+) -> std::result::Result<(), Refusal> {
+    let (mut rest, mut k) = (data, 0usize);
+    while !rest.is_empty() {
+        let Some((head, tail)) = rest.split_at_checked(RECORD_HEAD) else {
+            return refuse(
+                from,
+                format!(
+                    "batch record {k}: {} bytes left, less than a header",
+                    rest.len()
+                ),
+            );
+        };
+        let Some([offset, len]) = words::<2>(head) else {
+            unreachable!("a record header is two words");
+        };
+        let room = usize::try_from(len)
+            .ok()
+            .and_then(|l| l.checked_next_multiple_of(8))
+            .filter(|&r| r <= tail.len());
+        let Some(room) = room else {
+            return refuse(
+                from,
+                format!(
+                    "batch record {k} of {len} bytes, with {} bytes left",
+                    tail.len()
+                ),
+            );
+        };
+        let Some((at, n)) = in_regions(regions, len, 1, offset, 0) else {
+            return refuse(
+                from,
+                format!(
+                    "batch record {k}: put of {len} bytes at heap offset {offset}, outside this \
+                     PE's heap of {} bytes",
+                    regions[1].1
+                ),
+            );
+        };
+        each(at, &tail[..n]);
+        rest = &tail[room..];
+        k += 1;
+    }
+    Ok(())
+}
+
+/// Writes the records of a batch that [`check_batch`] accepted.
+///
+/// # Safety
+/// `regions` are live, writable memory, the same that `data` was checked against.
+unsafe fn apply_batch(regions: Regions, data: &[u8]) {
+    let _ = records(regions, 0, data, |at, bytes| {
+        // SAFETY: `bytes.len()` bytes at `at` lie inside one region (checked by `in_regions`;
+        // caller's contract); the source is the message.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), at, bytes.len()) }
+    });
 }
 
 /// A checked `SIGNAL` or `FLAG`: `data` copied to `at` (none when empty), then the word at
@@ -1303,6 +1538,22 @@ impl AmHandler for PutHandler {
     }
 }
 
+impl AmHandler for BatchHandler {
+    fn receive(&self, msg: &AmMessage<'_>) {
+        let st = state();
+        let regions = st.regions();
+        let (header, ask) = split_ask(msg.header(), BATCH_WORDS);
+        let (from, data) = check_batch(regions, header, msg.data())
+            .and_then(|(f, d)| Ok((st.ledger.sender(f)?, d)))
+            .unwrap_or_else(|r| refused(st, r));
+        // SAFETY: checked against this PE's regions, which live as long as the process.
+        unsafe { apply_batch(regions, data) };
+        if let Some(n) = st.ledger.receive_counted(from, data.len(), ask) {
+            reply_ack(st, msg, n);
+        }
+    }
+}
+
 impl<const ACK: bool> AmHandler for SignalHandler<ACK> {
     fn receive(&self, msg: &AmMessage<'_>) {
         let st = state();
@@ -1479,7 +1730,7 @@ impl FuzzPe {
     }
 
     /// Delivers active message `id` (the ids are 0x51 put, 0x52 ack, 0x53 get request, 0x54 get
-    /// response, 0x55 signal, 0x56 flag, 0x57 sync) with `header` and `data` (`None`: not sent
+    /// response, 0x55 signal, 0x56 flag, 0x57 sync, 0x58 batch) with `header` and `data` (`None`: not sent
     /// eagerly). Returns the reply the handler would send (an ack, a get response), or the
     /// message that would end this PE.
     pub fn receive(
@@ -1501,6 +1752,16 @@ impl FuzzPe {
                         // SAFETY: checked against this PE's own buffers.
                         unsafe { p.apply() };
                         ack(ledger.receive_counted(from, p.data.len(), ask))
+                    })
+            }
+            AM_BATCH => {
+                let (header, ask) = split_ask(header, BATCH_WORDS);
+                check_batch(regions, header, data)
+                    .and_then(|(f, d)| Ok((ledger.sender(f)?, d)))
+                    .map(|(from, d)| {
+                        // SAFETY: checked against this PE's own buffers.
+                        unsafe { apply_batch(regions, d) };
+                        ack(ledger.receive_counted(from, d.len(), ask))
                     })
             }
             AM_SIGNAL | AM_FLAG => {
@@ -1761,6 +2022,89 @@ mod tests {
         let (buf, done) = pe.got().expect("a get");
         assert!(done);
         assert_eq!(buf, [&data[8..12], &data[..8]].concat());
+    }
+
+    /// Records of a batch: (offset, bytes) each.
+    fn batch(recs: &[(u64, &[u8])]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for (off, bytes) in recs {
+            v.extend_from_slice(&off.to_le_bytes());
+            v.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            v.extend_from_slice(bytes);
+            v.resize(v.len().next_multiple_of(8), 0);
+        }
+        v
+    }
+
+    #[test]
+    fn a_batch_writes_its_records_in_order_and_counts_as_one_message() {
+        let mut pe = FuzzPe::new(0, 3, [0, 4, 0]);
+        let data = batch(&[(0, &[1; 8]), (8, &[2, 3, 4]), (0, &[5; 8]), (30, &[6, 7])]);
+        assert_eq!(pe.receive(AM_BATCH, &header(&[1]), Some(&data)), Ok(None));
+        let heap = pe.memory()[1];
+        assert_eq!(&heap[0..8], &[5; 8], "the later record wins");
+        assert_eq!(&heap[8..12], &[2, 3, 4, 0]);
+        assert_eq!(&heap[28..32], &[0, 0, 6, 7]);
+        // One message of data.len() units: a sync for it is answered at once, and a batch
+        // that asks is answered by itself.
+        let one = units(data.len());
+        assert_eq!(
+            pe.receive(AM_SYNC, &header(&[1, one]), None),
+            Ok(Some(message(&[0, one], 0)))
+        );
+        let two = one + units(data.len());
+        assert_eq!(
+            pe.receive(AM_BATCH, &header(&[1, two]), Some(&data)),
+            Ok(Some(message(&[0, two], 0)))
+        );
+    }
+
+    #[test]
+    fn a_batch_with_a_bad_record_is_refused_whole() {
+        let mut pe = FuzzPe::new(0, 2, [0, 4, 0]);
+        let good = batch(&[(0, &[9; 8])]);
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            // The second record ends past the heap.
+            (
+                [good.clone(), batch(&[(30, &[1; 3])])].concat(),
+                "outside this PE's heap",
+            ),
+            // A record longer than what is left of the message.
+            (
+                [
+                    &good[..],
+                    &8u64.to_le_bytes(),
+                    &64u64.to_le_bytes(),
+                    &[0; 8],
+                ]
+                .concat(),
+                "bytes left",
+            ),
+            // A few bytes that are not a record header.
+            ([&good[..], &[0; 12]].concat(), "less than a header"),
+            // A record of no bytes.
+            (batch(&[(0, &[])]), "outside this PE's heap"),
+        ];
+        for (data, want) in cases {
+            let got = pe.receive(AM_BATCH, &header(&[1]), Some(&data));
+            assert!(
+                got.as_ref().is_err_and(|e| e.contains(want)),
+                "{want}: {got:?}"
+            );
+            assert_eq!(
+                pe.memory()[1],
+                &[0; 32][..],
+                "{want}: a refused batch wrote"
+            );
+        }
+        // From outside the job, or with a header of the wrong length.
+        assert!(pe.receive(AM_BATCH, &header(&[2]), Some(&good)).is_err());
+        assert!(
+            pe.receive(AM_BATCH, &header(&[1, 2, 3]), Some(&good))
+                .is_err()
+        );
+        assert!(pe.receive(AM_BATCH, &header(&[1]), None).is_err());
+        assert_eq!(pe.memory()[1], &[0; 32][..]);
     }
 
     #[test]
