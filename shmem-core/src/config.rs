@@ -86,6 +86,16 @@ fn physical_memory() -> usize {
     (pages as usize).saturating_mul(page as usize)
 }
 
+/// The value of an on/off setting, trimmed and lower-cased: `Some` for 1/on/yes/true and
+/// 0/off/no/false, `None` for anything else.
+fn switch(v: &str) -> Option<bool> {
+    match v {
+        "1" | "on" | "yes" | "true" => Some(true),
+        "0" | "off" | "no" | "false" => Some(false),
+        _ => None,
+    }
+}
+
 /// Whether to run a progress thread: `SHMEM_PROGRESS_THREAD` is `auto` (the default: when some
 /// peer is reached through the network, that is when the job spans nodes or `UCX_TLS` leaves
 /// out shared memory (`through_network`), because puts, gets and atomics over the network need
@@ -98,11 +108,11 @@ pub(crate) fn parse_progress_thread(value: Option<String>, through_network: bool
     let Some(v) = value else {
         return Ok(through_network);
     };
-    match v.trim().to_ascii_lowercase().as_str() {
-        "" | "auto" => Ok(through_network),
-        "1" | "on" | "yes" | "true" => Ok(true),
-        "0" | "off" | "no" | "false" => Ok(false),
-        _ => Err(Error::BadEnv {
+    let t = v.trim().to_ascii_lowercase();
+    match switch(&t) {
+        Some(on) => Ok(on),
+        None if t.is_empty() || t == "auto" => Ok(through_network),
+        None => Err(Error::BadEnv {
             name: "SHMEM_PROGRESS_THREAD",
             value: v.clone(),
             reason: "expected auto, on or off".into(),
@@ -122,10 +132,11 @@ pub(crate) fn parse_coalesce(value: Option<String>) -> Result<bool> {
     let Some(v) = value else {
         return Ok(true);
     };
-    match v.trim().to_ascii_lowercase().as_str() {
-        "" | "1" | "on" | "yes" | "true" => Ok(true),
-        "0" | "off" | "no" | "false" => Ok(false),
-        _ => Err(Error::BadEnv {
+    let t = v.trim().to_ascii_lowercase();
+    match switch(&t) {
+        Some(on) => Ok(on),
+        None if t.is_empty() => Ok(true),
+        None => Err(Error::BadEnv {
             name: "SHMEM_COALESCE",
             value: v.clone(),
             reason: "expected on or off".into(),

@@ -193,12 +193,13 @@ impl Transport {
             return;
         };
         for (pe, recs) in held.take() {
-            if let Some(u) = self.peers[pe].ucx_if_open() {
-                check(
-                    strided::send_taken(&self.progress, &held, &u.ep, pe, recs),
-                    "put",
-                );
-            }
+            // Its endpoint is open (the batch began after a message to it); not dropped
+            // silently if it were not.
+            let u = self.peers[pe].ucx();
+            check(
+                strided::send_taken(&self.progress, &held, &u.ep, pe, recs),
+                "put",
+            );
         }
     }
 
