@@ -118,6 +118,10 @@ pub(crate) const COALESCE_MAX: usize = 256;
 const BATCH_BYTES: usize = 4 << 10;
 /// A record's header: the target offset and the length, one word each.
 const RECORD_HEAD: usize = 16;
+/// Most bytes waiting in the batches to all PEs together: past this, puts go at once (after
+/// their PE's batch) until a batch is sent. Bounds what a stream of small puts to many PEs
+/// holds without a wait: 16 full batches.
+const BATCHED_MAX: usize = 16 * BATCH_BYTES;
 
 /// The process's strided-transfer state, set once at start-up before any handler can run.
 static STATE: OnceLock<State> = OnceLock::new();
@@ -138,7 +142,10 @@ struct State {
     /// Whether small puts in a stream may wait in batches (see [`coalesces`]).
     coalescing: AtomicBool,
     /// Per PE: the records of the puts waiting to go to it in one `BATCH` message.
-    batches: Mutex<HashMap<usize, Vec<u8>>>,
+    batches: Mutex<BatchSet>,
+    /// Whether `batches` holds [`BATCHED_MAX`] bytes or more (set with its lock held; read
+    /// without).
+    batches_full: AtomicBool,
     /// Strided gets waiting for their data, by token.
     gets: Mutex<HashMap<u64, Arc<GetSlot>>>,
     next_token: AtomicU64,
@@ -211,7 +218,8 @@ pub(crate) fn register(
         ledger: Ledger::new(n_pes),
         fence_epoch: AtomicU64::new(0),
         coalescing: AtomicBool::new(false),
-        batches: Mutex::new(HashMap::new()),
+        batches: Mutex::new(BatchSet::default()),
+        batches_full: AtomicBool::new(false),
         gets: Mutex::new(HashMap::new()),
         next_token: AtomicU64::new(1),
     };
@@ -559,8 +567,9 @@ pub(crate) fn set_coalescing(on: bool) {
 /// Whether a put of `len` bytes to `pe` waits in `pe`'s batch instead of going at once: a put
 /// of at most [`COALESCE_MAX`] bytes, to a PE whose endpoint has one ordered lane, in a stream
 /// (the PE's messages no longer ask for their own acks: more than [`EAGER_UNTIL`] since the
-/// last quiet), with coalescing on; the caller also sends the first put after a wait at once. A batch goes out as one `BATCH` message when it holds
-/// [`BATCH_BYTES`], before any other operation on the PE, at this PE's next wait, progress,
+/// last quiet), with coalescing on and fewer than [`BATCHED_MAX`] bytes waiting in all
+/// batches; the caller also sends the first put after a wait at once. A batch goes out as one
+/// `BATCH` message when it holds [`BATCH_BYTES`], before any other operation on the PE, at this PE's next wait, progress,
 /// quiet or barrier, and otherwise when the progress thread next looks (while the PE computes).
 /// Over an emulated transport each message is a system call or two on both sides: a put +
 /// fence stream then costs a copy per put instead.
@@ -570,9 +579,63 @@ pub(crate) fn coalesces(pe: usize, len: usize) -> bool {
     };
     len <= COALESCE_MAX
         && st.coalescing.load(Ordering::Relaxed)
+        && !st.batches_full.load(Ordering::Relaxed)
         && st.ledger.get(pe).is_some_and(|c| {
             c.ordered.load(Ordering::Relaxed) == ORDERED && !c.eager.load(Ordering::Relaxed)
         })
+}
+
+/// The puts waiting in batches, per target PE, and their bytes in all.
+#[derive(Default)]
+struct BatchSet {
+    by_pe: HashMap<usize, Vec<u8>>,
+    bytes: usize,
+}
+
+impl BatchSet {
+    /// Appends a record (a put of `data` to `offset`) to `pe`'s batch; returns the batch, taken
+    /// out, once it holds [`BATCH_BYTES`].
+    fn append(&mut self, pe: usize, offset: usize, data: &[u8]) -> Option<Vec<u8>> {
+        let recs = self
+            .by_pe
+            .entry(pe)
+            .or_insert_with(|| Vec::with_capacity(BATCH_BYTES + RECORD_HEAD + COALESCE_MAX));
+        let before = recs.len();
+        recs.extend_from_slice(&(offset as u64).to_le_bytes());
+        recs.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        recs.extend_from_slice(data);
+        recs.resize(recs.len().next_multiple_of(8), 0);
+        self.bytes += recs.len() - before;
+        if recs.len() >= BATCH_BYTES {
+            return self.remove(pe);
+        }
+        None
+    }
+
+    /// Takes `pe`'s batch out, if it has one.
+    fn remove(&mut self, pe: usize) -> Option<Vec<u8>> {
+        let recs = self.by_pe.remove(&pe)?;
+        self.bytes -= recs.len();
+        Some(recs)
+    }
+
+    /// Takes every batch out: (PE, records).
+    fn drain(&mut self) -> Vec<(usize, Vec<u8>)> {
+        self.bytes = 0;
+        self.by_pe.drain().collect()
+    }
+
+    /// Whether another put may wait: fewer than [`BATCHED_MAX`] bytes wait now.
+    fn has_room(&self) -> bool {
+        self.bytes < BATCHED_MAX
+    }
+}
+
+/// Publishes `set`'s state after a change (its lock held): whether any batch waits (for the
+/// progress thread) and whether another put may wait (for [`coalesces`], without the lock).
+fn publish(st: &State, set: &BatchSet) {
+    st.batches_full.store(!set.has_room(), Ordering::Relaxed);
+    progress::set_batched(!set.by_pe.is_empty());
 }
 
 /// Appends a put of `len` bytes from `src` to heap offset `offset` of `pe` to `pe`'s batch
@@ -590,21 +653,12 @@ pub(crate) unsafe fn put_batched(
     len: usize,
 ) -> shmem_ucx::Result<()> {
     let st = state();
-    let mut batches = lock(&st.batches);
-    let recs = batches
-        .entry(pe)
-        .or_insert_with(|| Vec::with_capacity(BATCH_BYTES + RECORD_HEAD + COALESCE_MAX));
-    recs.extend_from_slice(&(offset as u64).to_le_bytes());
-    recs.extend_from_slice(&(len as u64).to_le_bytes());
+    let mut set = lock(&st.batches);
     // SAFETY: `len` readable bytes (caller's contract).
-    recs.extend_from_slice(unsafe { std::slice::from_raw_parts(src, len) });
-    recs.resize(recs.len().next_multiple_of(8), 0);
+    let full = set.append(pe, offset, unsafe { std::slice::from_raw_parts(src, len) });
     st.ledger.at(pe).since_quiet.fetch_add(1, Ordering::Relaxed);
-    progress::set_batched(true);
-    if recs.len() >= BATCH_BYTES {
-        let recs = std::mem::take(recs);
-        batches.remove(&pe);
-        progress::set_batched(!batches.is_empty());
+    publish(st, &set);
+    if let Some(recs) = full {
         // Sent while the lock is held: no batch to `pe` can overtake it.
         send_batch(progress, st, ep, pe, recs)?;
     }
@@ -618,9 +672,9 @@ pub(crate) fn send_batch_of(
     pe: usize,
 ) -> shmem_ucx::Result<()> {
     let st = state();
-    let mut batches = lock(&st.batches);
-    if let Some(recs) = batches.remove(&pe) {
-        progress::set_batched(!batches.is_empty());
+    let mut set = lock(&st.batches);
+    if let Some(recs) = set.remove(pe) {
+        publish(st, &set);
         send_batch(progress, st, ep, pe, recs)?;
     }
     Ok(())
@@ -644,13 +698,14 @@ pub(crate) fn batches(try_only: bool) -> Option<Batches> {
 }
 
 /// The locked batches (see [`batches`]).
-pub(crate) struct Batches(std::sync::MutexGuard<'static, HashMap<usize, Vec<u8>>>);
+pub(crate) struct Batches(std::sync::MutexGuard<'static, BatchSet>);
 
 impl Batches {
     /// Takes every batch: (PE, records).
     pub(crate) fn take(&mut self) -> Vec<(usize, Vec<u8>)> {
-        progress::set_batched(false);
-        self.0.drain().collect()
+        let all = self.0.drain();
+        publish(state(), &self.0);
+        all
     }
 }
 
@@ -2057,6 +2112,50 @@ mod tests {
             pe.receive(AM_BATCH, &header(&[1, two]), Some(&data)),
             Ok(Some(message(&[0, two], 0)))
         );
+    }
+
+    #[test]
+    fn batches_are_sent_when_full_and_bounded_across_pes() {
+        let mut set = BatchSet::default();
+        // The records the sender appends are the ones a receiver parses.
+        assert_eq!(set.append(3, 40, &[1, 2, 3]), None);
+        assert_eq!(set.append(3, 0, &[4; 8]), None);
+        assert_eq!(
+            set.remove(3),
+            Some(batch(&[(40, &[1, 2, 3]), (0, &[4; 8])]))
+        );
+        assert_eq!((set.bytes, set.remove(3)), (0, None));
+        // One PE's batch is taken out once it reaches BATCH_BYTES: 15 records of 256 B + 16.
+        let data = [7u8; COALESCE_MAX];
+        let per = RECORD_HEAD + COALESCE_MAX;
+        for i in 1..BATCH_BYTES.div_ceil(per) {
+            assert_eq!(set.append(1, 0, &data), None, "record {i}");
+            assert_eq!(set.bytes, i * per);
+        }
+        let full = set.append(1, 0, &data).expect("a full batch");
+        assert_eq!(
+            (full.len(), set.bytes),
+            (BATCH_BYTES.div_ceil(per) * per, 0)
+        );
+        // Across PEs: room until BATCHED_MAX bytes wait, none from there until one goes.
+        let mut pe = 0;
+        while set.has_room() {
+            for _ in 0..BATCH_BYTES / per - 1 {
+                assert_eq!(set.append(pe, 8, &data), None);
+            }
+            pe += 1;
+        }
+        assert_eq!(pe, BATCHED_MAX.div_ceil((BATCH_BYTES / per - 1) * per));
+        assert!(set.bytes >= BATCHED_MAX && set.bytes < BATCHED_MAX + BATCH_BYTES);
+        let one = set.remove(0).expect("PE 0's batch");
+        assert!(
+            set.has_room(),
+            "{} bytes wait after {}",
+            set.bytes,
+            one.len()
+        );
+        let rest = set.drain();
+        assert_eq!((rest.len(), set.bytes, set.has_room()), (pe - 1, 0, true));
     }
 
     #[test]
