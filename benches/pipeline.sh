@@ -29,6 +29,11 @@ jobs=(ours-tcp c-ours-tcp oshmem-tcp oshmem-tcp-basic ours-direct oshmem)
 out=target/bench-results/pipeline
 mkdir -p "$out"
 rm -f "$out"/*.csv
+if ! command -v oshrun >/dev/null || ! echo '#include <shmem.h>' | oshcc -E -x c - >/dev/null 2>&1; then
+    echo "pipeline.sh: Open MPI's OpenSHMEM (oshcc, oshrun, shmem.h) is needed; install it first:" >&2
+    echo "    sudo apt-get install -y openmpi-bin libopenmpi-dev" >&2
+    exit 1
+fi
 # The C library (libshmem.so, which the C twin on ours loads) and shmemrun, then the Rust twin.
 cargo build --release -q -p shmem-capi -p shmem-run
 cargo build --release -q -p shmem-benches --bin latency
