@@ -323,8 +323,9 @@ impl Progress {
 
     /// Notes an operation this PE issued through UCX that does not wait (a put, a non-fetching
     /// atomic): while a progress thread that waits for events runs, every
-    /// [`OPS_PER_ROUND`]-th such operation is a round of progress here. A PE that only issues operations would otherwise never progress
-    /// by itself, and the thread, taking it for a PE that computes, would wake for every event
+    /// [`OPS_PER_ROUND`]-th such operation is a round of progress here. A PE that only issues
+    /// operations would otherwise never progress by itself, and the thread, taking it for a PE
+    /// that computes, would wake for every event
     /// (over tcp every put's acknowledgement) and contend with it for the worker: measured at
     /// 2 PEs over tcp, put 8 B + fence took 18-19 us with the thread against 7.5 without it, and
     /// the put + fence + flag pipeline 32-40 us a row against 24. The rounds also serve, while

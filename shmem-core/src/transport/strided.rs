@@ -569,8 +569,9 @@ pub(crate) fn set_coalescing(on: bool) {
 /// (the PE's messages no longer ask for their own acks: more than [`EAGER_UNTIL`] since the
 /// last quiet), with coalescing on and fewer than [`BATCHED_MAX`] bytes waiting in all
 /// batches; the caller also sends the first put after a wait at once. A batch goes out as one
-/// `BATCH` message when it holds [`BATCH_BYTES`], before any other operation on the PE, at this PE's next wait, progress,
-/// quiet or barrier, and otherwise when the progress thread next looks (while the PE computes).
+/// `BATCH` message when it holds [`BATCH_BYTES`], before any other operation on the PE, at
+/// this PE's next wait, progress, quiet or barrier, and otherwise when the progress thread next
+/// looks (while the PE computes).
 /// Over an emulated transport each message is a system call or two on both sides: a put +
 /// fence stream then costs a copy per put instead.
 pub(crate) fn coalesces(pe: usize, len: usize) -> bool {
@@ -1785,9 +1786,9 @@ impl FuzzPe {
     }
 
     /// Delivers active message `id` (the ids are 0x51 put, 0x52 ack, 0x53 get request, 0x54 get
-    /// response, 0x55 signal, 0x56 flag, 0x57 sync, 0x58 batch) with `header` and `data` (`None`: not sent
-    /// eagerly). Returns the reply the handler would send (an ack, a get response), or the
-    /// message that would end this PE.
+    /// response, 0x55 signal, 0x56 flag, 0x57 sync, 0x58 batch) with `header` and `data`
+    /// (`None`: not sent eagerly). Returns the reply the handler would send (an ack, a get
+    /// response), or the message that would end this PE.
     pub fn receive(
         &mut self,
         id: u16,
