@@ -61,18 +61,44 @@ fn main() {
             default: "c++",
         },
     ];
+    let spec = spec_version(&include.join("shmem.h"));
+    let version = format!(
+        "shmem-rs {} (OpenSHMEM {spec})",
+        std::env::var("CARGO_PKG_VERSION").unwrap_or_default()
+    );
     for w in &wrappers {
-        let script = script(w, &include);
+        let script = script(w, &include, &version);
         for name in w.names {
             write_wrapper(&profile.join(name), &script);
         }
     }
 }
 
+/// `MAJOR.MINOR` from the header's `SHMEM_MAJOR_VERSION` and `SHMEM_MINOR_VERSION`.
+fn spec_version(header: &Path) -> String {
+    let text = std::fs::read_to_string(header).unwrap_or_default();
+    let find = |name: &str| {
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix("#define ")?
+                    .strip_prefix(name)?
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+            })
+            .map_or_else(|| "?".to_string(), |v| v.to_string())
+    };
+    format!(
+        "{}.{}",
+        find("SHMEM_MAJOR_VERSION "),
+        find("SHMEM_MINOR_VERSION ")
+    )
+}
+
 /// The wrapper's shell script. `SHMEM_WRAPPER_ACTIVE` (set before the exec, to the variable
 /// and compiler chosen) is the loop guard: a wrapper that finds it set was started by the
 /// compiler another one runs, which is then that wrapper itself.
-fn script(w: &Wrapper, include: &Path) -> String {
+fn script(w: &Wrapper, include: &Path, version: &str) -> String {
     let Wrapper {
         names,
         lang,
@@ -86,9 +112,28 @@ fn script(w: &Wrapper, include: &Path) -> String {
 {MARKER} ({all}): compiles (and links) OpenSHMEM programs against the libshmem next to it.
 # Written by the shmem-capi build. The {lang} compiler it runs: ${var}, else ${legacy_var} unless
 # that names one of these wrappers (build systems set it to the wrapper), else {default}.
-# Compile-only runs (-c, -E, -S, -M, -MM) get no link flags.
+# Compile-only runs (-c, -E, -S, -M, -MM) get no link flags. As Open MPI's wrappers,
+# --showme (also -showme, -show) prints the command instead of running it, and
+# --showme:compile|link|command|incdirs|libdirs|libs|version|help the part asked for.
 me=$(basename "$0")
-if [ -n "${{SHMEM_WRAPPER_ACTIVE:-}}" ]; then
+show=""
+for arg in "$@"; do
+  case "$arg" in
+    -showme|--showme|-show) show=all ;;
+    -showme:*|--showme:*) show=${{arg#*:}} ;;
+  esac
+done
+if [ -n "$show" ]; then
+  count=$#
+  for arg in "$@"; do
+    case "$arg" in
+      -showme|--showme|-show|-showme:*|--showme:*) ;;
+      *) set -- "$@" "$arg" ;;
+    esac
+  done
+  shift "$count"
+fi
+if [ -z "$show" ] && [ -n "${{SHMEM_WRAPPER_ACTIVE:-}}" ]; then
   guard=${{SHMEM_WRAPPER_ACTIVE%%=*}}
   case "$guard" in
     *CXX*|*C++*) want="SHMEM_WRAPPER_CXX to a C++ compiler" ;;
@@ -120,6 +165,37 @@ for arg in "$@"; do
     -c|-E|-S|-M|-MM) link=0 ;;
   esac
 done
+libflags="-L$dir -lshmem -Wl,-rpath,$dir"
+case "$show" in
+  "") ;;
+  all)
+    if [ "$link" = 1 ]; then
+      echo "$compiler -I{include} $* $libflags"
+    else
+      echo "$compiler -I{include} $*"
+    fi
+    exit 0 ;;
+  compile) echo "-I{include}"; exit 0 ;;
+  link) echo "$libflags"; exit 0 ;;
+  command) echo "$compiler"; exit 0 ;;
+  incdirs) echo "{include}"; exit 0 ;;
+  libdirs) echo "$dir"; exit 0 ;;
+  libs) echo "shmem"; exit 0 ;;
+  version) echo "$me: {version} (Language: {lang})"; exit 0 ;;
+  help)
+    echo "$me [-showme[:<command,compile,link,incdirs,libdirs,libs,version,help>]] args"
+    echo "  -showme            show the command that would run, then exit (also -show)"
+    echo "  -showme:command    the underlying {lang} compiler"
+    echo "  -showme:compile    the flags added when compiling"
+    echo "  -showme:link       the flags added when linking"
+    echo "  -showme:incdirs    the include directory added"
+    echo "  -showme:libdirs    the library directory added"
+    echo "  -showme:libs       the libraries added"
+    echo "  -showme:version    this library's version"
+    echo "  -showme:help       this help"
+    exit 0 ;;
+  *) echo "$me: unknown option -showme:$show (try -showme:help)" >&2; exit 1 ;;
+esac
 if [ "$link" = 1 ]; then
   exec $compiler -I'{include}' "$@" -L"$dir" -lshmem -Wl,-rpath,"$dir"
 else

@@ -214,6 +214,18 @@ void *shmem_ptr(const void *dest, int pe);
 void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
 void start_pes(int npes);
+/* Cache management (deprecated since OpenSHMEM 1.3): no-ops on cache-coherent machines. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SHMEM_CACHE_DEPRECATED __attribute__((deprecated("no-op: caches are coherent")))
+#else
+#define SHMEM_CACHE_DEPRECATED
+#endif
+SHMEM_CACHE_DEPRECATED void shmem_clear_cache_inv(void);
+SHMEM_CACHE_DEPRECATED void shmem_set_cache_inv(void);
+SHMEM_CACHE_DEPRECATED void shmem_clear_cache_line_inv(void *dest);
+SHMEM_CACHE_DEPRECATED void shmem_set_cache_line_inv(void *dest);
+SHMEM_CACHE_DEPRECATED void shmem_udcflush(void);
+SHMEM_CACHE_DEPRECATED void shmem_udcflush_line(void *dest);
 int _my_pe(void);
 int _num_pes(void);
 

@@ -51,6 +51,33 @@ pub extern "C" fn start_pes(_npes: c_int) {
     shmem_init();
 }
 
+/// Defines the deprecated cache-management routines (OpenSHMEM 1.3 and earlier): no-ops, since
+/// every machine this library runs on keeps its caches coherent (as Open MPI's oshmem does).
+macro_rules! cache_noops {
+    ($($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty)?);)*) => {$(
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name($($arg: $ty)?) {
+            $(let _ = $arg;)?
+        }
+    )*};
+}
+
+cache_noops! {
+    /// `shmem_clear_cache_inv` (deprecated): a no-op.
+    shmem_clear_cache_inv();
+    /// `shmem_set_cache_inv` (deprecated): a no-op.
+    shmem_set_cache_inv();
+    /// `shmem_clear_cache_line_inv` (deprecated): a no-op.
+    shmem_clear_cache_line_inv(dest: *mut c_void);
+    /// `shmem_set_cache_line_inv` (deprecated): a no-op.
+    shmem_set_cache_line_inv(dest: *mut c_void);
+    /// `shmem_udcflush` (deprecated): a no-op.
+    shmem_udcflush();
+    /// `shmem_udcflush_line` (deprecated): a no-op.
+    shmem_udcflush_line(dest: *mut c_void);
+}
+
 /// `shmem_global_exit`: ends every PE of the job with `status`.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_global_exit(status: c_int) {

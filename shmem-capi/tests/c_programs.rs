@@ -442,3 +442,110 @@ fn a_pe_that_finalizes_while_the_others_wait_in_shmem_barrier_all_is_named() {
         }
     }
 }
+
+#[test]
+fn deprecated_cache_routines_are_no_ops_and_say_they_are_deprecated() {
+    // Built with -Wno-deprecated-declarations: the calls link and do nothing.
+    let bin = build(
+        "shmemcc",
+        "cache_noops.c",
+        &["-std=c11", "-Wno-deprecated-declarations"],
+    );
+    let bin = bin.display().to_string();
+    for n in [1, 3] {
+        let (status, stdout, stderr) = run_job_status(n, Path::Direct, &bin, &[]);
+        assert!(
+            status.success(),
+            "cache_noops on {n} PEs failed: {status}\n{stdout}\n{stderr}"
+        );
+    }
+    // With deprecations as errors the header's attribute stops the build, naming a routine.
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/cache_noops.c");
+    let obj = profile_dir().join("capi-tests").join("cache_noops.o");
+    let out = Command::new(profile_dir().join("oshcc"))
+        .args(["-std=c11", "-Werror=deprecated-declarations", "-c", "-o"])
+        .arg(&obj)
+        .arg(&src)
+        .output()
+        .expect("run oshcc");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("shmem_udcflush"),
+        "expected a deprecation error naming shmem_udcflush, got {}:\n{err}",
+        out.status
+    );
+}
+
+/// Runs the wrapper `name` with `args` (no build); its standard output, which must be one line.
+fn wrapper_says(name: &str, args: &[&str]) -> String {
+    ensure_library();
+    let mut cmd = Command::new(profile_dir().join(name));
+    for v in WRAPPER_VARS {
+        cmd.env_remove(v);
+    }
+    let out = cmd.args(args).output().expect("run the wrapper");
+    assert!(
+        out.status.success(),
+        "{name} {args:?} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
+    assert!(!text.is_empty(), "{name} {args:?} printed nothing");
+    text
+}
+
+#[test]
+fn wrappers_answer_showme_as_open_mpi_s_do() {
+    let include = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include");
+    let dir = profile_dir();
+    let compile = wrapper_says("oshcc", &["--showme:compile"]);
+    assert_eq!(compile, format!("-I{}", include.display()));
+    let link = wrapper_says("oshcc", &["--showme:link"]);
+    assert!(
+        link.contains(&format!("-L{}", dir.display())) && link.contains("-lshmem"),
+        "--showme:link said {link:?}"
+    );
+    // The command it would run: compiler, include, the arguments in place, the link flags.
+    for flag in ["--showme", "-showme", "-show"] {
+        let all = wrapper_says("oshcc", &[flag, "prog.c", "-o", "prog"]);
+        assert_eq!(all, format!("cc {compile} prog.c -o prog {link}"), "{flag}");
+    }
+    // Compile-only: no link flags, as when it runs.
+    let c = wrapper_says("oshc++", &["-showme", "-c", "x.cpp"]);
+    assert_eq!(c, format!("c++ {compile} -c x.cpp"));
+    assert_eq!(wrapper_says("oshc++", &["--showme:command"]), "c++");
+    assert_eq!(wrapper_says("oshcc", &["--showme:libs"]), "shmem");
+    let version = wrapper_says("oshcc", &["--showme:version"]);
+    assert!(
+        version.starts_with("oshcc: shmem-rs ") && version.contains("(OpenSHMEM 1."),
+        "--showme:version said {version:?}"
+    );
+    // --version goes to the compiler, as with Open MPI's wrappers.
+    let cc_version = wrapper_says("oshcc", &["--version"]);
+    assert!(!cc_version.contains("shmem-rs"), "{cc_version}");
+    // An unknown part is an error naming it.
+    let out = Command::new(dir.join("oshcc"))
+        .arg("--showme:nonsense")
+        .output()
+        .expect("run oshcc");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-showme:nonsense"));
+    // The flags it reports build a working program with the plain compiler.
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/hello.c");
+    let bin = dir.join("capi-tests").join("hello_by_showme");
+    std::fs::create_dir_all(bin.parent().expect("dir")).expect("output directory");
+    let mut cmd = Command::new("cc");
+    cmd.args(compile.split_whitespace())
+        .arg("-o")
+        .arg(&bin)
+        .arg(&src)
+        .args(link.split_whitespace());
+    let out = cmd.output().expect("run cc");
+    assert!(
+        out.status.success(),
+        "cc with --showme flags failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_hello_from_two_pes(&job(&oshrun(), 2, &bin.display().to_string(), &[]));
+}
