@@ -98,6 +98,20 @@ pub use shmem_macros::{Element, element, shmem, symmetric};
 pub use world::{ThreadLevel, Usage, World, init, init_thread};
 
 /// Everything a PGAS program usually needs, in one glob import: `use shmem_core::prelude::*;`.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*; // the attributes, World, the traits with the methods
+///
+/// #[symmetric]
+/// static SUM: [u64; 1] = [0; 1];
+///
+/// let world: World = shmem_core::init()?;
+/// world.team_world().sum_reduce(&SUM, &[1]);
+/// assert_eq!(SUM.local_get(0), world.n_pes() as u64);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 pub mod prelude {
     pub use crate::coll::reduce::{ReduceArith, ReduceBitwise, ReduceSum};
     pub use crate::coll::team::{Team, TeamConfig};
