@@ -11,10 +11,13 @@
 //! collectives (`coll`) build on it.
 
 pub(crate) mod bounds;
-pub(crate) mod heap;
-pub(crate) mod statics;
-pub(crate) mod storage;
-pub(crate) mod view;
+// Public when rustdoc checks examples (see `api_modules!` in lib.rs).
+api_modules! {
+    pub(crate) mod heap;
+    pub(crate) mod statics;
+    pub(crate) mod storage;
+    pub(crate) mod view;
+}
 
 use crate::element::Element;
 
