@@ -30,6 +30,18 @@ macro_rules! complex {
 
         impl $name {
             /// `re + im·i`.
+            ///
+            /// # Examples
+            ///
+            #[doc = concat!(
+                "```\n",
+                "use shmem_core::", stringify!($name), ";\n",
+                "const Z: ", stringify!($name), " = ", stringify!($name), "::new(1.5, -2.0);\n",
+                "assert_eq!((Z.re, Z.im), (1.5, -2.0));\n",
+                "assert_eq!(", stringify!($name), "::new(0.0, 0.0), ",
+                stringify!($name), "::default());\n",
+                "```",
+            )]
             pub const fn new(re: $t, im: $t) -> Self {
                 $name { re, im }
             }
@@ -75,6 +87,21 @@ complex! {
 
 complex! {
     /// A double-precision complex number (C's `double _Complex`, `num_complex::Complex64`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// use shmem_core::Complex64;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let total = world.alloc::<Complex64>(1);
+    /// // Member p contributes p + i.
+    /// team.sum_reduce(&total, &[Complex64::new(team.my_pe() as f64, 1.0)]);
+    /// let n = team.n_pes() as f64;
+    /// assert_eq!(total.local_get(0), Complex64::new(n * (n - 1.0) / 2.0, n));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     Complex64, f64, "no padding"
 }
 

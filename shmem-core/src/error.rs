@@ -1,5 +1,21 @@
 //! The error type of the runtime.
 //!
+//! # Examples
+//!
+//! ```
+//! use shmem_core::error::{Error, Result};
+//!
+//! fn start() -> Result<shmem_core::World> {
+//!     shmem_core::init()
+//! }
+//! let world = start()?;
+//! // A second World in the same process is refused with an error, not a panic.
+//! let again = start();
+//! assert!(matches!(again, Err(Error::AlreadyInitialized)));
+//! # drop(world);
+//! # Ok::<(), Error>(())
+//! ```
+//!
 //! Base layer: uses nothing of the crate; every layer reports through it.
 
 use std::io::Write;
@@ -20,6 +36,20 @@ pub(crate) fn eprint_line(msg: std::fmt::Arguments<'_>) {
 /// Misuse that the type system cannot catch (a PE number out of range, an index past the end of a
 /// symmetric object) panics with a message that names the values, before any byte moves; see the
 /// crate documentation. Failures of the environment (UCX, the launcher, the heap) are `Error`s.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::Error;
+/// let world = shmem_core::init()?;
+/// // More than the symmetric heap holds: an error the program can handle.
+/// match world.try_alloc::<u64>(1 << 48) {
+///     Err(Error::HeapExhausted { requested, free, .. }) => assert!(requested > free),
+///     Err(other) => panic!("unexpected error: {other}"),
+///     Ok(_) => panic!("a heap of 2 PiB?"),
+/// }
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -96,4 +126,18 @@ pub enum Error {
 }
 
 /// `Result` with this crate's [`Error`].
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// // A helper that allocates with the fallible call and passes errors on.
+/// fn scratch(world: &World, len: usize) -> shmem_core::Result<SymArray<'_, f64>> {
+///     let a = world.try_alloc::<f64>(len)?;
+///     Ok(a)
+/// }
+/// let world = shmem_core::init()?;
+/// assert_eq!(scratch(&world, 16)?.len(), 16);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -63,6 +63,16 @@ impl fmt::Debug for World {
 /// [`Error::AlreadyInitialized`]: crate::Error::AlreadyInitialized
 /// [`Error::Finalized`]: crate::Error::Finalized
 /// [`Error::RendezvousTimeout`]: crate::Error::RendezvousTimeout
+///
+/// # Examples
+///
+/// ```
+/// let world = shmem_core::init()?;
+/// assert!(world.my_pe() < world.n_pes());
+/// // One World per process: a second init while it lives is an error.
+/// assert!(matches!(shmem_core::init(), Err(shmem_core::Error::AlreadyInitialized)));
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[doc(alias = "shmem_init")]
 pub fn init() -> Result<World> {
     let rt = runtime::init()?;
@@ -75,6 +85,20 @@ pub fn init() -> Result<World> {
 
 impl World {
     /// This PE's number, `0..n_pes()` (`shmem_my_pe`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static WHO: [usize; 1] = [usize::MAX; 1];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// WHO.local_set(0, me);
+    /// world.barrier_all();
+    /// assert_eq!(WHO.g(me, 0), me);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_my_pe")]
     #[inline]
     pub fn my_pe(&self) -> usize {
@@ -82,6 +106,16 @@ impl World {
     }
 
     /// Number of PEs in the job (`shmem_n_pes`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let world = shmem_core::init()?;
+    /// let n = world.n_pes(); // 1 for a program started without shmemrun
+    /// let right = (world.my_pe() + 1) % n;
+    /// assert!(n >= 1 && right < n);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_n_pes")]
     #[inline]
     pub fn n_pes(&self) -> usize {
@@ -90,6 +124,20 @@ impl World {
 
     /// `shmem_barrier_all`: completes this PE's outstanding operations (quiet), then waits until
     /// every PE has arrived.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static FROM_LEFT: [usize; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// FROM_LEFT.p((me + 1) % n, 0, me);
+    /// world.barrier_all(); // every PE's put is complete and every PE has arrived
+    /// assert_eq!(FROM_LEFT.local_get(0), (me + n - 1) % n);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_barrier_all")]
     pub fn barrier_all(&self) {
         barrier_all(self.tp);
@@ -97,6 +145,21 @@ impl World {
 
     /// `shmem_sync_all`: waits until every PE has arrived, without completing outstanding puts
     /// (use [`barrier_all`](Self::barrier_all) for that).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static SEEN: [u64; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// SEEN.p((me + 1) % n, 0, 1);
+    /// world.quiet();    // this PE's put is complete ...
+    /// world.sync_all(); // ... and so is every other PE's, once all have arrived
+    /// assert_eq!(SEEN.local_get(0), 1);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_sync_all")]
     pub fn sync_all(&self) {
         self.team_world().sync();
@@ -104,6 +167,19 @@ impl World {
 
     /// `shmem_quiet`: every put, get and non-blocking operation this PE issued is complete and
     /// visible at its target.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(4);
+    /// let me = world.my_pe();
+    /// a.put(me, .., &[1, 2, 3, 4]);
+    /// world.quiet(); // the put is complete at its target
+    /// assert_eq!(a.local_get(3), 4);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_quiet")]
     pub fn quiet(&self) {
         self.tp.quiet();
@@ -111,6 +187,26 @@ impl World {
 
     /// `shmem_fence`: puts to any one PE issued before the fence are delivered before puts to
     /// that PE issued after it. (Puts to different PEs are not ordered; use [`quiet`](Self::quiet).)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static DATA: [u64; 4] = [0; 4];
+    /// #[symmetric]
+    /// static READY: [u64; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// let right = (me + 1) % n;
+    /// DATA.put(right, .., &[7; 4]);
+    /// world.fence(); // the data reaches `right` before the flag
+    /// READY.p(right, 0, 1);
+    /// READY.wait_until(0, Cmp::Eq, 1);
+    /// assert_eq!(DATA.local_get(3), 7);
+    /// # world.barrier_all();
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_fence")]
     pub fn fence(&self) {
         self.tp.fence();
@@ -151,6 +247,19 @@ impl World {
     ///
     /// [`Error::AllocMismatch`]: crate::Error::AllocMismatch
     /// [`Error::HeapExhausted`]: crate::Error::HeapExhausted
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.try_alloc::<u64>(1024)?;
+    /// assert_eq!(a.len(), 1024);
+    /// // Far more than any heap: an error on every PE, not a panic.
+    /// let huge = world.try_alloc::<u8>(1 << 50);
+    /// assert!(matches!(huge, Err(shmem_core::Error::HeapExhausted { .. })));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     pub fn try_alloc<E: Storable>(&self, len: usize) -> Result<SymArray<'_, E>> {
         SymArray::alloc(self.heap(), len, None, None)
     }
@@ -305,6 +414,19 @@ impl World {
     }
 
     /// The team of all PEs (`SHMEM_TEAM_WORLD`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let all = world.team_world();
+    /// assert_eq!((all.my_pe(), all.n_pes()), (world.my_pe(), world.n_pes()));
+    /// let total = world.alloc::<u64>(1);
+    /// all.sum_reduce(&total, &[1]);
+    /// assert_eq!(total.local_get(0), world.n_pes() as u64);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "SHMEM_TEAM_WORLD")]
     pub fn team_world(&self) -> Team<'_> {
         Team::world(self.tp)
@@ -316,6 +438,20 @@ impl World {
     ///
     /// # Panics
     /// If the node's PEs are not evenly spaced in the world numbering.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let node = world.team_shared();
+    /// let a = world.alloc::<u32>(1);
+    /// // Every member of the node team is mapped here: plain loads and stores reach it.
+    /// for pe in 0..node.n_pes() {
+    ///     assert!(node.ptr(&a, pe).is_some());
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "SHMEM_TEAM_SHARED")]
     pub fn team_shared(&self) -> Team<'_> {
         Team::shared(self.tp)
@@ -328,6 +464,22 @@ impl World {
     /// made at its first operation there. A dropped context's worker and endpoints are kept
     /// (up to 8) for the next `ctx_create`, so a loop that makes and drops contexts connects
     /// once and costs no memory per context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static A: [u64; 4] = [0; 4];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.put(&A, me, .., &[1, 2, 3, 4]);
+    /// ctx.quiet(); // completes this context's puts only
+    /// assert_eq!(A.local_get(3), 4);
+    /// assert_eq!(world.usage().contexts, 1);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_create")]
     pub fn ctx_create<M: CtxMode>(&self, options: CtxOptions) -> Result<Ctx<'_, M>> {
         self.ctx_factory().ctx_create(options)
@@ -475,6 +627,17 @@ impl Drop for World {
 }
 
 /// Thread support levels (`SHMEM_THREAD_*`).
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::ThreadLevel;
+/// let (world, provided) = shmem_core::init_thread(ThreadLevel::Multiple)?;
+/// assert_eq!(provided, ThreadLevel::Multiple);
+/// assert!(ThreadLevel::Single < ThreadLevel::Funneled && ThreadLevel::Serialized < provided);
+/// # drop(world);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ThreadLevel {
     /// One thread in the program.
@@ -493,6 +656,27 @@ pub enum ThreadLevel {
 /// (`Sync`) for RMA from any thread; contexts by their mode ([`Private`](crate::Private),
 /// [`Serialized`](crate::Serialized), [`Shared`]); the [`World`] and the ownership of heap
 /// arrays (collectives: allocation, free, barriers) stay on the initializing thread.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// use shmem_core::ThreadLevel;
+/// #[symmetric]
+/// static SLOTS: [u32; 2] = [0; 2];
+/// let (world, level) = shmem_core::init_thread(ThreadLevel::Multiple)?;
+/// assert_eq!(level, ThreadLevel::Multiple);
+/// let me = world.my_pe();
+/// // Statics may be accessed from any thread.
+/// std::thread::scope(|s| {
+///     for t in 0..2 {
+///         s.spawn(move || SLOTS.p(me, t, t as u32 + 1));
+///     }
+/// });
+/// world.quiet();
+/// assert_eq!((SLOTS.local_get(0), SLOTS.local_get(1)), (1, 2));
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[doc(alias = "shmem_init_thread")]
 pub fn init_thread(requested: ThreadLevel) -> Result<(World, ThreadLevel)> {
     let world = init()?;
@@ -501,6 +685,18 @@ pub fn init_thread(requested: ThreadLevel) -> Result<(World, ThreadLevel)> {
 
 /// What a PE's runtime holds at one moment ([`World::usage`]): compare two of them to see
 /// whether a loop gives back what it takes.
+///
+/// # Examples
+///
+/// ```
+/// let world = shmem_core::init()?;
+/// let before = world.usage();
+/// let a = world.alloc::<u64>(1 << 16);
+/// assert!(world.usage().heap_free <= before.heap_free - 8 * (1 << 16));
+/// drop(a);
+/// assert_eq!(world.usage(), before); // nothing leaked
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Usage {
     /// Free bytes of the symmetric heap.

@@ -46,6 +46,26 @@ use std::marker::PhantomData;
 /// `.bss`) symmetric. Call it before `init`, from the only thread of the program: the segment is
 /// moved into shared memory in place while `init` starts, and a write by another thread during
 /// that moment would be lost.
+///
+/// # Examples
+///
+/// Not run here: a test harness does not promise that the example has the program to itself.
+///
+/// ```no_run
+/// use shmem_core::SymmetricArray;
+/// // A global variable, as C programs have them: symmetric once the data segment is.
+/// static mut STEPS: u64 = 0;
+///
+/// shmem_core::raw::enable_data_segment();
+/// let world = shmem_core::init()?;
+/// // SAFETY: STEPS is symmetric on every PE (the same program), and no Rust reference to it is
+/// // taken while the view is used.
+/// let steps = unsafe { shmem_core::raw::sym(&raw const STEPS, 1) }.expect("in the data segment");
+/// steps.p((world.my_pe() + 1) % world.n_pes(), 0, 1);
+/// world.barrier_all();
+/// assert_eq!(steps.local_get(0), 1);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 pub fn enable_data_segment() {
     crate::mem::dataseg::want();
 }
@@ -84,6 +104,20 @@ pub fn eprint_line(msg: std::fmt::Arguments<'_>) {
 /// and the heap, or the data segment), or `None` when they are not all inside one of them (the
 /// start of the heap mapping, before the statics, is not symmetric memory: the runtime keeps
 /// its own words elsewhere). Panics before `init`.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::raw;
+/// let world = shmem_core::init()?;
+/// let a = world.alloc::<u64>(4);
+/// let base = raw::local_addr(&a);
+/// let start = raw::offset_of(base.cast(), 32).expect("all of `a` is symmetric");
+/// assert_eq!(raw::offset_of(base.wrapping_add(1).cast(), 8), Some(start + 8));
+/// let local = [0u64; 4];
+/// assert_eq!(raw::offset_of(local.as_ptr().cast(), 32), None); // a local is not symmetric
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[track_caller]
 pub fn offset_of(addr: *const u8, bytes: usize) -> Option<usize> {
     translate(transport(), addr, bytes)
@@ -180,6 +214,21 @@ impl<E> std::fmt::Debug for Located<E> {
 /// # Safety
 /// As [`sym`]: while the result is used, the bytes are an object meant to be symmetric on every
 /// PE, and no Rust reference covers them.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::raw;
+/// let world = shmem_core::init()?;
+/// let a = world.alloc::<i32>(3);
+/// let base = raw::local_addr(&a);
+/// // SAFETY: the elements of `a`, which lives until the end of this example.
+/// let all = unsafe { raw::locate(base, 3, world.my_pe()) }.expect("symmetric, a PE of the job");
+/// assert_eq!(all.len(), 3);
+/// // SAFETY: as above; the range runs past the end of the heap, so nothing is located.
+/// assert!(unsafe { raw::locate(base, usize::MAX / 8, world.my_pe()) }.is_none());
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[inline(always)]
 pub unsafe fn locate<E: Element>(addr: *const E, len: usize, pe: usize) -> Option<Located<E>> {
     let tp = crate::transport::try_live_transport()?;
@@ -199,11 +248,35 @@ pub unsafe fn locate<E: Element>(addr: *const E, len: usize, pe: usize) -> Optio
 
 impl<E: Element> Located<E> {
     /// The number of elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::raw;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u8>(10);
+    /// // SAFETY: elements 2..6 of `a`, which lives until the end of this example.
+    /// let four = unsafe { raw::locate(raw::local_addr(&a).wrapping_add(2), 4, world.my_pe()) };
+    /// assert_eq!(four.map(|l| l.len()), Some(4));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether there are no elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::raw;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u8>(10);
+    /// // SAFETY: no element of `a`, which lives until the end of this example.
+    /// let none = unsafe { raw::locate(raw::local_addr(&a), 0, world.my_pe()) };
+    /// assert!(none.expect("symmetric").is_empty());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -214,6 +287,22 @@ impl<E: Element> Located<E> {
     ///
     /// # Safety
     /// `src` points to `len` readable elements, outside the target's bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::{SymmetricArray, raw};
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(4);
+    /// // SAFETY: the elements of `a`, which lives until the end of this example.
+    /// let at = unsafe { raw::locate(raw::local_addr(&a), 4, world.my_pe()) }.expect("symmetric");
+    /// let src = [1u32, 2, 3, 4];
+    /// // SAFETY: `src` holds the 4 elements, outside `a`.
+    /// unsafe { at.put(src.as_ptr()) };
+    /// world.quiet();
+    /// assert_eq!(a.local_get(3), 4);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     #[track_caller]
     pub unsafe fn put(self, src: *const E) {
@@ -236,6 +325,22 @@ impl<E: Element> Located<E> {
     /// # Safety
     /// `dst` points to `len` writable elements, outside the target's bytes, that nothing else
     /// reads or writes during the call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::{SymmetricArray, raw};
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(4);
+    /// a.local_write(.., &[4, 3, 2, 1]);
+    /// // SAFETY: the elements of `a`, which lives until the end of this example.
+    /// let at = unsafe { raw::locate(raw::local_addr(&a), 4, world.my_pe()) }.expect("symmetric");
+    /// let mut dst = [0u32; 4];
+    /// // SAFETY: `dst` has room for the 4 elements, lies outside `a`, and nothing else uses it.
+    /// unsafe { at.get(dst.as_mut_ptr()) };
+    /// assert_eq!(dst, [4, 3, 2, 1]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     #[track_caller]
     pub unsafe fn get(self, dst: *mut E) {
@@ -259,6 +364,20 @@ impl<E: Element> Located<E> {
 
     /// `shmem_p` of the first element; panics if there is none. On a mapped peer, one store
     /// of the element.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::{SymmetricArray, raw};
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<f64>(2);
+    /// // SAFETY: element 1 of `a`, which lives until the end of this example.
+    /// let at = unsafe { raw::locate(raw::local_addr(&a).wrapping_add(1), 1, world.my_pe()) };
+    /// at.expect("symmetric").p(2.5);
+    /// world.quiet();
+    /// assert_eq!(a.local_get(1), 2.5);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     #[track_caller]
     pub fn p(self, value: E) {
@@ -275,6 +394,19 @@ impl<E: Element> Located<E> {
 
     /// `shmem_g` of the first element; panics if there is none. On a mapped peer, a round of
     /// progress (free unless some peer is reached through UCX) and one load of the element.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::{SymmetricArray, raw};
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<f64>(2);
+    /// a.local_set(0, -1.0);
+    /// // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// let at = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }.expect("symmetric");
+    /// assert_eq!(at.g(), -1.0);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     #[track_caller]
     pub fn g(self) -> E {
@@ -297,6 +429,21 @@ impl<E: Element> Located<E> {
     /// Whether every operation on the elements is plain loads, stores or CPU atomics: the peer
     /// is mapped here and no peer is reached through UCX (so that reads owe no round of
     /// progress). A foreign layer keeps such calls inline and sends the others out of line.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::{SymmetricArray, raw};
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u64>(1);
+    /// a.local_set(0, 3);
+    /// // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// let at = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }.expect("symmetric");
+    /// // A foreign layer's fast path: inline when plain, the general path otherwise.
+    /// let value = if at.is_plain() { at.g() } else { a.g(world.my_pe(), 0) };
+    /// assert_eq!(value, 3);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn is_plain(&self) -> bool {
         !self.mapped.is_null() && !self.tp.any_ucx()
@@ -310,6 +457,24 @@ impl<E: Element> Located<E> {
 
     /// The first element as a [`Remote`], for atomics; `None` when there is none or its
     /// address is not aligned for `E` (atomics need an aligned word).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::{SymmetricArray, raw};
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(2);
+    /// let base = raw::local_addr(&a);
+    /// // SAFETY: the elements of `a`, which lives until the end of this example.
+    /// let at = unsafe { raw::locate(base, 2, world.my_pe()) }.expect("symmetric");
+    /// assert_eq!(at.remote().map(|r| r.fetch_add(2)), Some(0));
+    /// assert_eq!(a.local_get(0), 2);
+    /// // SAFETY: as above. Byte 1 of `a` is not aligned for a u32: no atomics there.
+    /// let byte1 = base.cast::<u8>().wrapping_add(1).cast::<u32>();
+    /// let odd = unsafe { raw::locate(byte1, 1, world.my_pe()) };
+    /// assert!(odd.expect("symmetric").remote().is_none());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn remote(self) -> Option<Remote<'static, E>> {
         self.aligned_first()
@@ -360,6 +525,20 @@ impl<E: AmoWord> Located<E> {
 /// context's completion (a non-fetching AMO on a peer reached through UCX is complete at the
 /// next quiet of the runtime). On a mapped peer each is a round of progress (free unless some
 /// peer is reached through UCX) and one CPU atomic, the one [`Remote`] uses.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::{SymmetricArray, raw};
+/// let world = shmem_core::init()?;
+/// let counters = world.alloc::<u64>(1);
+/// // SAFETY: the element of `counters`, which lives until the end of this example.
+/// let at = unsafe { raw::locate(raw::local_addr(&counters), 1, world.my_pe()) };
+/// let word = at.and_then(|l| l.word()).expect("symmetric and aligned");
+/// assert_eq!((word.fetch_inc(), word.fetch_inc()), (0, 1));
+/// assert_eq!(counters.local_get(0), 2);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 pub struct LocatedWord<E> {
     tp: &'static Transport,
     peer: &'static Peer,
@@ -387,6 +566,27 @@ impl<E> std::fmt::Debug for LocatedWord<E> {
 
 impl<E: AmoWord> LocatedWord<E> {
     /// Whether each AMO on the word is one CPU atomic and nothing else ([`Located::is_plain`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// // Inline when the AMO is one CPU atomic; a foreign layer sends the others out of line.
+    /// let old = if word.is_plain() {
+    ///     word.fetch_add(1)
+    /// } else {
+    ///     a.at(world.my_pe(), 0).fetch_add(1)
+    /// };
+    /// assert_eq!((old, word.fetch()), (0, 1));
+    /// # use shmem_core::SymmetricArray;
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn is_plain(&self) -> bool {
         !self.mapped.is_null() && !self.tp.any_ucx()
@@ -408,18 +608,65 @@ impl<E: AmoWord> LocatedWord<E> {
 
 impl<E: AmoExtended> LocatedWord<E> {
     /// `shmem_atomic_fetch` ([`Remote::fetch`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// # use shmem_core::SymmetricArray;
+    /// a.local_set(0, 12);
+    /// assert_eq!(word.fetch(), 12);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn fetch(self) -> E {
         self.amo(AmoOp::Fetch, E::from_bits(0), E::from_bits(0))
     }
 
     /// `shmem_atomic_set` ([`Remote::set`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// word.set(8);
+    /// assert_eq!(word.fetch(), 8);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn set(self, value: E) {
         self.amo(AmoOp::Set, value, value);
     }
 
     /// `shmem_atomic_swap` ([`Remote::swap`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// word.set(1);
+    /// assert_eq!(word.swap(2), 1);
+    /// assert_eq!(word.fetch(), 2);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn swap(self, value: E) -> E {
         self.amo(AmoOp::Swap, value, value)
@@ -428,30 +675,107 @@ impl<E: AmoExtended> LocatedWord<E> {
 
 impl<E: AmoStandard> LocatedWord<E> {
     /// `shmem_atomic_compare_swap` ([`Remote::compare_swap`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// assert_eq!(word.compare_swap(0, 5), 0); // was 0: now 5
+    /// assert_eq!(word.compare_swap(0, 6), 5); // was not 0: unchanged
+    /// assert_eq!(word.fetch(), 5);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn compare_swap(self, cond: E, value: E) -> E {
         self.amo(AmoOp::Cswap, value, cond)
     }
 
     /// `shmem_atomic_fetch_add` ([`Remote::fetch_add`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// assert_eq!(word.fetch_add(10), 0);
+    /// assert_eq!(word.fetch_add(10), 10);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn fetch_add(self, value: E) -> E {
         self.amo(AmoOp::FetchAdd, value, value)
     }
 
     /// `shmem_atomic_add` ([`Remote::add`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// word.add(3);
+    /// word.add(4);
+    /// assert_eq!(word.fetch(), 7);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn add(self, value: E) {
         self.amo(AmoOp::Add, value, value);
     }
 
     /// `shmem_atomic_fetch_inc` ([`Remote::fetch_inc`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// assert_eq!((word.fetch_inc(), word.fetch_inc()), (0, 1));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn fetch_inc(self) -> E {
         self.fetch_add(E::from_bits(1))
     }
 
     /// `shmem_atomic_inc` ([`Remote::inc`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// word.inc();
+    /// word.inc();
+    /// assert_eq!(word.fetch(), 2);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn inc(self) {
         self.add(E::from_bits(1));
@@ -460,36 +784,131 @@ impl<E: AmoStandard> LocatedWord<E> {
 
 impl<E: AmoBitwise> LocatedWord<E> {
     /// `shmem_atomic_fetch_and` ([`Remote::fetch_and`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// word.set(0b1100);
+    /// assert_eq!(word.fetch_and(0b0110), 0b1100);
+    /// assert_eq!(word.fetch(), 0b0100);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn fetch_and(self, value: E) -> E {
         self.amo(AmoOp::FetchAnd, value, value)
     }
 
     /// `shmem_atomic_and` ([`Remote::and`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// word.set(0xff);
+    /// word.and(0x0f);
+    /// assert_eq!(word.fetch(), 0x0f);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn and(self, value: E) {
         self.amo(AmoOp::And, value, value);
     }
 
     /// `shmem_atomic_fetch_or` ([`Remote::fetch_or`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// assert_eq!(word.fetch_or(0b01), 0);
+    /// assert_eq!(word.fetch_or(0b10), 0b01);
+    /// assert_eq!(word.fetch(), 0b11);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn fetch_or(self, value: E) -> E {
         self.amo(AmoOp::FetchOr, value, value)
     }
 
     /// `shmem_atomic_or` ([`Remote::or`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// word.or(1 << 5);
+    /// assert_eq!(word.fetch(), 32);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn or(self, value: E) {
         self.amo(AmoOp::Or, value, value);
     }
 
     /// `shmem_atomic_fetch_xor` ([`Remote::fetch_xor`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// word.set(0b11);
+    /// assert_eq!(word.fetch_xor(0b01), 0b11);
+    /// assert_eq!(word.fetch(), 0b10);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn fetch_xor(self, value: E) -> E {
         self.amo(AmoOp::FetchXor, value, value)
     }
 
     /// `shmem_atomic_xor` ([`Remote::xor`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use shmem_core::raw;
+    /// # let world = shmem_core::init()?;
+    /// # let a = world.alloc::<u64>(1);
+    /// # // SAFETY: element 0 of `a`, which lives until the end of this example.
+    /// # let word = unsafe { raw::locate(raw::local_addr(&a), 1, world.my_pe()) }
+    /// #     .and_then(|l| l.word())
+    /// #     .expect("symmetric and aligned");
+    /// word.xor(0b101);
+    /// word.xor(0b100);
+    /// assert_eq!(word.fetch(), 0b001);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline(always)]
     pub fn xor(self, value: E) {
         self.amo(AmoOp::Xor, value, value);
@@ -534,6 +953,25 @@ pub fn quiet_if_plain() -> bool {
 /// are an object meant to be symmetric on every PE (a heap block that is not freed, a global
 /// that the program treats as symmetric), and that no Rust reference (`&T` without interior
 /// mutability, `&mut T`) covers them: as C's rules for symmetric objects ask of C programs.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::{SymmetricArray, raw};
+/// let world = shmem_core::init()?;
+/// let a = world.alloc::<f32>(4);
+/// // The address of element 1, as a C caller passes `&a[1]`.
+/// let at1 = raw::local_addr(&a).wrapping_add(1);
+/// // SAFETY: elements 1..4 of `a`, which lives until the end of this example.
+/// let tail = unsafe { raw::sym(at1, 3) }.expect("symmetric");
+/// tail.p(world.my_pe(), 0, 1.5);
+/// world.quiet();
+/// assert_eq!(a.local_get(1), 1.5);
+/// let local = [0f32; 4];
+/// // SAFETY: nothing is made (a local array is not symmetric).
+/// assert!(unsafe { raw::sym(local.as_ptr(), 4) }.is_none());
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[track_caller]
 pub unsafe fn sym<E: Element>(addr: *const E, len: usize) -> Option<SymSlice<'static, E>> {
     let bytes = len.checked_mul(size_of::<E>())?;
@@ -542,6 +980,19 @@ pub unsafe fn sym<E: Element>(addr: *const E, len: usize) -> Option<SymSlice<'st
 }
 
 /// The address of this PE's copy of `obj` (the inverse of [`sym`]).
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::{SymmetricArray, raw};
+/// let world = shmem_core::init()?;
+/// let a = world.alloc::<u32>(2);
+/// a.local_set(1, 9);
+/// let p = raw::local_addr(&a);
+/// // SAFETY: element 1 of this PE's copy of `a`, which no PE writes meanwhile.
+/// assert_eq!(unsafe { p.add(1).read() }, 9);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[track_caller]
 pub fn local_addr<E: Element, A: SymmetricArray<E> + ?Sized>(obj: &A) -> *mut E {
     obj.__transport().local(obj.__heap_offset()).cast()
@@ -553,6 +1004,25 @@ pub fn local_addr<E: Element, A: SymmetricArray<E> + ?Sized>(obj: &A) -> *mut E 
 /// # Safety
 /// As [`sym`]: the word stays a symmetric lock word, covered by no Rust reference, while the
 /// lock is used.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::raw;
+/// let world = shmem_core::init()?;
+/// let word = world.alloc::<i64>(1); // a C `long` lock: zero is unlocked
+/// // SAFETY: `word` stays a lock word, covered by no reference, until the end of this example.
+/// let lock = unsafe { raw::lock_at(raw::local_addr(&word)) }.expect("symmetric and aligned");
+/// {
+///     let _held = lock.lock();
+///     // ... the critical section ...
+/// }
+/// world.barrier_all();
+/// let local = 0i64;
+/// // SAFETY: nothing is made (a local is not symmetric).
+/// assert!(unsafe { raw::lock_at(&raw const local) }.is_none());
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[track_caller]
 pub unsafe fn lock_at(addr: *const i64) -> Option<LockRef<'static>> {
     if !(addr as usize).is_multiple_of(8) {
@@ -568,6 +1038,20 @@ pub unsafe fn lock_at(addr: *const i64) -> Option<LockRef<'static>> {
 ///
 /// # Safety
 /// `src` points to `len` readable elements that stay valid and unchanged until that quiet.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::{Shared, SymmetricArray, raw};
+/// let world = shmem_core::init()?;
+/// let a = world.alloc::<u64>(4);
+/// let src = [1u64, 2, 3, 4];
+/// // SAFETY: `src` lives and stays unchanged until the quiet below.
+/// unsafe { raw::put_nbi::<u64, Shared>(None, &a.slice(..), world.my_pe(), src.as_ptr(), 4) };
+/// world.quiet();
+/// assert_eq!(a.local_get(3), 4);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[track_caller]
 pub unsafe fn put_nbi<E: Element, M: CtxMode>(
     ctx: Option<&Ctx<'_, M>>,
@@ -587,6 +1071,22 @@ pub unsafe fn put_nbi<E: Element, M: CtxMode>(
 /// # Safety
 /// `dst` points to `len` writable elements that stay valid, and that nothing else reads or
 /// writes, until that quiet.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::{CtxOptions, Private, SymmetricArray, raw};
+/// let world = shmem_core::init()?;
+/// let a = world.alloc::<u64>(4);
+/// a.local_write(.., &[5, 6, 7, 8]);
+/// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+/// let mut back = [0u64; 4];
+/// // SAFETY: nothing reads or writes `back` until the context's quiet below.
+/// unsafe { raw::get_nbi(Some(&ctx), &a.slice(..), world.my_pe(), back.as_mut_ptr(), 4) };
+/// ctx.quiet();
+/// assert_eq!(back, [5, 6, 7, 8]);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[track_caller]
 pub unsafe fn get_nbi<E: Element, M: CtxMode>(
     ctx: Option<&Ctx<'_, M>>,

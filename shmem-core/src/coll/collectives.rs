@@ -219,6 +219,22 @@ impl Team<'_> {
 
     /// `shmem_fcollect`: concatenates every member's `source` (all the same length) in team
     /// order into `dest` on every member.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let (me, n) = (team.my_pe(), team.n_pes());
+    /// let all = world.alloc::<u32>(2 * n);
+    /// team.fcollect(&all, &[me as u32, 10 * me as u32]); // two elements from each member
+    /// let mut got = vec![0; 2 * n];
+    /// all.local_read(.., &mut got);
+    /// let want: Vec<u32> = (0..n as u32).flat_map(|p| [p, 10 * p]).collect();
+    /// assert_eq!(got, want);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_fcollect")]
     #[track_caller]
     pub fn fcollect<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
@@ -259,6 +275,21 @@ impl Team<'_> {
 
     /// `shmem_collect`: concatenates every member's `source` (lengths may differ) in team
     /// order into `dest` on every member; returns the total number of elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let (me, n) = (team.my_pe(), team.n_pes());
+    /// // Member p contributes p + 1 copies of p.
+    /// let dest = world.alloc::<u16>(n * (n + 1) / 2);
+    /// let total = team.collect(&dest, &vec![me as u16; me + 1]);
+    /// assert_eq!(total, n * (n + 1) / 2);
+    /// assert_eq!(dest.local_get(total - 1), (n - 1) as u16);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_collect")]
     #[track_caller]
     pub fn collect<E: Element, A: SymmetricArray<E> + ?Sized>(
@@ -297,6 +328,24 @@ impl Team<'_> {
 
     /// `shmem_alltoall`: block `j` (of `source.len() / n` elements) of this PE's `source` goes
     /// to block `my_pe` of `dest` on team PE `j`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let (me, n) = (team.my_pe(), team.n_pes());
+    /// // Block j (one element) goes to member j: "from me to j".
+    /// let source: Vec<u64> = (0..n).map(|j| (100 * me + j) as u64).collect();
+    /// let dest = world.alloc::<u64>(n);
+    /// team.alltoall(&dest, &source);
+    /// // Block p of dest came from member p, addressed to me.
+    /// for p in 0..n {
+    ///     assert_eq!(dest.local_get(p), (100 * p + me) as u64);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_alltoall")]
     #[track_caller]
     pub fn alltoall<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
@@ -331,6 +380,24 @@ impl Team<'_> {
 
     /// `shmem_alltoalls`: strided all-to-all. For each team PE `j` and `i in 0..nelems`,
     /// `source[(j * nelems + i) * sst]` goes to `dest[(me * nelems + i) * dst]` on PE `j`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let (me, n) = (team.my_pe(), team.n_pes());
+    /// // One element per member, taken from every other source element and placed at every
+    /// // third destination element.
+    /// let source: Vec<i32> = (0..n).flat_map(|j| [(10 * me + j) as i32, -1]).collect();
+    /// let dest = world.alloc::<i32>(3 * n);
+    /// team.alltoalls(&dest, 3, &source, 2, 1);
+    /// for p in 0..n {
+    ///     assert_eq!(dest.local_get(3 * p), (10 * p + me) as i32);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_alltoalls")]
     #[track_caller]
     pub fn alltoalls<E: Element, A: SymmetricArray<E> + ?Sized>(

@@ -12,6 +12,9 @@
 
 pub(crate) mod collectives;
 pub(crate) mod mailbox;
-pub(crate) mod reduce;
 pub(crate) mod split;
-pub(crate) mod team;
+// Public when rustdoc checks examples (see `api_modules!` in lib.rs).
+api_modules! {
+    pub(crate) mod reduce;
+    pub(crate) mod team;
+}

@@ -20,6 +20,18 @@ use std::sync::atomic::AtomicU64;
 /// Team configuration (`shmem_team_config_t`). Contexts are not tied to teams in this runtime,
 /// so the only setting is the number of contexts a program intends to create on the team,
 /// recorded for [`Team::config`].
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// let world = shmem_core::init()?;
+/// let config = TeamConfig { num_contexts: 2 };
+/// let team = world.team_world().split_strided(0, 1, world.n_pes(), config)?;
+/// let team = team.expect("every PE is a member");
+/// assert_eq!(team.config(), config);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[doc(alias = "shmem_team_config_t")]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TeamConfig {
@@ -95,18 +107,53 @@ impl<'w> Team<'w> {
     }
 
     /// This PE's number in the team (`shmem_team_my_pe`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let world = shmem_core::init()?;
+    /// // The odd world PEs: world PE 2k + 1 is their PE k.
+    /// let odds = world.team_world().split_strided(1, 2, world.n_pes() / 2, Default::default())?;
+    /// if let Some(odds) = odds {
+    ///     assert_eq!(odds.my_pe(), world.my_pe() / 2);
+    /// }
+    /// assert_eq!(world.team_world().my_pe(), world.my_pe());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_team_my_pe")]
     pub fn my_pe(&self) -> usize {
         self.group.my_pe()
     }
 
     /// Number of PEs in the team (`shmem_team_n_pes`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let world = shmem_core::init()?;
+    /// assert_eq!(world.team_world().n_pes(), world.n_pes());
+    /// // The PEs of this node: at least this one.
+    /// assert!((1..=world.n_pes()).contains(&world.team_shared().n_pes()));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_team_n_pes")]
     pub fn n_pes(&self) -> usize {
         self.group.n_pes()
     }
 
     /// The configuration the team was made with (`shmem_team_get_config`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// assert_eq!(world.team_world().config(), TeamConfig::default());
+    /// let config = TeamConfig { num_contexts: 4 };
+    /// let copy = world.team_world().split_strided(0, 1, world.n_pes(), config)?;
+    /// assert_eq!(copy.map(|t| t.config()), Some(config));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_team_get_config")]
     pub fn config(&self) -> TeamConfig {
         self.config
@@ -116,6 +163,20 @@ impl<'w> Team<'w> {
     ///
     /// # Panics
     /// If `pe` is not below [`n_pes`](Self::n_pes); the message names both.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let world = shmem_core::init()?;
+    /// let n = world.n_pes();
+    /// // The upper half of the world PEs.
+    /// let upper = world.team_world().split_strided(n / 2, 1, n - n / 2, Default::default())?;
+    /// if let Some(upper) = upper {
+    ///     assert_eq!(upper.world_pe(0), n / 2);
+    ///     assert_eq!(upper.world_pe(upper.my_pe()), world.my_pe());
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[track_caller]
     pub fn world_pe(&self, pe: usize) -> usize {
         self.group.world_pe(pe)
@@ -123,6 +184,22 @@ impl<'w> Team<'w> {
 
     /// `shmem_team_translate_pe`: the number in `dest` of this team's PE `pe`, or `None` if
     /// that PE is not a member of `dest` (or `pe` is out of range).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let world = shmem_core::init()?;
+    /// let all = world.team_world();
+    /// let n = world.n_pes();
+    /// let evens = all.split_strided(0, 2, n.div_ceil(2), Default::default())?;
+    /// if let Some(evens) = evens {
+    ///     // Team PE 1 of the evens is world PE 2, when there is one.
+    ///     assert_eq!(evens.translate_pe(1, &all), (n > 2).then_some(2));
+    ///     assert_eq!(all.translate_pe(world.my_pe(), &evens), Some(evens.my_pe()));
+    /// }
+    /// assert_eq!(all.translate_pe(n, &all), None); // out of range
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_team_translate_pe")]
     pub fn translate_pe(&self, pe: usize, dest: &Team<'_>) -> Option<usize> {
         if pe >= self.n_pes() {
@@ -180,12 +257,41 @@ impl<'w> Team<'w> {
     }
 
     /// `shmem_team_sync`: waits until every member has arrived (no completion of puts).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static FLAG: [u64; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// // A fetching atomic is complete when it returns; a sync completes nothing.
+    /// assert_eq!(FLAG.at((team.my_pe() + 1) % team.n_pes(), 0).swap(1), 0);
+    /// team.sync(); // every member has arrived, so every swap is done
+    /// assert_eq!(FLAG.at(world.my_pe(), 0).fetch(), 1);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_team_sync")]
     pub fn sync(&self) {
         self.group.sync();
     }
 
     /// `shmem_barrier` on the team: completes this PE's puts (quiet), then syncs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let a = world.alloc::<u32>(1);
+    /// let (me, n) = (team.my_pe(), team.n_pes());
+    /// a.p(team.world_pe((me + 1) % n), 0, me as u32 + 1);
+    /// team.barrier(); // completes the put, then syncs
+    /// assert_eq!(a.local_get(0), ((me + n - 1) % n) as u32 + 1);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_barrier")]
     pub fn barrier(&self) {
         self.group.tp.quiet();

@@ -11,10 +11,13 @@
 //! collectives (`coll`) build on it.
 
 pub(crate) mod bounds;
-pub(crate) mod heap;
-pub(crate) mod statics;
-pub(crate) mod storage;
-pub(crate) mod view;
+// Public when rustdoc checks examples (see `api_modules!` in lib.rs).
+api_modules! {
+    pub(crate) mod heap;
+    pub(crate) mod statics;
+    pub(crate) mod storage;
+    pub(crate) mod view;
+}
 
 use crate::element::Element;
 
@@ -42,6 +45,24 @@ pub(crate) mod sealed {
 /// size_of::<E>()` lies inside one region of the runtime's offset space (statics and heap, or
 /// the data segment), reserved for the object for as long as the implementing value can be
 /// used, and aligned for `E`.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static STATIC: [u32; 4] = [0; 4];
+/// let world = shmem_core::init()?;
+/// let heap = world.alloc::<u32>(4);
+/// let me = world.my_pe();
+/// // A static array, a heap array and a view of either: the same operations on each.
+/// STATIC.put(me, .., &[1, 2, 3, 4]);
+/// heap.put(me, .., &[1, 2, 3, 4]);
+/// heap.slice(2..).put(me, .., &[9, 9]);
+/// world.quiet();
+/// assert_eq!((STATIC.local_get(3), heap.local_get(3)), (4, 9));
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a symmetric array",
     label = "expected a `#[symmetric]` static array or a `SymArray`",

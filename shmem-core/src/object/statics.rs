@@ -105,6 +105,26 @@ impl<T> Symmetric<T> {
 
 impl<T: Element> Symmetric<T> {
     /// Writes the whole value into PE `pe`'s copy (`shmem_put` of one `T`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[element]
+    /// #[derive(Clone, Copy, Debug, PartialEq)]
+    /// struct Point {
+    ///     x: f64,
+    ///     y: f64,
+    /// }
+    /// #[symmetric]
+    /// static ORIGIN: Point = Point { x: 0.0, y: 0.0 };
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// ORIGIN.put_value(me, Point { x: 1.0, y: -1.0 }); // the whole struct in one put
+    /// world.quiet();
+    /// assert_eq!(ORIGIN.local(), Point { x: 1.0, y: -1.0 });
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_put")]
     #[inline]
     #[track_caller]
@@ -123,6 +143,19 @@ impl<T: Element> Symmetric<T> {
     }
 
     /// Reads the whole value from PE `pe`'s copy (`shmem_get` of one `T`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static RANK: u32 = 0;
+    /// let world = shmem_core::init()?;
+    /// RANK.set_local(world.my_pe() as u32);
+    /// world.barrier_all();
+    /// assert_eq!(RANK.get_value(0), 0); // PE 0's copy
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_get")]
     #[inline]
     #[track_caller]
@@ -143,6 +176,17 @@ impl<T: Element> Symmetric<T> {
     }
 
     /// This PE's own value (a copy; a concurrent remote write may be observed torn).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static SCALE: f32 = 2.5;
+    /// let world = shmem_core::init()?;
+    /// assert_eq!(SCALE.local(), 2.5);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
     pub fn local(&self) -> T {
@@ -152,6 +196,19 @@ impl<T: Element> Symmetric<T> {
     }
 
     /// Sets this PE's own value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static EPOCH: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// EPOCH.set_local(3);
+    /// assert_eq!(EPOCH.local(), 3);
+    /// assert_eq!(EPOCH.get_value(world.my_pe()), 3);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
     pub fn set_local(&self, value: T) {
@@ -165,6 +222,18 @@ impl<T: Element> Symmetric<T> {
     }
 
     /// The initial value given in the declaration.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static LIMIT: u32 = 100;
+    /// let world = shmem_core::init()?;
+    /// LIMIT.set_local(5);
+    /// assert_eq!((LIMIT.local(), *LIMIT.initial()), (5, 100));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     pub fn initial(&self) -> &T {
         &self.init
     }

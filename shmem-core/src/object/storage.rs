@@ -19,6 +19,22 @@ pub(crate) mod sealed {
 /// overwrite a lock.
 ///
 /// Implemented by the crate only; make your own types [`Element`]s.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// // Anything Storable can be allocated on the symmetric heap: elements and locks alike.
+/// fn zeroed_block<E: Storable>(world: &World, len: usize) -> SymArray<'_, E> {
+///     world.alloc::<E>(len)
+/// }
+/// let world = shmem_core::init()?;
+/// let numbers = zeroed_block::<f64>(&world, 4);
+/// let locks = zeroed_block::<Lock>(&world, 2);
+/// assert_eq!(numbers.local_get(3), 0.0);
+/// drop(locks.lock(1));
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a symmetric element type",
     label = "not plain data that can live in symmetric memory",

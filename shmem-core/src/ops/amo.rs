@@ -37,6 +37,22 @@ pub trait AmoWord: Element + sealed::Word {
 }
 
 /// Types with the OpenSHMEM *extended* AMOs: `fetch`, `set` and `swap`.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// // Generic over every type with atomic swap: f64 has it, as do the integers.
+/// fn exchange<E: AmoExtended>(word: Remote<'_, E>, new: E) -> E {
+///     word.swap(new)
+/// }
+/// #[symmetric]
+/// static LEVEL: f64 = 0.5;
+/// let world = shmem_core::init()?;
+/// assert_eq!(exchange(LEVEL.at(world.my_pe()), 2.5), 0.5);
+/// assert_eq!(LEVEL.local(), 2.5);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no atomic operations in OpenSHMEM",
     label = "no atomic fetch, set or swap for `{Self}`",
@@ -46,6 +62,22 @@ pub trait AmoExtended: AmoWord {}
 
 /// Types with the OpenSHMEM *standard* AMOs: `compare_swap`, `fetch_add`, `add`, `fetch_inc`,
 /// `inc` (and `-=` as an add of the negated value).
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// // A ticket dispenser for any integer type with atomic add.
+/// fn take_ticket<E: AmoStandard>(counter: Remote<'_, E>) -> E {
+///     counter.fetch_inc()
+/// }
+/// #[symmetric]
+/// static NEXT: usize = 0;
+/// let world = shmem_core::init()?;
+/// let me = world.my_pe();
+/// assert_eq!((take_ticket(NEXT.at(me)), take_ticket(NEXT.at(me))), (0, 1));
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no atomic add, increment or compare-and-swap in OpenSHMEM",
     label = "no atomic arithmetic for `{Self}`",
@@ -55,6 +87,22 @@ pub trait AmoExtended: AmoWord {}
 pub trait AmoStandard: AmoExtended {}
 
 /// Types with the OpenSHMEM *bitwise* AMOs: `and`, `or`, `xor` and their fetching forms.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// // Sets `bits` in a flag word of any type with atomic or; returns the bits set before.
+/// fn raise<E: AmoBitwise>(flags: Remote<'_, E>, bits: E) -> E {
+///     flags.fetch_or(bits)
+/// }
+/// #[symmetric]
+/// static FLAGS: u32 = 0b0001;
+/// let world = shmem_core::init()?;
+/// assert_eq!(raise(FLAGS.at(world.my_pe()), 0b1000), 0b0001);
+/// assert_eq!(FLAGS.local(), 0b1001);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no atomic bitwise operations in OpenSHMEM",
     label = "no atomic and/or/xor for `{Self}`",
@@ -140,6 +188,18 @@ impl<'a, E: Element> Remote<'a, E> {
     }
 
     /// Reads the element (`shmem_g`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static TABLE: [u16; 4] = [10, 11, 12, 13];
+    /// let world = shmem_core::init()?;
+    /// // Any element type, not only the atomic ones.
+    /// assert_eq!(TABLE.at(world.my_pe(), 2).get(), 12);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_g")]
     #[inline]
     pub fn get(self) -> E {
@@ -157,6 +217,20 @@ impl<'a, E: Element> Remote<'a, E> {
     }
 
     /// Writes the element (`shmem_p`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static TABLE: [u16; 4] = [0; 4];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// TABLE.at(me, 1).put(77);
+    /// world.quiet();
+    /// assert_eq!(TABLE.local_get(1), 77);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_p")]
     #[inline]
     pub fn put(self, value: E) {
@@ -184,6 +258,17 @@ impl<E: AmoWord> Remote<'_, E> {
 
 impl<E: AmoExtended> Remote<'_, E> {
     /// `shmem_atomic_fetch`: reads the element atomically.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static STEP: i64 = 41;
+    /// let world = shmem_core::init()?;
+    /// assert_eq!(STEP.at(world.my_pe()).fetch(), 41);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_fetch")]
     #[inline]
     pub fn fetch(self) -> E {
@@ -191,6 +276,19 @@ impl<E: AmoExtended> Remote<'_, E> {
     }
 
     /// `shmem_atomic_set`: writes the element atomically.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static STEP: i64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// STEP.at(me).set(-3);
+    /// assert_eq!(STEP.at(me).fetch(), -3);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_set")]
     #[inline]
     pub fn set(self, value: E) {
@@ -198,6 +296,19 @@ impl<E: AmoExtended> Remote<'_, E> {
     }
 
     /// `shmem_atomic_swap`: writes `value` and returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static OWNER: u64 = 100;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// assert_eq!(OWNER.at(me).swap(7), 100); // the old value
+    /// assert_eq!(OWNER.local(), 7);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_swap")]
     #[inline]
     pub fn swap(self, value: E) -> E {
@@ -208,6 +319,20 @@ impl<E: AmoExtended> Remote<'_, E> {
 impl<E: AmoStandard> Remote<'_, E> {
     /// `shmem_atomic_compare_swap`: writes `value` if the element equals `cond`; returns the
     /// old value either way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static SLOT: i32 = 0;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// assert_eq!(SLOT.at(me).compare_swap(0, 5), 0); // was 0: now 5
+    /// assert_eq!(SLOT.at(me).compare_swap(0, 9), 5); // was not 0: unchanged
+    /// assert_eq!(SLOT.local(), 5);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_compare_swap")]
     #[inline]
     pub fn compare_swap(self, cond: E, value: E) -> E {
@@ -215,6 +340,19 @@ impl<E: AmoStandard> Remote<'_, E> {
     }
 
     /// `shmem_atomic_fetch_add`: adds `value` (wrapping) and returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static TOTAL: u32 = 10;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// assert_eq!(TOTAL.at(me).fetch_add(5), 10);
+    /// assert_eq!(TOTAL.local(), 15);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_fetch_add")]
     #[inline]
     pub fn fetch_add(self, value: E) -> E {
@@ -222,6 +360,23 @@ impl<E: AmoStandard> Remote<'_, E> {
     }
 
     /// `shmem_atomic_add`: adds `value` (wrapping).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static TOTAL: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// // Every PE adds its number into PE 0's counter.
+    /// TOTAL.at(0).add(world.my_pe() as u64 + 1);
+    /// world.barrier_all();
+    /// if world.my_pe() == 0 {
+    ///     let n = world.n_pes() as u64;
+    ///     assert_eq!(TOTAL.local(), n * (n + 1) / 2);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_add")]
     #[inline]
     pub fn add(self, value: E) {
@@ -229,12 +384,38 @@ impl<E: AmoStandard> Remote<'_, E> {
     }
 
     /// Subtracts `value` (wrapping): an add of the two's complement negation (`-=` in `shmem!`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static CREDITS: i64 = 10;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// CREDITS.at(me).sub(4);
+    /// assert_eq!(CREDITS.at(me).fetch(), 6);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     pub fn sub(self, value: E) {
         self.amo(Op::Add, E::from_bits(value.to_bits().wrapping_neg()), value);
     }
 
     /// `shmem_atomic_fetch_inc`: adds one and returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static TICKET: usize = 0;
+    /// let world = shmem_core::init()?;
+    /// // Every PE takes a distinct ticket from PE 0's dispenser.
+    /// let mine = TICKET.at(0).fetch_inc();
+    /// assert!(mine < world.n_pes());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_fetch_inc")]
     #[inline]
     pub fn fetch_inc(self) -> E {
@@ -242,6 +423,21 @@ impl<E: AmoStandard> Remote<'_, E> {
     }
 
     /// `shmem_atomic_inc`: adds one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static ARRIVED: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// ARRIVED.at(0).inc();
+    /// world.barrier_all();
+    /// if world.my_pe() == 0 {
+    ///     assert_eq!(ARRIVED.local(), world.n_pes() as u64);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_inc")]
     #[inline]
     pub fn inc(self) {
@@ -251,36 +447,120 @@ impl<E: AmoStandard> Remote<'_, E> {
 
 impl<E: AmoBitwise> Remote<'_, E> {
     /// `shmem_atomic_fetch_and`: bitwise and; returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static MASK: u32 = 0b1111;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// assert_eq!(MASK.at(me).fetch_and(0b0101), 0b1111);
+    /// assert_eq!(MASK.local(), 0b0101);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_fetch_and")]
     #[inline]
     pub fn fetch_and(self, value: E) -> E {
         self.amo(Op::FetchAnd, value, value)
     }
     /// `shmem_atomic_and`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static MASK: u64 = 0xff;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// MASK.at(me).and(0x0f);
+    /// assert_eq!(MASK.at(me).fetch(), 0x0f);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_and")]
     #[inline]
     pub fn and(self, value: E) {
         self.amo(Op::And, value, value);
     }
     /// `shmem_atomic_fetch_or`: bitwise or; returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static BITS: i32 = 0b0001;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// assert_eq!(BITS.at(me).fetch_or(0b0100), 0b0001);
+    /// assert_eq!(BITS.local(), 0b0101);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_fetch_or")]
     #[inline]
     pub fn fetch_or(self, value: E) -> E {
         self.amo(Op::FetchOr, value, value)
     }
     /// `shmem_atomic_or`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static SEEN: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// // Each PE sets its own bit on PE 0 (up to 64 PEs).
+    /// if world.my_pe() < 64 {
+    ///     SEEN.at(0).or(1 << world.my_pe());
+    /// }
+    /// world.barrier_all();
+    /// if world.my_pe() == 0 {
+    ///     assert_eq!(SEEN.local().count_ones() as usize, world.n_pes().min(64));
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_or")]
     #[inline]
     pub fn or(self, value: E) {
         self.amo(Op::Or, value, value);
     }
     /// `shmem_atomic_fetch_xor`: bitwise xor; returns the old value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static PARITY: u32 = 0b11;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// assert_eq!(PARITY.at(me).fetch_xor(0b01), 0b11);
+    /// assert_eq!(PARITY.local(), 0b10);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_fetch_xor")]
     #[inline]
     pub fn fetch_xor(self, value: E) -> E {
         self.amo(Op::FetchXor, value, value)
     }
     /// `shmem_atomic_xor`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static TOGGLE: i64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// TOGGLE.at(me).xor(0b110);
+    /// TOGGLE.at(me).xor(0b011);
+    /// assert_eq!(TOGGLE.at(me).fetch(), 0b101);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_atomic_xor")]
     #[inline]
     pub fn xor(self, value: E) {
@@ -292,6 +572,19 @@ impl<T: AmoWord> Symmetric<T> {
     /// This scalar static on PE `pe`, as a [`Remote`] for atomics (`COUNTER.at(pe).inc()`).
     /// (Array statics have [`SymmetricArray::at`](crate::SymmetricArray::at) with an index
     /// instead.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static COUNTER: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// COUNTER.at(me).inc();
+    /// assert_eq!(COUNTER.at(me).fetch(), 1);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
     pub fn at(&self, pe: usize) -> Remote<'_, T> {

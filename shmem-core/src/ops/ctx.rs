@@ -36,15 +36,93 @@ mod sealed {
 
 /// The thread mode of a context, as a type. Implemented by [`Private`], [`Serialized`] and
 /// [`Shared`].
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::CtxMode;
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static OUT: [u32; 4] = [0; 4];
+/// // Works with a context of any mode.
+/// fn fill<M: CtxMode>(ctx: &Ctx<'_, M>, pe: usize, value: u32) {
+///     ctx.put(&OUT, pe, .., &[value; 4]);
+///     ctx.quiet();
+/// }
+/// let world = shmem_core::init()?;
+/// let me = world.my_pe();
+/// fill(&world.ctx_create::<Private>(CtxOptions::default())?, me, 1);
+/// fill(&world.ctx_default(), me, 2);
+/// assert_eq!(OUT.local_get(3), 2);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 pub trait CtxMode: sealed::Mode {}
 
 /// `SHMEM_CTX_PRIVATE`: used only by the thread that created it.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static A: [u64; 2] = [0; 2];
+/// let world = shmem_core::init()?;
+/// // Used only by this thread: the type is neither Send nor Sync.
+/// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+/// ctx.p(&A, world.my_pe(), 0, 5);
+/// ctx.quiet();
+/// assert_eq!(A.local_get(0), 5);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Private(PhantomData<*const ()>);
 /// `SHMEM_CTX_SERIALIZED`: may move between threads, used by one at a time.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static A: [u64; 2] = [0; 2];
+/// let world = shmem_core::init()?;
+/// let me = world.my_pe();
+/// let ctx = world.ctx_create::<Serialized>(CtxOptions::default())?;
+/// // A Serialized context may move to another thread (it is Send, not Sync).
+/// let ctx = std::thread::scope(|s| {
+///     s.spawn(move || {
+///         ctx.p(&A, me, 1, 9);
+///         ctx.quiet();
+///         ctx
+///     })
+///     .join()
+///     .expect("worker")
+/// });
+/// assert_eq!(ctx.g(&A, me, 1), 9);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Serialized(PhantomData<Cell<()>>);
 /// Shared: any thread may use it concurrently.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static HITS: [u64; 1] = [0; 1];
+/// let world = shmem_core::init()?;
+/// let me = world.my_pe();
+/// // A Shared context is used by several threads at once (it is Sync).
+/// let ctx = world.ctx_create::<Shared>(CtxOptions::default())?;
+/// std::thread::scope(|s| {
+///     for _ in 0..4 {
+///         s.spawn(|| ctx.at(&HITS, me, 0).inc());
+///     }
+/// });
+/// ctx.quiet();
+/// assert_eq!(HITS.local_get(0), 4);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Shared;
 
@@ -56,6 +134,18 @@ impl CtxMode for Serialized {}
 impl CtxMode for Shared {}
 
 /// Options of [`World::ctx_create`](crate::World::ctx_create) besides the thread mode.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// let world = shmem_core::init()?;
+/// let options = CtxOptions { nostore: true };
+/// let ctx = world.ctx_create::<Private>(options)?;
+/// assert_eq!(ctx.options(), options);
+/// assert!(!CtxOptions::default().nostore);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CtxOptions {
     /// `SHMEM_CTX_NOSTORE`: the program promises not to need `quiet`/`fence` to order stores on
@@ -120,6 +210,28 @@ impl<M: CtxMode> std::fmt::Debug for Ctx<'_, M> {
 /// `Copy`, and bound to the `World`'s lifetime.
 ///
 /// [`World::ctx_factory`]: crate::World::ctx_factory
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static PER_THREAD: [u32; 3] = [0; 3];
+/// let world = shmem_core::init()?;
+/// let me = world.my_pe();
+/// let factory = world.ctx_factory(); // Copy, Send and Sync
+/// std::thread::scope(|s| {
+///     for t in 0..3 {
+///         s.spawn(move || {
+///             let ctx = factory.ctx_create::<Private>(CtxOptions::default()).expect("context");
+///             ctx.p(&PER_THREAD, me, t, t as u32 + 1);
+///             ctx.quiet();
+///         });
+///     }
+/// });
+/// assert_eq!(PER_THREAD.local_get(2), 3);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct CtxFactory<'w> {
     tp: &'static Transport,
@@ -145,6 +257,29 @@ impl<'w> CtxFactory<'w> {
     /// `shmem_ctx_create` on the calling thread: as [`World::ctx_create`].
     ///
     /// [`World::ctx_create`]: crate::World::ctx_create
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static A: [u8; 4] = [0; 4];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let factory = world.ctx_factory();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || -> shmem_core::Result<()> {
+    ///         let ctx = factory.ctx_create::<Private>(CtxOptions::default())?;
+    ///         ctx.put(&A, me, .., &[1, 2, 3, 4]);
+    ///         ctx.quiet();
+    ///         Ok(())
+    ///     })
+    ///     .join()
+    ///     .expect("worker")
+    /// })?;
+    /// assert_eq!(A.local_get(3), 4);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_create")]
     pub fn ctx_create<M: CtxMode>(&self, options: CtxOptions) -> Result<Ctx<'w, M>> {
         let (worker, peers, any_ucx) = self.tp.context_route()?;
@@ -178,6 +313,17 @@ impl<'w> Ctx<'w, Shared> {
 
 impl<M: CtxMode> Ctx<'_, M> {
     /// The options the context was made with (`shmem_ctx_get_options` style).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let ctx = world.ctx_create::<Private>(CtxOptions { nostore: true })?;
+    /// assert!(ctx.options().nostore);
+    /// assert_eq!(world.ctx_default().options(), CtxOptions::default());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_get_options")]
     pub fn options(&self) -> CtxOptions {
         self.options
@@ -204,6 +350,23 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_put_signal`: like [`SymmetricArray::put_signal`], on this context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static ROW: [f32; 4] = [0.0; 4];
+    /// #[symmetric]
+    /// static DONE: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.put_signal(&ROW, (me + 1) % n, .., &[me as f32; 4], DONE.signal(), SignalOp::Set(1));
+    /// DONE.signal().wait_until(Cmp::Eq, 1); // the row from the left is here
+    /// assert_eq!(ROW.local_get(0), ((me + n - 1) % n) as f32);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_put_signal")]
     #[track_caller]
     pub fn put_signal<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
@@ -219,6 +382,23 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_iput`: like [`SymmetricArray::iput`], on this context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static EVENS: [i32; 6] = [0; 6];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.iput(&EVENS, me, 0..6, 2, &[7, 8, 9], 1); // elements 0, 2 and 4
+    /// ctx.quiet();
+    /// let mut all = [0; 6];
+    /// EVENS.local_read(.., &mut all);
+    /// assert_eq!(all, [7, 0, 8, 0, 9, 0]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_iput")]
     #[track_caller]
     pub fn iput<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
@@ -242,6 +422,21 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_iget`: like [`SymmetricArray::iget`], on this context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static PAIRS: [i32; 6] = [1, -1, 2, -2, 3, -3];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// let mut negatives = [0; 3];
+    /// ctx.iget(&PAIRS, me, 1..6, 2, &mut negatives, 1); // elements 1, 3 and 5
+    /// assert_eq!(negatives, [-1, -2, -3]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_iget")]
     #[track_caller]
     pub fn iget<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
@@ -304,6 +499,21 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_put`: like [`SymmetricArray::put`], on this context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u64>(4);
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.put(&a, (me + 1) % n, 1..3, &[me as u64, 100]);
+    /// ctx.quiet(); // this context's puts are complete
+    /// world.barrier_all();
+    /// assert_eq!((a.local_get(1), a.local_get(2)), (((me + n - 1) % n) as u64, 100));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_put")]
     #[track_caller]
     pub fn put<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
@@ -323,6 +533,20 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_get`: like [`SymmetricArray::get`], on this context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static WORDS: [u32; 3] = [4, 5, 6];
+    /// let world = shmem_core::init()?;
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// let mut back = [0; 2];
+    /// ctx.get(&WORDS, 0, 1.., &mut back); // from PE 0
+    /// assert_eq!(back, [5, 6]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_get")]
     #[track_caller]
     pub fn get<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
@@ -340,6 +564,20 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_p`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<i16>(2);
+    /// let me = world.my_pe();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.p(&a, me, 1, -7);
+    /// ctx.quiet();
+    /// assert_eq!(a.local_get(1), -7);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_p")]
     #[track_caller]
     pub fn p<E: Element, A: SymmetricArray<E> + ?Sized>(
@@ -353,6 +591,18 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_g`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static LIMITS: [u32; 2] = [16, 4096];
+    /// let world = shmem_core::init()?;
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// assert_eq!(ctx.g(&LIMITS, 0, 1), 4096); // from PE 0
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_g")]
     #[track_caller]
     pub fn g<E: Element, A: SymmetricArray<E> + ?Sized>(
@@ -365,6 +615,23 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// Element `index` of `target` on PE `pe`, for atomics on this context (`shmem_ctx_atomic_*`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static COUNT: [u64; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.at(&COUNT, 0, 0).add(1); // shmem_ctx_atomic_add on PE 0
+    /// ctx.quiet();
+    /// world.barrier_all();
+    /// if world.my_pe() == 0 {
+    ///     assert_eq!(COUNT.local_get(0), world.n_pes() as u64);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[track_caller]
     pub fn at<'a, E: Element, A: SymmetricArray<E> + ?Sized>(
         &'a self,
@@ -382,6 +649,28 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_fence`: orders this context's puts to each PE.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static DATA: [u64; 1] = [0; 1];
+    /// #[symmetric]
+    /// static FLAG: [u64; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// let right = (me + 1) % n;
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.p(&DATA, right, 0, 42);
+    /// ctx.fence(); // the data reaches `right` before the flag
+    /// ctx.p(&FLAG, right, 0, 1);
+    /// FLAG.wait_until(0, Cmp::Eq, 1);
+    /// assert_eq!(DATA.local_get(0), 42);
+    /// # ctx.quiet();
+    /// # world.barrier_all();
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_fence")]
     #[track_caller]
     pub fn fence(&self) {
@@ -398,6 +687,22 @@ impl<M: CtxMode> Ctx<'_, M> {
     }
 
     /// `shmem_ctx_quiet`: completes every operation issued on this context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(8);
+    /// let me = world.my_pe();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// for i in 0..8 {
+    ///     ctx.p(&a, me, i, i as u32);
+    /// }
+    /// ctx.quiet(); // all eight are complete; other contexts' operations need not be
+    /// assert_eq!(a.local_get(7), 7);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ctx_quiet")]
     #[track_caller]
     pub fn quiet(&self) {

@@ -291,6 +291,20 @@ impl Drop for LockGuard<'_> {
 
 impl Symmetric<Lock> {
     /// This lock as a [`LockRef`] (which PE is its home, and the lock operations).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// let l = L.lock_ref();
+    /// assert!(l.home_pe() < world.n_pes());
+    /// let held = l.lock();
+    /// drop(held);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
     pub fn lock_ref(&self) -> LockRef<'_> {
@@ -298,6 +312,25 @@ impl Symmetric<Lock> {
     }
 
     /// `shmem_set_lock`: waits until this PE holds the lock; the guard releases it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// #[symmetric]
+    /// static TOTAL: [u64; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// {
+    ///     let _held = L.lock(); // one PE at a time from here ...
+    ///     let t = TOTAL.g(0, 0);
+    ///     TOTAL.p(0, 0, t + 1);
+    /// } // ... to here (the put is complete before the next holder reads)
+    /// world.barrier_all();
+    /// assert_eq!(TOTAL.g(0, 0), world.n_pes() as u64);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_set_lock")]
     #[track_caller]
     pub fn lock(&self) -> LockGuard<'_> {
@@ -305,6 +338,25 @@ impl Symmetric<Lock> {
     }
 
     /// `shmem_test_lock`: the lock if it is free, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static L: Lock = Lock::new();
+    /// let world = shmem_core::init()?;
+    /// let mut attempts = 0;
+    /// let held = loop {
+    ///     attempts += 1;
+    ///     if let Some(g) = L.try_lock() {
+    ///         break g; // taken without waiting
+    ///     }
+    /// };
+    /// drop(held);
+    /// assert!(attempts >= 1);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_test_lock")]
     #[track_caller]
     pub fn try_lock(&self) -> Option<LockGuard<'_>> {
@@ -329,6 +381,19 @@ pub trait LockArray: Placed {
     fn __lock_count(&self) -> usize;
 
     /// Lock `index` as a [`LockRef`]; panics if the index is out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let locks = world.alloc::<Lock>(8);
+    /// // The locks' states are spread over the PEs.
+    /// for i in 0..8 {
+    ///     assert!(locks.lock_ref(i).home_pe() < world.n_pes());
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[track_caller]
     fn lock_ref(&self, index: usize) -> LockRef<'_> {
         check_index("lock", index, self.__lock_count());
@@ -339,6 +404,30 @@ pub trait LockArray: Placed {
     }
 
     /// `shmem_set_lock` on lock `index`: waits until this PE holds it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static BUCKET_LOCKS: [Lock; 4] = [Lock::new(); 4];
+    /// #[symmetric]
+    /// static BUCKETS: [u32; 4] = [0; 4];
+    /// let world = shmem_core::init()?;
+    /// let b = world.my_pe() % 4;
+    /// {
+    ///     let _held = BUCKET_LOCKS.lock(b); // only this bucket is held
+    ///     let v = BUCKETS.g(0, b);
+    ///     BUCKETS.p(0, b, v + 1);
+    /// }
+    /// world.barrier_all();
+    /// if world.my_pe() == 0 {
+    ///     let mut all = [0; 4];
+    ///     BUCKETS.local_read(.., &mut all);
+    ///     assert_eq!(all.iter().sum::<u32>() as usize, world.n_pes());
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_set_lock")]
     #[track_caller]
     fn lock(&self, index: usize) -> LockGuard<'_> {
@@ -346,6 +435,23 @@ pub trait LockArray: Placed {
     }
 
     /// `shmem_test_lock` on lock `index`: the lock if it is free, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static LOCKS: [Lock; 2] = [Lock::new(); 2];
+    /// let world = shmem_core::init()?;
+    /// world.barrier_all();
+    /// if world.n_pes() == 1 {
+    ///     let first = LOCKS.try_lock(0).expect("free");
+    ///     assert!(LOCKS.try_lock(0).is_none()); // held
+    ///     assert!(LOCKS.try_lock(1).is_some()); // another lock is free
+    ///     drop(first);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_test_lock")]
     #[track_caller]
     fn try_lock(&self, index: usize) -> Option<LockGuard<'_>> {

@@ -11,11 +11,14 @@
 //!
 //! May use: `object`, `transport`, `mem` and the base modules.
 
-pub(crate) mod amo;
-pub(crate) mod ctx;
-pub(crate) mod lock;
-pub(crate) mod p2p;
-pub(crate) mod query;
-pub(crate) mod rma;
-pub(crate) mod signal;
-pub(crate) mod wait;
+// Public when rustdoc checks examples (see `api_modules!` in lib.rs).
+api_modules! {
+    pub(crate) mod amo;
+    pub(crate) mod ctx;
+    pub(crate) mod lock;
+    pub(crate) mod p2p;
+    pub(crate) mod query;
+    pub(crate) mod rma;
+    pub(crate) mod signal;
+    pub(crate) mod wait;
+}

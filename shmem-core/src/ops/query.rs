@@ -292,6 +292,20 @@ pub trait PeerAccess<E: Element>: SymmetricArray<E> {
     /// PE `pe`'s copy of this array as a [`PeerView`], when it is mapped into this process (a PE
     /// on this node with shared-memory transports enabled, and always this PE's own copy);
     /// `None` when it is reached only through the network. Panics if `pe` is out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(4);
+    /// let me = world.my_pe();
+    /// // This PE's own copy is always mapped.
+    /// let mine = a.peer_slice(me).expect("own copy");
+    /// mine.write(2, 11);
+    /// assert_eq!((mine.len(), a.local_get(2)), (4, 11));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_ptr")]
     #[track_caller]
     fn peer_slice(&self, pe: usize) -> Option<PeerView<'_, E>> {

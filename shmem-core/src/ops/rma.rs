@@ -57,12 +57,35 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     const CONST_LEN: usize = <Self as SymObject<E>>::CONST_LEN;
 
     /// Number of elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static ROW: [f32; 6] = [0.0; 6];
+    /// let world = shmem_core::init()?;
+    /// let heap = world.alloc::<u8>(100);
+    /// assert_eq!((ROW.len(), heap.len(), ROW.slice(2..).len()), (6, 100, 4));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     fn len(&self) -> usize {
         self.__len()
     }
 
     /// True when the array has no elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(4);
+    /// assert!(!a.is_empty());
+    /// assert!(a.slice(4..).is_empty());
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -88,6 +111,22 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
 
     /// `shmem_put`: copies `src` into elements `range` of this array on PE `pe`. `src` may be
     /// reused on return; the data is delivered by the next [`quiet`](crate::World::quiet).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static INBOX: [i32; 8] = [0; 8];
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// // Each PE writes its number into elements 2..4 of its right neighbour's INBOX.
+    /// INBOX.put((me + 1) % n, 2..4, &[me as i32, -(me as i32)]);
+    /// world.barrier_all();
+    /// let left = ((me + n - 1) % n) as i32;
+    /// assert_eq!((INBOX.local_get(2), INBOX.local_get(3)), (left, -left));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_put")]
     #[inline]
     #[track_caller]
@@ -101,6 +140,22 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
 
     /// `shmem_put_signal`: copies `src` into elements `range` on PE `pe`, then updates `signal`
     /// on that PE (set or add) once the data is delivered there. `src` may be reused on return.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static BLOCK: [u8; 16] = [0; 16];
+    /// #[symmetric]
+    /// static ARRIVED: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// BLOCK.put_signal((me + 1) % n, .., &[me as u8; 16], ARRIVED.signal(), SignalOp::Set(1));
+    /// ARRIVED.signal().wait_until(Cmp::Eq, 1); // the block from the left is here
+    /// assert_eq!(BLOCK.local_get(15), ((me + n - 1) % n) as u8);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_put_signal")]
     #[inline]
     #[track_caller]
@@ -117,6 +172,24 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     }
 
     /// `shmem_get`: copies elements `range` of this array on PE `pe` into `dst`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static IDS: [u64; 4] = [0; 4];
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// IDS.local_write(.., &[me as u64; 4]);
+    /// world.barrier_all();
+    /// let right = (me + 1) % n;
+    /// let mut got = [0u64; 2];
+    /// IDS.get(right, 1..3, &mut got);
+    /// assert_eq!(got, [right as u64; 2]);
+    /// # world.barrier_all();
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_get")]
     #[inline]
     #[track_caller]
@@ -130,6 +203,25 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     }
 
     /// `shmem_p`: writes one element on PE `pe`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static VOTES: [u8; 64] = [0; 64];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// // Every PE writes one byte into its own slot on PE 0 (up to 64 PEs).
+    /// if me < 64 {
+    ///     VOTES.p(0, me, 1);
+    /// }
+    /// world.barrier_all();
+    /// if me == 0 {
+    ///     assert_eq!(VOTES.local_get(0), 1);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_p")]
     #[inline]
     #[track_caller]
@@ -149,6 +241,18 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     }
 
     /// `shmem_g`: reads one element from PE `pe`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static CONFIG: [u32; 2] = [640, 480];
+    /// let world = shmem_core::init()?;
+    /// // Every PE reads PE 0's settings.
+    /// assert_eq!(CONFIG.g(0, 1), 480);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_g")]
     #[inline]
     #[track_caller]
@@ -171,6 +275,24 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
 
     /// Element `index` of this array on PE `pe`, as a [`Remote`] for atomics and single-element
     /// access (`A.at(pe, i).fetch_add(1)`). Checks the PE and the index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static HISTOGRAM: [u64; 10] = [0; 10];
+    /// let world = shmem_core::init()?;
+    /// let bin = world.my_pe() % 10;
+    /// HISTOGRAM.at(0, bin).inc(); // atomic, so concurrent PEs lose no count
+    /// world.barrier_all();
+    /// if world.my_pe() == 0 {
+    ///     let mut all = [0u64; 10];
+    ///     HISTOGRAM.local_read(.., &mut all);
+    ///     assert_eq!(all.iter().sum::<u64>(), world.n_pes() as u64);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
     fn at(&self, pe: usize, index: usize) -> Remote<'_, E> {
@@ -183,6 +305,21 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     /// `shmem_iput`: strided put. Writes the elements `range.start, range.start + stride, ...`
     /// (below the range's end) on PE `pe` from `src[0], src[src_stride], ...`. Both sides must
     /// select the same number of elements; strides must be positive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let grid = world.alloc::<f64>(12); // a 3 x 4 matrix, row-major
+    /// // Column 1 gets elements 0, 2 and 4 of `src`.
+    /// let src = [1.0, -1.0, 2.0, -1.0, 3.0];
+    /// grid.iput(me, 1..12, 4, &src, 2);
+    /// world.quiet();
+    /// assert_eq!((grid.local_get(1), grid.local_get(5), grid.local_get(9)), (1.0, 2.0, 3.0));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_iput")]
     #[track_caller]
     fn iput<R: RangeBounds<usize>>(
@@ -200,6 +337,21 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     /// `shmem_iget`: strided get. Reads the elements `range.start, range.start + stride, ...` of
     /// PE `pe` into `dst[0], dst[dst_stride], ...`. Both sides must select the same number of
     /// elements; strides must be positive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let grid = world.alloc::<i32>(12); // a 3 x 4 matrix, row-major
+    /// grid.local_write(.., &[0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23]);
+    /// // Column 2, read into every other element of `col`.
+    /// let mut col = [0; 5];
+    /// grid.iget(me, 2..12, 4, &mut col, 2);
+    /// assert_eq!(col, [2, 0, 12, 0, 22]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_iget")]
     #[track_caller]
     fn iget<R: RangeBounds<usize>>(
@@ -311,6 +463,17 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     }
 
     /// Reads element `index` of this PE's own copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static PRIMES: [u16; 4] = [2, 3, 5, 7];
+    /// let world = shmem_core::init()?;
+    /// assert_eq!(PRIMES.local_get(3), 7); // this PE's copy: no communication
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
     fn local_get(&self, index: usize) -> E {
@@ -328,6 +491,18 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     }
 
     /// Writes element `index` of this PE's own copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<i8>(3);
+    /// a.local_set(2, -5);
+    /// world.barrier_all(); // now other PEs may read it
+    /// assert_eq!(a.g(world.my_pe(), 2), -5);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
     fn local_set(&self, index: usize, value: E) {
@@ -342,6 +517,19 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     }
 
     /// Copies elements `range` of this PE's own copy into `dst`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static SAMPLES: [f32; 5] = [0.5, 1.5, 2.5, 3.5, 4.5];
+    /// let world = shmem_core::init()?;
+    /// let mut mid = [0.0; 3];
+    /// SAMPLES.local_read(1..4, &mut mid);
+    /// assert_eq!(mid, [1.5, 2.5, 3.5]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[track_caller]
     fn local_read<R: RangeBounds<usize>>(&self, range: R, dst: &mut [E]) {
         let tp = self.__transport();
@@ -352,6 +540,19 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     }
 
     /// Copies `src` into elements `range` of this PE's own copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u64>(4);
+    /// a.local_write(2.., &[8, 9]);
+    /// let mut all = [0; 4];
+    /// a.local_read(.., &mut all);
+    /// assert_eq!(all, [0, 0, 8, 9]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[track_caller]
     fn local_write<R: RangeBounds<usize>>(&self, range: R, src: &[E]) {
         let tp = self.__transport();
@@ -367,6 +568,22 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     /// While the slice lives, no PE may write to this array on this PE (for example, use it only
     /// between two barriers in a phase where the others do not put here), and nothing may take a
     /// [`local_slice_mut`](Self::local_slice_mut) of it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(4);
+    /// a.local_write(.., &[1, 2, 3, 4]);
+    /// world.barrier_all();
+    /// // SAFETY: between the barriers no PE writes `a` (the program's phases say so), and no
+    /// // mutable slice of it exists.
+    /// let sum: u32 = unsafe { a.local_slice() }.iter().sum();
+    /// world.barrier_all();
+    /// assert_eq!(sum, 10);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[track_caller]
     unsafe fn local_slice(&self) -> &[E] {
         let tp = self.__transport();
@@ -380,6 +597,24 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
     /// # Safety
     /// While the slice lives, no PE may read or write this array on this PE and no other slice of
     /// it may exist.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<f64>(3);
+    /// {
+    ///     // SAFETY: in this phase no PE reads or writes `a` on this PE, and this is its only
+    ///     // slice.
+    ///     let mine = unsafe { a.local_slice_mut() };
+    ///     mine.copy_from_slice(&[1.0, 2.0, 3.0]);
+    ///     mine.reverse();
+    /// }
+    /// world.barrier_all(); // the others may read it from here on
+    /// assert_eq!(a.local_get(0), 3.0);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[track_caller]
     #[allow(clippy::mut_from_ref)]
     unsafe fn local_slice_mut(&self) -> &mut [E] {
@@ -534,6 +769,25 @@ impl<'buf> NbiScope<'buf> {
 
     /// `shmem_put_nbi`: starts copying `src` into elements `range` of `target` on PE `pe`. `src`
     /// stays borrowed until the scope's quiet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static HALO: [f64; 4] = [0.0; 4];
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// let edge = [me as f64; 2];
+    /// world.nbi(|s| {
+    ///     s.put(&HALO, (me + 1) % n, 0..2, &edge);     // both transfers in flight at once
+    ///     s.put(&HALO, (me + n - 1) % n, 2..4, &edge);
+    /// }); // complete here
+    /// world.barrier_all();
+    /// assert_eq!(HALO.local_get(0), ((me + n - 1) % n) as f64);
+    /// assert_eq!(HALO.local_get(2), ((me + 1) % n) as f64);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_put_nbi")]
     #[track_caller]
     pub fn put<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
@@ -560,6 +814,26 @@ impl<'buf> NbiScope<'buf> {
 
     /// `shmem_get_nbi`: starts copying elements `range` of `target` on PE `pe` into `dst`. `dst`
     /// holds the data after the scope ends.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static PART: [u32; 4] = [0; 4];
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// PART.local_write(.., &[me as u32; 4]);
+    /// world.barrier_all();
+    /// let (mut left, mut right) = ([0; 4], [0; 4]);
+    /// world.nbi(|s| {
+    ///     s.get(&PART, (me + n - 1) % n, .., &mut left);
+    ///     s.get(&PART, (me + 1) % n, .., &mut right);
+    /// }); // `left` and `right` hold the data from here on
+    /// assert_eq!((left[0], right[0]), (((me + n - 1) % n) as u32, ((me + 1) % n) as u32));
+    /// # world.barrier_all();
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_get_nbi")]
     #[track_caller]
     pub fn get<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
@@ -589,6 +863,24 @@ impl<'buf> NbiScope<'buf> {
 impl<'buf> NbiScope<'buf> {
     /// `shmem_put_signal_nbi`: like [`SymmetricArray::put_signal`]; `src` stays borrowed until
     /// the scope's quiet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static CHUNK: [u16; 8] = [0; 8];
+    /// #[symmetric]
+    /// static READY: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// let data = [me as u16; 8];
+    /// let right = (me + 1) % n;
+    /// world.nbi(|s| s.put_signal(&CHUNK, right, .., &data, READY.signal(), SignalOp::Add(1)));
+    /// READY.signal().wait_until(Cmp::Ge, 1);
+    /// assert_eq!(CHUNK.local_get(7), ((me + n - 1) % n) as u16);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_put_signal_nbi")]
     #[track_caller]
     pub fn put_signal<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(

@@ -13,6 +13,23 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How `put_signal` updates the signal word (`SHMEM_SIGNAL_SET`, `SHMEM_SIGNAL_ADD`).
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static MSG: [u32; 2] = [0; 2];
+/// #[symmetric]
+/// static SIG: u64 = 0;
+/// let world = shmem_core::init()?;
+/// let me = world.my_pe();
+/// MSG.put_signal(me, .., &[1, 2], SIG.signal(), SignalOp::Set(10)); // the signal becomes 10
+/// MSG.put_signal(me, .., &[3, 4], SIG.signal(), SignalOp::Add(5));  // then 15
+/// assert_eq!(SIG.signal().wait_until(Cmp::Eq, 15), 15);
+/// assert_eq!(MSG.local_get(1), 4);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SignalOp {
     /// Store the value.
@@ -22,6 +39,19 @@ pub enum SignalOp {
 }
 
 /// Comparison for `wait_until` and `test` (`SHMEM_CMP_EQ`, ...).
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static LEVEL: [i32; 1] = [5; 1];
+/// let world = shmem_core::init()?;
+/// assert!(LEVEL.test(0, Cmp::Gt, 4));
+/// assert!(LEVEL.test(0, Cmp::Le, 5));
+/// assert!(!LEVEL.test(0, Cmp::Ne, 5));
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cmp {
     /// Equal.
@@ -40,6 +70,15 @@ pub enum Cmp {
 
 impl Cmp {
     /// Whether `a CMP b` holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::Cmp;
+    /// assert!(Cmp::Ge.holds(3, 3));
+    /// assert!(Cmp::Lt.holds(2.5, 3.0));
+    /// assert!(!Cmp::Eq.holds(1u64, 2));
+    /// ```
     #[inline]
     pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {
@@ -113,6 +152,20 @@ impl Signal<'_> {
     }
 
     /// `shmem_signal_fetch`: this PE's signal value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static PROGRESS: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// PROGRESS.signal().add(me, 3); // shmem_signal_add on this PE
+    /// world.quiet();
+    /// assert_eq!(PROGRESS.signal().fetch(), 3);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_signal_fetch")]
     #[inline]
     pub fn fetch(self) -> u64 {
@@ -124,6 +177,23 @@ impl Signal<'_> {
 
     /// `shmem_signal_wait_until`: waits until this PE's signal satisfies `cmp value`; returns
     /// the signal's value then. Everything put before the signal update is visible.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static TOKENS: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let n = world.n_pes();
+    /// // Every PE adds one to every PE's signal; each then waits for all n.
+    /// for pe in 0..n {
+    ///     TOKENS.signal().add(pe, 1);
+    /// }
+    /// let seen = TOKENS.signal().wait_until(Cmp::Ge, n as u64);
+    /// assert_eq!(seen, n as u64);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_signal_wait_until")]
     pub fn wait_until(self, cmp: Cmp, value: u64) -> u64 {
         let word = self.word();
@@ -136,6 +206,21 @@ impl Signal<'_> {
     }
 
     /// Sets this PE's own signal word (to reset it between rounds).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static ROUND: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// ROUND.signal().set(me, 1);
+    /// ROUND.signal().wait_until(Cmp::Eq, 1);
+    /// ROUND.signal().set_local(0); // ready for the next round
+    /// assert_eq!(ROUND.signal().fetch(), 0);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     pub fn set_local(self, value: u64) {
         self.word().store(value, Ordering::Release);
@@ -144,6 +229,22 @@ impl Signal<'_> {
 
 impl Symmetric<u64> {
     /// This static as a signal word for `put_signal`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static PAYLOAD: [f64; 2] = [0.0; 2];
+    /// #[symmetric]
+    /// static ARRIVED: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// PAYLOAD.put_signal((me + 1) % n, .., &[1.0, 2.0], ARRIVED.signal(), SignalOp::Set(1));
+    /// ARRIVED.signal().wait_until(Cmp::Eq, 1);
+    /// assert_eq!(PAYLOAD.local_get(1), 2.0);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
     pub fn signal(&self) -> Signal<'_> {

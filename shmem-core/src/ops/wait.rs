@@ -10,8 +10,39 @@ use crate::object::bounds::check_index;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 /// `u64` arrays whose elements can be signal words.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// let world = shmem_core::init()?;
+/// let (me, n) = (world.my_pe(), world.n_pes());
+/// // One signal word per sender, on the heap.
+/// let flags = world.alloc::<u64>(n);
+/// let data = world.alloc::<u32>(n);
+/// data.put_signal((me + 1) % n, me..me + 1, &[me as u32], flags.signal(me), SignalOp::Set(1));
+/// let left = (me + n - 1) % n;
+/// flags.signal(left).wait_until(Cmp::Eq, 1);
+/// assert_eq!(data.local_get(left), left as u32);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 pub trait SignalArray: SymmetricArray<u64> {
     /// Element `index` as a signal word for `put_signal`. Checks the index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static LANES: [u64; 4] = [0; 4];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// LANES.signal(2).add(me, 7);
+    /// world.quiet();
+    /// assert_eq!(LANES.signal(2).fetch(), 7);
+    /// assert_eq!(LANES.local_get(2), 7); // the same word
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[inline]
     #[track_caller]
     fn signal(&self, index: usize) -> Signal<'_> {
@@ -30,6 +61,22 @@ mod sealed {
 /// can load atomically: OpenSHMEM's point-to-point types, the 16-, 32- and 64-bit integers
 /// (`short`, `int`, `long`, `long long`, their unsigned forms, `size_t`, `ptrdiff_t`), and
 /// `f32`/`f64`.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// use shmem_core::WaitWord;
+/// // Waits until element `i` of this PE's copy is at least `floor`, for any waitable type.
+/// fn wait_at_least<E: WaitWord, A: WaitArray<E>>(a: &A, i: usize, floor: E) -> E {
+///     a.wait_until(i, Cmp::Ge, floor)
+/// }
+/// #[symmetric]
+/// static TEMPERATURE: [f32; 1] = [21.5; 1];
+/// let world = shmem_core::init()?;
+/// assert_eq!(wait_at_least(&TEMPERATURE, 0, 20.0), 21.5);
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be waited on: OpenSHMEM's wait_until and test take 16-, 32- and \
                64-bit integers",
@@ -84,9 +131,36 @@ pub(crate) unsafe fn load_local<E: WaitWord>(p: *mut u8) -> E {
 }
 
 /// Point-to-point synchronization on this PE's own copy of a symmetric array.
+///
+/// # Examples
+///
+/// ```
+/// use shmem_core::prelude::*;
+/// #[symmetric]
+/// static DONE: [i32; 1] = [0; 1];
+/// let world = shmem_core::init()?;
+/// let (me, n) = (world.my_pe(), world.n_pes());
+/// DONE.at((me + 1) % n, 0).set(1); // tell the right neighbour
+/// DONE.wait_until(0, Cmp::Eq, 1); // and hear from the left one
+/// assert!(DONE.test(0, Cmp::Eq, 1));
+/// # Ok::<(), shmem_core::Error>(())
+/// ```
 pub trait WaitArray<E: WaitWord>: SymmetricArray<E> {
     /// `shmem_wait_until`: waits until element `index` of this PE's copy satisfies
     /// `cmp value`, and returns it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let (me, n) = (world.my_pe(), world.n_pes());
+    /// let mailbox = world.alloc::<u64>(1);
+    /// mailbox.at((me + 1) % n, 0).set(me as u64 + 1);
+    /// let got = mailbox.wait_until(0, Cmp::Ne, 0);
+    /// assert_eq!(got, ((me + n - 1) % n) as u64 + 1);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_wait_until")]
     #[track_caller]
     fn wait_until(&self, index: usize, cmp: Cmp, value: E) -> E {
@@ -103,6 +177,21 @@ pub trait WaitArray<E: WaitWord>: SymmetricArray<E> {
     }
 
     /// `shmem_test`: whether element `index` of this PE's copy satisfies `cmp value` now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static FLAG: [u16; 1] = [0; 1];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// assert!(!FLAG.test(0, Cmp::Eq, 1)); // never waits
+    /// FLAG.p(me, 0, 1);
+    /// world.quiet();
+    /// assert!(FLAG.test(0, Cmp::Eq, 1));
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
     #[doc(alias = "shmem_test")]
     #[track_caller]
     fn test(&self, index: usize, cmp: Cmp, value: E) -> bool {
