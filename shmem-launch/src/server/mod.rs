@@ -21,15 +21,14 @@
 //! bad frame, stalls in the middle of one for [`STALL_TIMEOUT`], or would take the input
 //! buffered across all connections over [`MAX_BUFFERED`] is dropped. When `accept` fails (out of
 //! file descriptors) the server stops accepting for [`ACCEPT_BACKOFF`] and reports it once.
-//!
-//! Where things are: the server's round in `poll.rs`; one connection (TCP, or relayed by a host
-//! agent) with its buffers in `conn.rs`; new connections (accepting, checking their proofs,
-//! refusing, rejecting) in `admit.rs`; a PE's rendezvous connection in `pes.rs`, and the
-//! completion of the collectives in `collective.rs`; the control connections (welcome,
-//! heartbeats, silence, abort) in `control.rs`; the host agents' connections and their virtual
-//! connections in `agents.rs`; PEs that left or never came in `failures.rs`. The limits and
-//! the server's state are here.
 
+// Where things are: the server's round in `poll.rs`; one connection (TCP, or relayed by a host
+// agent) with its buffers in `conn.rs`; new connections (accepting, checking their proofs,
+// refusing, rejecting) in `admit.rs`; a PE's rendezvous connection in `pes.rs`, and the
+// completion of the collectives in `collective.rs`; the control connections (welcome,
+// heartbeats, silence, abort) in `control.rs`; the host agents' connections and their virtual
+// connections in `agents.rs`; PEs that left or never came in `failures.rs`. The limits and
+// the server's state are here.
 mod admit;
 mod agents;
 mod collective;
