@@ -21,7 +21,7 @@
 //! it waits up to [`LINGER`] for the remote PEs to close their control connections.
 //!
 //! With host agents (the default for `--hosts`), one start command per host runs the host's
-//! agent (`agent.rs`), which starts the host's PEs and reports each one's exit status over its
+//! agent (`agent/`), which starts the host's PEs and reports each one's exit status over its
 //! connection ([`Notice::Exited`]); a PE's end is then known from that report, and the agent's
 //! start command stands for the host: when it ends, the host's PEs not yet reported are taken
 //! as lost. To end the job the launcher sends the aborts as above, and after [`ABORT_GRACE`]

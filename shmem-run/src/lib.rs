@@ -15,7 +15,7 @@
 //!
 //! With `--hosts` or `--hostfile` every host is started through a start command (`--rsh`, ssh
 //! by default) that runs `env VAR=VALUE... SHMEMRUN --host-agent -- PROGRAM ARGS...` there: the
-//! host agent (`agent.rs`), which starts the host's PEs and relays their connections over its
+//! host agent (`agent/`), which starts the host's PEs and relays their connections over its
 //! one connection to the launcher (with `--launch-agent off`, every PE is started through a
 //! start command of its own, `env VAR=VALUE... sh -c READ-THE-SECRET PROGRAM ARGS...`); the
 //! launcher listens on the addresses the hosts are told to reach it at and supervises the remote
@@ -26,7 +26,7 @@
 //! Where things are: the command line in `cli.rs`; what the PEs are given (settings, their
 //! variables, the secret's way to them) in `spec.rs`; the two run paths in `local.rs` (one
 //! host) and `remote.rs` (several hosts), with what they share in `start.rs`; the host agent in
-//! `agent.rs`; the main loop
+//! `agent/`; the main loop
 //! that supervises a running job in `job.rs`; set-up failures and their exit statuses in
 //! `error.rs`, printed in one place, [`main`].
 

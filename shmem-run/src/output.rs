@@ -5,7 +5,7 @@
 //! size as it comes (the prefix only before the first), so a PE that writes a huge line without a
 //! newline costs the launcher no more than that.
 //!
-//! A host agent (`agent.rs`) writes its PEs' output to its own stdout and stderr as records
+//! A host agent (`agent/`) writes its PEs' output to its own stdout and stderr as records
 //! ([`record`]): one line (or piece of one) of one PE each, which [`forward_tagged`] splits
 //! back per PE on the launcher's side; the agent's own lines (and the start command's) pass
 //! through untagged.

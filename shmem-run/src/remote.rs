@@ -1,7 +1,7 @@
 //! The several-hosts run path (`--hosts`, `--hostfile`): where the PEs go, the addresses the
 //! hosts reach the launcher at, and the start command on every host (`--rsh`), which gets the
 //! job secret on its standard input: by default one per host, which runs the host agent
-//! (`agent.rs`: `shmemrun --host-agent`) that starts the host's PEs and relays their
+//! (`agent/`: `shmemrun --host-agent`) that starts the host's PEs and relays their
 //! connections; with `--launch-agent off` one per PE, which runs the PE itself.
 
 use std::ffi::{OsStr, OsString};
