@@ -46,7 +46,7 @@
 //!   collectives of the PEs of one node still synchronize through shared memory: the team
 //!   segment, a `memfd` of the runtime's own words that every PE of a node maps).
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 extern crate self as shmem_core;
