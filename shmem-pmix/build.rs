@@ -1,8 +1,17 @@
 //! Finds the PMIx client library with pkg-config, links it with an rpath, and generates the
 //! `sys` bindings with bindgen.
+//!
+//! A normal build always runs bindgen on the system's headers (`libpmix-dev`), so the bindings
+//! match the PMIx that is linked. With `DOCS_RS` set (docs.rs, whose builders have no PMIx), the
+//! build uses the checked-in copy `src/bindings/pmix.rs` instead and runs neither pkg-config nor
+//! bindgen, and prints no link directives: documentation is all that such a build makes.
+//! `scripts/regen-bindings.sh` regenerates the copy from this script's own output.
 
 use std::env;
 use std::path::PathBuf;
+
+/// The checked-in bindings that a `DOCS_RS` build uses, relative to the crate's directory.
+const CHECKED_IN: &str = "src/bindings/pmix.rs";
 
 /// Oldest PMIx this crate is built and tested against (`PMIx_Value_destruct` is a function,
 /// not a macro, from here on).
@@ -62,6 +71,19 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=wrapper.h");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    println!("cargo:rerun-if-env-changed=DOCS_RS");
+
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("pmix.rs");
+    if env::var_os("DOCS_RS").is_some() {
+        println!("cargo:rerun-if-changed={CHECKED_IN}");
+        if let Err(e) = std::fs::copy(CHECKED_IN, &out) {
+            panic!(
+                "DOCS_RS: cannot copy {CHECKED_IN} to {}: {e}",
+                out.display()
+            );
+        }
+        return;
+    }
 
     // Metadata off: the link lines are printed below, with the rpath in one argument.
     let pmix = match pkg_config::Config::new()
@@ -131,7 +153,6 @@ fn main() {
     let bindings = builder
         .generate()
         .unwrap_or_else(|e| panic!("bindgen failed on <pmix.h>: {e}"));
-    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("pmix.rs");
     bindings
         .write_to_file(&out)
         .unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));

@@ -1,7 +1,16 @@
 //! Finds UCX with pkg-config and generates the `sys` bindings with bindgen.
+//!
+//! A normal build always runs bindgen on the system's headers (`libucx-dev`), so the bindings
+//! match the UCX that is linked. With `DOCS_RS` set (docs.rs, whose builders have no UCX), the
+//! build uses the checked-in copy `src/bindings/ucx.rs` instead and runs neither pkg-config nor
+//! bindgen, and prints no link directives: documentation is all that such a build makes.
+//! `scripts/regen-bindings.sh` regenerates the copy from this script's own output.
 
 use std::env;
 use std::path::PathBuf;
+
+/// The checked-in bindings that a `DOCS_RS` build uses, relative to the crate's directory.
+const CHECKED_IN: &str = "src/bindings/ucx.rs";
 
 /// Oldest UCX whose `*_nbx` API and `ucp_request_param_t` layout this crate relies on.
 const MIN_VERSION: (u32, u32) = (1, 12);
@@ -37,6 +46,19 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=wrapper.h");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    println!("cargo:rerun-if-env-changed=DOCS_RS");
+
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("ucp.rs");
+    if env::var_os("DOCS_RS").is_some() {
+        println!("cargo:rerun-if-changed={CHECKED_IN}");
+        if let Err(e) = std::fs::copy(CHECKED_IN, &out) {
+            panic!(
+                "DOCS_RS: cannot copy {CHECKED_IN} to {}: {e}",
+                out.display()
+            );
+        }
+        return;
+    }
 
     let ucx = match pkg_config::Config::new().probe("ucx") {
         Ok(lib) => lib,
@@ -81,7 +103,6 @@ fn main() {
     let bindings = builder
         .generate()
         .unwrap_or_else(|e| panic!("bindgen failed on <ucp/api/ucp.h>: {e}"));
-    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("ucp.rs");
     bindings
         .write_to_file(&out)
         .unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));

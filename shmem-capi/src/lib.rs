@@ -21,6 +21,7 @@
 //! `shmem_pcontrol` is a no-op defined in the header (C variadic functions cannot be defined in
 //! stable Rust), and so are `shmem_longdouble_p`/`_g` (over put and get: Rust cannot pass an x87
 //! `long double` by value).
+#![deny(missing_docs)]
 
 #[macro_use]
 mod state;

@@ -46,7 +46,7 @@
 //!   collectives of the PEs of one node still synchronize through shared memory: the team
 //!   segment, a `memfd` of the runtime's own words that every PE of a node maps).
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 // `scripts/doc-examples.sh` sets this cfg to find the public items without an example (the lint
 // is nightly-only).
 #![cfg_attr(doc_examples_check, feature(rustdoc_missing_doc_code_examples))]

@@ -89,6 +89,7 @@
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![deny(missing_docs)]
 
 pub mod affinity;
 pub mod auth;

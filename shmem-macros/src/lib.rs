@@ -3,6 +3,7 @@
 //!
 //! This crate is only the proc-macro entry points; the parsing, checking and expansion are in
 //! `shmem-syntax`, an ordinary library whose tests also run under Miri.
+#![deny(missing_docs)]
 
 use proc_macro::TokenStream;
 

@@ -32,7 +32,7 @@
 //! and pkg-config asks for an rpath to it. The build script passes that rpath to this crate's
 //! own tests and examples; a crate linking binaries against this one can repeat it from the
 //! `DEP_PMIX_RPATH` variable its build script sees (colon-separated directories).
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![deny(unsafe_op_in_unsafe_fn)]
 

@@ -29,6 +29,7 @@
 //! `agent/`; the main loop
 //! that supervises a running job in `job.rs`; set-up failures and their exit statuses in
 //! `error.rs`, printed in one place, [`main`].
+#![deny(missing_docs)]
 
 mod agent;
 mod children;

@@ -10,6 +10,7 @@
 //! - `dsl`: `shmem!`, in stages: `ast` (parse), `check`, `expand`; `mode` holds every difference
 //!   between blocking, `nbi`, `team` and `ctx` statements.
 //! - `ctxt`: the error collector they share.
+#![deny(missing_docs)]
 
 mod ctxt;
 mod dsl;

@@ -36,7 +36,7 @@
 //! done, calling the process-wide hook of [`set_wait_hook`] between rounds. The common case, a
 //! short operation that UCX completes at once, allocates nothing, takes no lock of this
 //! crate and makes no dynamic call.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod am;
