@@ -1,6 +1,6 @@
 //! Lists the chapters (`src/*.md`, SUMMARY.md aside) and writes `chapters.rs` into `OUT_DIR`: one
 //! module per chapter whose docs are the chapter's text (`#[doc = include_str!(...)]`), so that
-//! rustdoc tests every code block of the book. A chapter added to `src/` is covered without a
+//! rustdoc tests every code block of the book, and of the workspace's README. A chapter added to `src/` is covered without a
 //! change here.
 
 use std::fmt::Write as _;
@@ -20,6 +20,10 @@ fn main() {
         .filter(|p| p.file_name().is_some_and(|n| n != "SUMMARY.md"))
         .collect();
     chapters.sort();
+    // The README's first programs too (its Rust block runs on one PE).
+    let readme = manifest.join("../README.md");
+    println!("cargo:rerun-if-changed=../README.md");
+    chapters.push(readme);
 
     let mut code = String::new();
     for path in &chapters {

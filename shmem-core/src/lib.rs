@@ -210,8 +210,3 @@ pub mod fuzzing {
         crate::config::tls_allows_shared_memory(ucx_tls)
     }
 }
-
-/// The README's example, compiled and run as a doctest so that it stays correct.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;
