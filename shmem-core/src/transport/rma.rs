@@ -142,7 +142,7 @@ impl Transport {
     /// active message anyway, and UCX's target answers every one with a message of its own: a
     /// system call on both sides, on the critical path of a put + flag pipeline. Ours are
     /// acknowledged only when the sender needs them complete (quiet, a window of
-    /// [`am::ledger::MAX_UNACKED`] messages). Up to [`AM_PUT_MAX`] bytes, to a PE of the main
+    /// [`MAX_UNACKED`](am) messages). Up to [`AM_PUT_MAX`] bytes, to a PE of the main
     /// worker (a context's endpoints have no handlers).
     #[inline]
     fn am_put_target(&self, peer: &Peer, u: &UcxPeer, len: usize) -> Option<usize> {

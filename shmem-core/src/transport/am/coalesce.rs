@@ -22,18 +22,14 @@ pub(crate) fn set_coalescing(on: bool) {
 
 /// Whether a put of `len` bytes to `pe` waits in `pe`'s batch instead of going at once: a put
 /// of at most [`COALESCE_MAX`] bytes, to a PE whose endpoint has one ordered lane, in a stream
-/// (the PE's messages no longer ask for their own acks: more than [`EAGER_UNTIL`] since the
-/// last quiet), with coalescing on and fewer than [`BATCHED_MAX`] bytes waiting in all
+/// (the PE's messages no longer ask for their own acks: more than `EAGER_UNTIL` since the
+/// last quiet), with coalescing on and fewer than `BATCHED_MAX` bytes waiting in all
 /// batches; the caller also sends the first put after a wait at once. A batch goes out as one
-/// `BATCH` message when it holds [`BATCH_BYTES`], before any other operation on the PE, at
+/// `BATCH` message when it holds `BATCH_BYTES`, before any other operation on the PE, at
 /// this PE's next wait, progress, quiet or barrier, and otherwise when the progress thread next
 /// looks (while the PE computes).
 /// Over an emulated transport each message is a system call or two on both sides: a put +
 /// fence stream then costs a copy per put instead.
-///
-/// [`EAGER_UNTIL`]: super::ledger::EAGER_UNTIL
-/// [`BATCHED_MAX`]: super::batch::BATCHED_MAX
-/// [`BATCH_BYTES`]: super::batch::BATCH_BYTES
 pub(crate) fn coalesces(pe: usize, len: usize) -> bool {
     let Some(st) = STATE.get() else {
         return false;

@@ -12,18 +12,18 @@
 //! - **Acknowledgements, on request.** The target does not answer each put: over tcp every
 //!   answer is a system call on both sides, on the critical path of a put + flag pipeline.
 //!   Both sides count what went from one PE to the other in units of the data's bytes plus
-//!   [`MSG_UNITS`] per message. When the sender needs its messages complete (`quiet`,
+//!   `MSG_UNITS` per message. When the sender needs its messages complete (`quiet`,
 //!   `pe_quiet`, a `fence` that must wait, a full window) it sends `SYNC [from, sent]`, and the
 //!   target answers `ACK [from, received]` once it has handled `sent` units from it (at once,
 //!   when they arrived in order). Counts are totals since start-up, so a late or repeated ack
 //!   changes nothing. A UCX flush alone would not do: it completes when a message has left,
 //!   not when the target's handler has run. At most [`MAX_UNACKED`] units to one PE are
 //!   unacknowledged (about 4 MiB, or 58,000 puts of 8 bytes: what a target that does not
-//!   progress can make its sender hold); every [`ASK_EVERY`] units the sender asks, so that a
+//!   progress can make its sender hold); every `ASK_EVERY` units the sender asks, so that a
 //!   long stream of puts seldom waits. Where a quiet found at most two messages sent to a PE
 //!   since the last one (put + quiet), the next messages to it carry the ask themselves, as one
 //!   more header word (the count to acknowledge once handled): put + quiet is then one message
-//!   and its ack, not a put, a `SYNC` and an ack; a run of [`EAGER_UNTIL`] messages without a
+//!   and its ack, not a put, a `SYNC` and an ack; a run of `EAGER_UNTIL` messages without a
 //!   quiet (a pipeline) goes back to asks on request.
 //! - **Fence.** Where the endpoint carries everything on one ordered lane (UCX's emulated RMA,
 //!   atomics and these messages: tcp to one device, see `Endpoint::one_ordered_lane`), messages
@@ -34,14 +34,14 @@
 //!   it too (UCX's fence orders only one lane, and active messages may take another than RMA).
 //! - **Get.** The requester registers a slot (a token and the destination of every element) and
 //!   sends `GET_REQ [from, size, count, offset, stride, token, first]` for runs of at most
-//!   [`MAX_MSG`] bytes, at most [`GET_WINDOW`] at a time; the target checks the request against
+//!   [`MAX_MSG`] bytes, at most `GET_WINDOW` at a time; the target checks the request against
 //!   its heap and answers on the reply endpoint with `GET_RESP [from, size, count, token, first]`
 //!   and the packed elements; the requester's handler checks the response against the slot and
 //!   scatters it. The blocking get returns when every element has arrived.
 //!
 //! - **Batch.** Puts of up to [`COALESCE_MAX`] bytes to a PE whose messages arrive in order,
 //!   in a stream (see [`coalesces`]), wait in a batch per PE: `BATCH [from]` and records of a
-//!   put each (`offset`, `len`, then the bytes padded to a word), at most about [`BATCH_BYTES`].
+//!   put each (`offset`, `len`, then the bytes padded to a word), at most about `BATCH_BYTES`.
 //!   The target checks every record before it writes any, applies them in order, and counts the
 //!   message as a put of its data's length.
 //! - **Put with signal.** `SIGNAL [from, offset, len, signal, kind, value]` and `len` data
@@ -74,7 +74,7 @@
 //! - `ledger`: the counts and acknowledgements per PE, the ordering of its lane, in chunks of
 //!   PEs; `batch`: the records of the puts waiting in batches; `get`: a get's slot, which its
 //!   responses are checked against and written through;
-//! - `state`: the process's one [`State`](state::State), set at start-up;
+//! - `state`: the process's one [`State`], set at start-up;
 //! - `quiet`: what `quiet` and `fence` ask of the protocol (acknowledged yet? `SYNC`, ordered
 //!   lanes, fence epochs);
 //! - `send`: what the initiating PE sends (strided puts, puts with signal and flags, get
@@ -88,12 +88,8 @@
 //! Part of the transport layer; uses `progress` (to wait) and `mem` (the offset space's layout and
 //! the signal word update).
 //!
-//! [`MSG_UNITS`]: ledger::MSG_UNITS
-//! [`ASK_EVERY`]: ledger::ASK_EVERY
-//! [`EAGER_UNTIL`]: ledger::EAGER_UNTIL
-//! [`GET_WINDOW`]: send::GET_WINDOW
+//! [`MAX_UNACKED`]: ledger::MAX_UNACKED
 //! [`COALESCE_MAX`]: batch::COALESCE_MAX
-//! [`BATCH_BYTES`]: batch::BATCH_BYTES
 
 mod batch;
 mod coalesce;

@@ -30,8 +30,8 @@ pub(super) struct State {
     pub(super) coalescing: AtomicBool,
     /// Per PE: the records of the puts waiting to go to it in one `BATCH` message.
     pub(super) batches: Mutex<BatchSet>,
-    /// Whether `batches` holds [`BATCHED_MAX`](super::batch::BATCHED_MAX) bytes or more (set
-    /// with its lock held; read without).
+    /// Whether `batches` holds `BATCHED_MAX` bytes or more (set with its lock held; read
+    /// without).
     pub(super) batches_full: AtomicBool,
     /// Strided gets waiting for their data, by token.
     pub(super) gets: Mutex<HashMap<u64, Arc<GetSlot>>>,
