@@ -24,7 +24,8 @@ pub(super) struct BatchSet {
 
 impl BatchSet {
     /// Appends a record (a put of `data` to `offset`) to `pe`'s batch; returns the batch, taken
-    /// out, once it holds [`BATCH_BYTES`].
+    /// out, once it holds [`BATCH_BYTES`]. Inline: once per coalesced put, from `coalesce`.
+    #[inline]
     pub(super) fn append(&mut self, pe: usize, offset: usize, data: &[u8]) -> Option<Vec<u8>> {
         let recs = self
             .by_pe

@@ -188,6 +188,8 @@ impl Ledger {
         }
     }
 
+    /// Inline: at every quiet, from `quiet::take_listed`.
+    #[inline]
     pub(super) fn take_listed(&self) -> Vec<usize> {
         let taken = std::mem::take(&mut *lock(&self.listed));
         // Off the list before anyone asks them: a message sent from here on lists its PE
