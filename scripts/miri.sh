@@ -30,9 +30,9 @@ TESTS=(
     # boundary inside the source or the destination (Miri's CPU has no AVX2, so this covers
     # the SSE2 and memcpy paths).
     "shmem-core   | --lib mem::copy::"
-    # The active-message handlers' checks and writes (strided puts and gets, puts with signal,
-    # the acknowledgement counts), on a receiving PE's own memory (`FuzzPe`).
-    "shmem-core   | --lib transport::strided::"
+    # The active-message protocol's checks and writes (strided puts and gets, puts with signal,
+    # batches, the acknowledgement counts), on a receiving PE's own memory (`FuzzPe`).
+    "shmem-core   | --lib transport::am::"
     # The launch protocol: frames and messages (encode, decode of malformed input), and the
     # parsing of the environment the launcher gives its PEs.
     "shmem-launch | --lib wire"

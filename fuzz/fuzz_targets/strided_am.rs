@@ -1,5 +1,5 @@
 //! The active messages of strided puts, gets, puts with signal and batches of puts as a
-//! receiving PE sees them (shmem-core's `transport::strided` handlers, through
+//! receiving PE sees them (shmem-core's `transport::am` handlers, through
 //! `fuzzing::StridedPe`): arbitrary headers, payloads (batches mostly as records), acks and
 //! syncs against a PE with a team segment, a heap and a data
 //! segment of the input's sizes, with a strided get of its own in progress.

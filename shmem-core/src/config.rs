@@ -121,7 +121,7 @@ pub(crate) fn parse_progress_thread(value: Option<String>, through_network: bool
 }
 
 /// Whether small puts in a stream may wait in batches where UCX emulates RMA (see
-/// `transport::strided::coalesces`): `SHMEM_COALESCE` is `on` (the default) or `off` (also
+/// `transport::am::coalesces`): `SHMEM_COALESCE` is `on` (the default) or `off` (also
 /// 1/0, yes/no, true/false). Batches need a progress thread that waits for events; without one
 /// nothing waits.
 pub(crate) fn coalesce() -> Result<bool> {

@@ -170,7 +170,7 @@ pub mod __private {
 /// messages). Not part of the API: they may change or go in any release.
 #[doc(hidden)]
 pub mod fuzzing {
-    pub use crate::transport::strided::FuzzPe as StridedPe;
+    pub use crate::transport::am::FuzzPe as StridedPe;
 
     /// Decodes a peer's start-up record as start-up does (`PeerInfo::decode`, with `pe` the PE
     /// it came from): the record encoded again, or the error's text.

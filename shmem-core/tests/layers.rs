@@ -35,7 +35,19 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
         &[
             &["transport::progress"],
             &["transport::slots"],
-            &["transport::strided"],
+            // The active-message protocol, its parts lowest first (see `transport/am/mod.rs`).
+            &["transport::am::wire"],
+            &[
+                "transport::am::batch",
+                "transport::am::get",
+                "transport::am::ledger",
+            ],
+            &["transport::am::state"],
+            &["transport::am::quiet"],
+            &["transport::am::send"],
+            &["transport::am::coalesce"],
+            &["transport::am::fuzz", "transport::am::handlers"],
+            &["transport::am"],
             &["transport"],
             &["transport::atomic"],
             &["transport::rma", "transport::route"],

@@ -451,7 +451,7 @@ fn puts_over_tcp_keep_their_order_and_complete_with_one_lane_or_several() {
 /// PE 1 puts a stream of values with fences to PE 0, then a flag (the wall-clock time it put
 /// it), and computes for 3 s without calling the library; PE 0 waits for the flag, checks every
 /// value and how long the flag took from its put. Over tcp with a progress thread, puts in a
-/// stream wait in a batch (`strided::coalesces`): what the sender leaves there while it
+/// stream wait in a batch (`transport::am::coalesces`): what the sender leaves there while it
 /// computes must still arrive, sent by its progress thread.
 fn batched_puts_before_computing() {
     const STREAM: u64 = 200;

@@ -15,7 +15,7 @@ use crate::mem::private_shm;
 use crate::mem::segment::SEGMENT;
 use crate::object::statics;
 use crate::transport::{
-    Contact, Directory, Link, Peer, Transport, TransportParts, Wire, progress, strided,
+    Contact, Directory, Link, Peer, Transport, TransportParts, Wire, am, progress,
 };
 use shmem_launch::table::Pending;
 use shmem_ucx::{Context, ContextParams, ThreadMode};
@@ -127,7 +127,7 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
     // SAFETY: the segment stays mapped for the process's life (it is never unmapped).
     let team_mem = unsafe { context.mem_map_register(team_len, team)? };
     // Before any progress with peers connected: a peer's first strided put may come at once.
-    strided::register(
+    am::register(
         &worker,
         my_pe,
         n_pes,

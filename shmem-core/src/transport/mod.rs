@@ -11,8 +11,9 @@
 //! lowest first:
 //! - `progress`: waiting, progress of the UCX workers, the progress thread, liveness;
 //! - `slots`: the collectives' per-process state (team blocks in use, epochs);
-//! - `strided`: packed active messages for strided puts and gets and put-with-signal to peers
-//!   reached through UCX;
+//! - `am`: the active-message protocol to peers reached through UCX (strided puts and gets
+//!   packed in messages, put-with-signal, flags, batches of small puts, and the acknowledgements
+//!   that quiet and fence wait for), in parts of its own (`am/mod.rs` lists them);
 //! - this file: [`Transport`] and [`Peer`], the offset space and the process's one transport;
 //! - `rma` (put, get, their strided and signalled forms, fence, quiet), `atomic` (AMOs),
 //!   `route` (a context's own worker and endpoints) and `collective` (the transport's own
@@ -37,13 +38,13 @@
 //! closed at finalize; operations hold a read lock on a peer's endpoint while they use it, and
 //! finalize takes the write lock to close it, so the two cannot overlap.
 
+pub(crate) mod am;
 pub(crate) mod atomic;
 pub(crate) mod collective;
 pub(crate) mod progress;
 pub(crate) mod rma;
 pub(crate) mod route;
 pub(crate) mod slots;
-pub(crate) mod strided;
 
 use crate::error::Result;
 use crate::mem::dataseg::DATA_OFFSET;
@@ -86,14 +87,14 @@ pub(crate) fn publish(t: Transport) -> &'static Transport {
     let tp = transport();
     LIVE.store(ptr::from_ref(tp).cast_mut(), Ordering::Release);
     // Small puts in a stream may wait in batches where a progress thread sends what a
-    // computing PE leaves there (see `strided::coalesces`); waits and rounds of progress send
+    // computing PE leaves there (see `am::coalesces`); waits and rounds of progress send
     // them through the live transport.
     progress::set_batch_sender(|| {
         if let Some(tp) = try_live_transport() {
             tp.send_batches(true);
         }
     });
-    strided::set_coalescing(tp.coalesce && tp.progress.thread_serves_events());
+    am::set_coalescing(tp.coalesce && tp.progress.thread_serves_events());
     tp
 }
 

@@ -53,7 +53,7 @@ pub(crate) const POLLS_PER_PROGRESS: u32 = 8;
 /// round of progress itself every this many (see [`Progress::note_op`]).
 const OPS_PER_ROUND: u32 = 8;
 
-/// Whether puts wait in batches to be sent (see `strided::coalesces`): every wait and round of
+/// Whether puts wait in batches to be sent (see `am::coalesces`): every wait and round of
 /// progress sends them first, and the progress thread looks at least every [`BATCH_NAP`].
 static BATCHED: AtomicBool = AtomicBool::new(false);
 /// What sends them: set once by the transport at start-up (the arrow from this lowest layer to
@@ -455,7 +455,7 @@ pub(crate) fn used_after_finalize() -> ! {
 /// event fd), looking at the count again at least every `MAX_NAP`. An operation on a PE that has
 /// just started to compute thus waits at most about `MAX_NAP`.
 ///
-/// It also sends the puts that wait in batches (`strided::coalesces`), which only exist while
+/// It also sends the puts that wait in batches (`am::coalesces`), which only exist while
 /// it waits for events: at every look, with naps of at most [`BATCH_NAP`] while the PE keeps
 /// beginning batches, and woken by the first put of a batch (an unpark, or a signal of the
 /// worker) when it naps longer or waits for events.

@@ -1,14 +1,14 @@
 //! Put, get and their strided and signalled forms, fence and quiet: the one dispatch between a
 //! copy into a peer's mapping and a UCX call, per peer and per region.
 //!
-//! Part of the transport layer (methods of [`Transport`]); uses `strided`, `progress`, `mem`.
+//! Part of the transport layer (methods of [`Transport`]); uses `am`, `progress`, `mem`.
 //! The direct path is `#[inline(always)]` down to the copy; the UCX half of every operation is
 //! out of line, so that a put to a PE on this node compiles to a liveness check, a branch and
 //! the copy.
 
+use super::am;
 use super::atomic::amo_on;
 use super::progress;
-use super::strided;
 use super::{Peer, Transport, UcxPeer, check};
 use crate::mem::copy::{copy_bytes, copy_elem};
 use crate::mem::word::SignalKind;
@@ -99,15 +99,15 @@ impl Transport {
             && let Some(pe) = self.am_put_target(peer, &u, len)
         {
             // The put right after a wait goes at once (see `progress::take_waited`).
-            let r = if !progress::take_waited() && strided::coalesces(pe, len) {
+            let r = if !progress::take_waited() && am::coalesces(pe, len) {
                 // SAFETY: per the caller; the source is copied into the batch.
-                unsafe { strided::put_batched(&self.progress, &u.ep, pe, offset, local, len) }
+                unsafe { am::put_batched(&self.progress, &u.ep, pe, offset, local, len) }
             } else {
                 self.send_batch_before(peer, &u);
                 // SAFETY: per the caller; the source is copied into the message before this
                 // returns, so either completion holds.
                 unsafe {
-                    strided::put(
+                    am::put(
                         &self.progress,
                         &u.ep,
                         pe,
@@ -138,11 +138,11 @@ impl Transport {
     }
 
     /// The PE to send a put of `len` bytes to `peer` to as an active message
-    /// ([`strided::put`]), or `None` for a UCX put. Where UCX emulates RMA (tcp) a put is an
+    /// ([`am::put`]), or `None` for a UCX put. Where UCX emulates RMA (tcp) a put is an
     /// active message anyway, and UCX's target answers every one with a message of its own: a
     /// system call on both sides, on the critical path of a put + flag pipeline. Ours are
     /// acknowledged only when the sender needs them complete (quiet, a window of
-    /// [`strided::MAX_UNACKED`] messages). Up to [`AM_PUT_MAX`] bytes, to a PE of the main
+    /// [`MAX_UNACKED`](am) messages). Up to [`AM_PUT_MAX`] bytes, to a PE of the main
     /// worker (a context's endpoints have no handlers).
     #[inline]
     fn am_put_target(&self, peer: &Peer, u: &UcxPeer, len: usize) -> Option<usize> {
@@ -160,17 +160,17 @@ impl Transport {
     #[track_caller]
     pub(crate) fn after_am_puts(&self, peer: &Peer, u: &UcxPeer) {
         self.send_batch_before(peer, u);
-        if !strided::all_ordered()
+        if !am::all_ordered()
             && let Some(pe) = self.pe_of(peer)
-            && !strided::ordered(pe)
+            && !am::ordered(pe)
         {
-            let count = check(strided::ask(&u.ep, pe), "get");
-            self.wait_local(|| strided::acked_to(pe, count));
+            let count = check(am::ask(&u.ep, pe), "get");
+            self.wait_local(|| am::acked_to(pe, count));
         }
     }
 
     /// Before any operation on `peer` but a put that joins its batch: sends the puts waiting
-    /// in its batch ([`strided::coalesces`]), so that the operation comes after them, as it
+    /// in its batch ([`am::coalesces`]), so that the operation comes after them, as it
     /// would have without the batch. One load of a flag when no batch waits.
     #[inline]
     #[track_caller]
@@ -178,7 +178,7 @@ impl Transport {
         if progress::batched()
             && let Some(pe) = self.pe_of(peer)
         {
-            check(strided::send_batch_of(&self.progress, &u.ep, pe), "put");
+            check(am::send_batch_of(&self.progress, &u.ep, pe), "put");
         }
     }
 
@@ -189,7 +189,7 @@ impl Transport {
         if !progress::batched() {
             return;
         }
-        let Some(mut held) = strided::batches(try_only) else {
+        let Some(mut held) = am::batches(try_only) else {
             return;
         };
         for (pe, recs) in held.take() {
@@ -197,7 +197,7 @@ impl Transport {
             // silently if it were not.
             let u = self.peers[pe].ucx();
             check(
-                strided::send_taken(&self.progress, &held, &u.ep, pe, recs),
+                am::send_taken(&self.progress, &held, &u.ep, pe, recs),
                 "put",
             );
         }
@@ -262,7 +262,7 @@ impl Transport {
     }
 
     /// The UCX half of [`put_elems`](Self::put_elems): two or more elements to a PE of the
-    /// main worker travel packed in active messages ([`strided::put`]), complete at the next
+    /// main worker travel packed in active messages ([`am::put`]), complete at the next
     /// quiet; a single element, or elements too large for one message (or empty ones), are
     /// blocking puts.
     ///
@@ -288,14 +288,14 @@ impl Transport {
         };
         let pe = self.pe_of(peer);
         let second = elems.next();
-        let packed = strided::fits(size)
-            && (second.is_some() || self.am_put_target(peer, &u, size).is_some());
+        let packed =
+            am::fits(size) && (second.is_some() || self.am_put_target(peer, &u, size).is_some());
         match (second, pe) {
             (second, Some(pe)) if packed => {
                 let all = std::iter::once(first).chain(second).chain(elems);
                 // SAFETY: per the caller.
                 check(
-                    unsafe { strided::put(&self.progress, &u.ep, pe, all, size) },
+                    unsafe { am::put(&self.progress, &u.ep, pe, all, size) },
                     "iput",
                 );
             }
@@ -342,15 +342,13 @@ impl Transport {
             // Puts in active messages are complete when their target has acknowledged them
             // (and adds when their replies are in: those are counted for the process only).
             if let Some(pe) = self.pe_of(peer) {
-                strided::note_quiet(pe);
+                am::note_quiet(pe);
                 let asked = peer.ucx_if_open().map(|u| {
                     self.send_batch_before(peer, &u);
-                    strided::ask(&u.ep, pe)
+                    am::ask(&u.ep, pe)
                 });
                 let count = asked.map_or(0, |r| check(r, "pe_quiet"));
-                self.wait_local(|| {
-                    strided::acked_to(pe, count) && shmem_ucx::atomics_in_flight() == 0
-                });
+                self.wait_local(|| am::acked_to(pe, count) && shmem_ucx::atomics_in_flight() == 0);
             }
             if let Some(u) = peer.ucx_if_open() {
                 check(u.ep.flush(), "flush");
@@ -377,8 +375,8 @@ impl Transport {
     /// updates the 8-byte word at offset `signal` there as `kind` says (release ordering:
     /// whoever sees the word's new value sees the bytes). Where the word is mapped here, copies
     /// (or, for bytes only UCX reaches, blocking puts and a flush) and an atomic; to a PE of the
-    /// main worker, one active message (`strided::put_signal`); through a context's endpoint,
-    /// or over [`strided::MAX_MSG`] bytes, blocking puts, a flush and a UCX atomic (`Max` there
+    /// main worker, one active message (`am::put_signal`); through a context's endpoint,
+    /// or over [`am::MAX_MSG`] bytes, blocking puts, a flush and a UCX atomic (`Max` there
     /// is a plain swap, which only one writer per word makes safe). The caller keeps the bytes
     /// inside one region (team segment, heap or data segment) and the word aligned.
     #[track_caller]
@@ -406,12 +404,12 @@ impl Transport {
                 // Some of it only UCX reaches (the word too, or a heap reached through UCX
                 // under a mapped team segment: UCX_TLS without shared memory).
                 if let Some(pe) = self.pe_of(peer)
-                    && len <= strided::MAX_MSG
+                    && len <= am::MAX_MSG
                 {
                     let u = peer.ucx();
                     self.send_batch_before(peer, &u);
                     check(
-                        strided::put_signal(
+                        am::put_signal(
                             &self.progress,
                             &u.ep,
                             pe,
@@ -497,8 +495,8 @@ impl Transport {
             // (tcp): there the target handles them in order anyway. With nothing to wait for,
             // no round of progress: over tcp it is a system call or two per fence (an
             // epoll_wait and often a recvfrom), which a put + fence pipeline pays on every row.
-            strided::note_fence();
-            if !strided::all_acked() && !strided::all_ordered() {
+            am::note_fence();
+            if !am::all_acked() && !am::all_ordered() {
                 self.settle_am_puts(true);
             }
             check(self.progress.worker().fence(), "fence");
@@ -511,20 +509,20 @@ impl Transport {
     #[track_caller]
     fn settle_am_puts(&self, for_fence: bool) {
         let mut waits = Vec::new();
-        for pe in strided::take_listed() {
-            if for_fence && strided::ordered(pe) {
-                strided::relist(pe);
+        for pe in am::take_listed() {
+            if for_fence && am::ordered(pe) {
+                am::relist(pe);
                 continue;
             }
             if !for_fence {
-                strided::note_quiet(pe);
+                am::note_quiet(pe);
             }
             if let Some(u) = self.peers[pe].ucx_if_open() {
-                waits.push((pe, check(strided::ask(&u.ep, pe), "quiet")));
+                waits.push((pe, check(am::ask(&u.ep, pe), "quiet")));
             }
         }
         if !waits.is_empty() {
-            self.wait_local(|| waits.iter().all(|&(pe, n)| strided::acked_to(pe, n)));
+            self.wait_local(|| waits.iter().all(|&(pe, n)| am::acked_to(pe, n)));
         }
     }
 
@@ -538,7 +536,7 @@ impl Transport {
             // wait progresses the worker). With none of the former outstanding, no round of
             // progress before the flush: over tcp it is a system call, 1-2% of a put + quiet.
             self.send_batches(false);
-            if !strided::all_acked() {
+            if !am::all_acked() {
                 self.settle_am_puts(false);
             }
             if shmem_ucx::atomics_in_flight() != 0 {
@@ -561,7 +559,7 @@ unsafe fn update_word(word: *mut u8, kind: SignalKind, value: u64) {
 }
 
 /// The UCX half of [`Transport::get_elems`]: two or more elements from a PE of the main worker
-/// are requested and answered in packed active messages ([`strided::get`]); a single element,
+/// are requested and answered in packed active messages ([`am::get`]); a single element,
 /// or elements too large for one message, are gets issued back to back and completed by one
 /// flush.
 ///
@@ -592,15 +590,15 @@ unsafe fn get_elems_ucx(
     tp.after_am_puts(peer, &u);
     let second = elems.next();
     if let (Some(second), Some(pe)) = (second, tp.pe_of(peer))
-        && strided::fits(size)
+        && am::fits(size)
     {
         let all = std::iter::once(first)
             .chain(std::iter::once(second))
             .chain(elems);
-        // SAFETY: per the caller; `strided::get` returns (or unwinds) only once no response
+        // SAFETY: per the caller; `am::get` returns (or unwinds) only once no response
         // can write into a destination any more.
         check(
-            unsafe { strided::get(&tp.progress, &u.ep, pe, all, size) },
+            unsafe { am::get(&tp.progress, &u.ep, pe, all, size) },
             "iget",
         );
         return;

@@ -1,0 +1,145 @@
+//! Coalescing: when a small put to a PE waits in that PE's batch instead of going at once
+//! ([`coalesces`]), and when the batches go (full, before another operation on the PE, at a
+//! wait, progress, quiet or barrier, or when the progress thread looks), each as one `BATCH`
+//! message counted as a put.
+
+use super::batch::{BatchSet, COALESCE_MAX};
+use super::ledger::{ORDERED, lock};
+use super::send::send_counted;
+use super::state::{STATE, State, state};
+use super::wire::{AM_BATCH, BATCH_WORDS, message};
+use crate::transport::progress::{self, Progress};
+use shmem_ucx::Endpoint;
+use std::sync::atomic::Ordering;
+
+/// Lets small puts in a stream wait in batches (`on`) or not: only where a progress thread
+/// serves this PE while it computes, which sends what waits (see [`coalesces`]).
+pub(crate) fn set_coalescing(on: bool) {
+    if let Some(s) = STATE.get() {
+        s.coalescing.store(on, Ordering::Release);
+    }
+}
+
+/// Whether a put of `len` bytes to `pe` waits in `pe`'s batch instead of going at once: a put
+/// of at most [`COALESCE_MAX`] bytes, to a PE whose endpoint has one ordered lane, in a stream
+/// (the PE's messages no longer ask for their own acks: more than `EAGER_UNTIL` since the
+/// last quiet), with coalescing on and fewer than `BATCHED_MAX` bytes waiting in all
+/// batches; the caller also sends the first put after a wait at once. A batch goes out as one
+/// `BATCH` message when it holds `BATCH_BYTES`, before any other operation on the PE, at
+/// this PE's next wait, progress, quiet or barrier, and otherwise when the progress thread next
+/// looks (while the PE computes).
+/// Over an emulated transport each message is a system call or two on both sides: a put +
+/// fence stream then costs a copy per put instead.
+pub(crate) fn coalesces(pe: usize, len: usize) -> bool {
+    let Some(st) = STATE.get() else {
+        return false;
+    };
+    len <= COALESCE_MAX
+        && st.coalescing.load(Ordering::Relaxed)
+        && !st.batches_full.load(Ordering::Relaxed)
+        && st.ledger.get(pe).is_some_and(|c| {
+            c.ordered.load(Ordering::Relaxed) == ORDERED && !c.eager.load(Ordering::Relaxed)
+        })
+}
+
+/// Publishes `set`'s state after a change (its lock held): whether any batch waits (for the
+/// progress thread) and whether another put may wait (for [`coalesces`], without the lock).
+fn publish(st: &State, set: &BatchSet) {
+    st.batches_full.store(!set.has_room(), Ordering::Relaxed);
+    progress::set_batched(!set.by_pe.is_empty());
+}
+
+/// Appends a put of `len` bytes from `src` to heap offset `offset` of `pe` to `pe`'s batch
+/// (the caller checked [`coalesces`]), and sends the batch through `ep` once it is full. The
+/// source is copied before this returns.
+///
+/// # Safety
+/// `src` is `len` readable bytes.
+pub(crate) unsafe fn put_batched(
+    progress: &Progress,
+    ep: &Endpoint,
+    pe: usize,
+    offset: usize,
+    src: *const u8,
+    len: usize,
+) -> shmem_ucx::Result<()> {
+    let st = state();
+    let mut set = lock(&st.batches);
+    // SAFETY: `len` readable bytes (caller's contract).
+    let full = set.append(pe, offset, unsafe { std::slice::from_raw_parts(src, len) });
+    st.ledger.at(pe).since_quiet.fetch_add(1, Ordering::Relaxed);
+    publish(st, &set);
+    if let Some(recs) = full {
+        // Sent while the lock is held: no batch to `pe` can overtake it.
+        send_batch(progress, st, ep, pe, recs)?;
+    }
+    Ok(())
+}
+
+/// Sends `pe`'s batch, if it has one, through `ep`.
+pub(crate) fn send_batch_of(
+    progress: &Progress,
+    ep: &Endpoint,
+    pe: usize,
+) -> shmem_ucx::Result<()> {
+    let st = state();
+    let mut set = lock(&st.batches);
+    if let Some(recs) = set.remove(pe) {
+        publish(st, &set);
+        send_batch(progress, st, ep, pe, recs)?;
+    }
+    Ok(())
+}
+
+/// The batches waiting to go, locked: take them with [`Batches::take`] and send each with
+/// [`send_taken`] before dropping this. `None` when `try_only` and another thread holds them
+/// (it is sending them, or this thread is, further up).
+pub(crate) fn batches(try_only: bool) -> Option<Batches> {
+    let st = STATE.get()?;
+    let guard = if try_only {
+        match st.batches.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        }
+    } else {
+        lock(&st.batches)
+    };
+    Some(Batches(guard))
+}
+
+/// The locked batches (see [`batches`]).
+pub(crate) struct Batches(std::sync::MutexGuard<'static, BatchSet>);
+
+impl Batches {
+    /// Takes every batch: (PE, records).
+    pub(crate) fn take(&mut self) -> Vec<(usize, Vec<u8>)> {
+        let all = self.0.drain();
+        publish(state(), &self.0);
+        all
+    }
+}
+
+/// Sends records taken from [`Batches::take`] to `pe` through `ep`, while the [`Batches`] they
+/// came from is held.
+pub(crate) fn send_taken(
+    progress: &Progress,
+    _held: &Batches,
+    ep: &Endpoint,
+    pe: usize,
+    recs: Vec<u8>,
+) -> shmem_ucx::Result<()> {
+    send_batch(progress, state(), ep, pe, recs)
+}
+
+fn send_batch(
+    progress: &Progress,
+    st: &State,
+    ep: &Endpoint,
+    pe: usize,
+    recs: Vec<u8>,
+) -> shmem_ucx::Result<()> {
+    let mut msg = message(&[st.my_pe as u64], recs.len());
+    msg.extend_from_slice(&recs);
+    send_counted(progress, st, ep, pe, AM_BATCH, msg, BATCH_WORDS * 8)
+}
