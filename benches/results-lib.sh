@@ -64,6 +64,7 @@ results_write() {
     local name=$1 script=$2 knobs=$3 sentence=$4 body=$5 tmp
     mkdir -p "$RESULTS_DIR"
     tmp=$(mktemp "$RESULTS_DIR/.$name.XXXXXX")
+    chmod 0644 "$tmp" # mktemp makes it private; a result file is for everyone to read
     {
         echo "<!-- Written by $script on $(date -u +%F) from commit $(results_commit)."
         echo "     Machine: $(results_machine)."
