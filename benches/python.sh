@@ -183,8 +183,8 @@ versions=$("$(venv_of "${impls[0]}")/bin/python" -c 'import importlib.metadata a
 print("shmem4py " + m.version("shmem4py") + ", NumPy " + m.version("numpy"))' 2>/dev/null ||
     echo "shmem4py (version unknown)")
 {
-    echo "$versions, built on each library as a user builds it (ours: with this project's oshcc"
-    echo "first on PATH; oshmem: OSHCC=oshcc), PE 0 to PE 1 (benches/python/latency.py):"
+    echo "$versions. shmem4py built on each library as a user builds it (ours: with this"
+    echo "project's oshcc first on PATH; oshmem: OSHCC=oshcc), PE 0 to PE 1 (benches/python/latency.py):"
     echo "shmem.put + shmem.quiet and shmem.get between an ordinary NumPy array and one in"
     echo "symmetric memory (shmem.zeros); ours under this project's oshrun, oshmem under Open MPI's"
     echo "oshrun --oversubscribe. Median over $ROUNDS rounds, the implementations alternating, of"
