@@ -17,14 +17,26 @@
 # (so on DIR's libshmem.so) and run under DIR's shmemrun in the same rounds (Rust, C, C base,
 # rotated): the columns `C base` and `base/Rust` come next to the others, from one invocation.
 #
+# Without BASE the table also goes to c-twin.md in the results directory (benches/results/;
+# TINY=1: target/bench-results/; RESULTS_DIR=... to choose), begun by a comment naming the
+# script, the date, the machine and the knobs; a run in which a job failed leaves it as it was.
+# With BASE (an A/B comparison) it is only printed.
+#
 # Usage: benches/c-twin.sh                  (from anywhere)
 #        BASE=/path/to/checkout benches/c-twin.sh
+#        TINY=1 benches/c-twin.sh           (a quick check: ROUNDS=1 ITERS=200 REPS=1)
 # Knobs (environment): ROUNDS=5 ITERS=20000 REPS=15 JOB_TIMEOUT=300
 #   NO_BUILD=1  use the binaries built by an earlier run (target/c-twin/)
 # Raw CSVs: target/c-twin/NAME.ROUND.csv.
 set -euo pipefail
 
+# shellcheck source=benches/results-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/results-lib.sh"
+results_init
 cd "$(dirname "$0")/.."
+if [[ ${TINY:-0} == 1 ]]; then
+    ROUNDS=${ROUNDS:-1} ITERS=${ITERS:-200} REPS=${REPS:-1}
+fi
 ROUNDS=${ROUNDS:-5}
 ITERS=${ITERS:-20000}
 REPS=${REPS:-15}
@@ -63,6 +75,7 @@ run_job() { # NAME ROUND
     esac
 }
 
+failed=0
 for ((r = 1; r <= ROUNDS; r++)); do
     order=("${jobs[@]}")
     if ((r % 2 == 0)); then # reversed every other round
@@ -71,7 +84,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
     fi
     echo "== round $r of $ROUNDS: ${order[*]}" >&2
     for j in "${order[@]}"; do
-        run_job "$j" "$r" || echo "c-twin.sh: job $j round $r failed (status $?)" >&2
+        if ! run_job "$j" "$r"; then
+            echo "c-twin.sh: job $j round $r failed" >&2
+            failed=$((failed + 1))
+        fi
     done
 done
 
@@ -120,4 +136,26 @@ done | awk -F, -v base="$BASE" '
             if (base != "") line = line sprintf(" %9.1f | %9.2f |", median("base" SUBSEP row), median("br" SUBSEP row))
             print line
         }
-    }'
+    }' | tee "$out/table.md"
+if [[ -n $BASE ]]; then
+    exit 0
+fi
+if ((failed > 0)); then
+    echo "c-twin.sh: FAILED: $failed jobs failed; c-twin.md in $RESULTS_DIR is left as it was" >&2
+    exit 1
+fi
+{
+    echo "benches/c/latency.c built with this project's shmemcc (-O2 -falign-loops=64; on"
+    echo "libshmem.so, the OpenSHMEM C API over shmem-core) against the Rust benchmark"
+    echo "benches/src/bin/latency.rs (loops aligned to 64 bytes), both with their \`small\` option:"
+    echo "the one-sided 8-byte operations, on the heap and on a global (C) / static (Rust), 2 PEs"
+    echo "under shmemrun. The two alternate job by job, the order swapped every round. ns per"
+    echo "operation: the median over $ROUNDS rounds of each job's median of $REPS loops x $ITERS"
+    echo "operations; C/Rust: the median of the per-round ratios. Load average at the end of the"
+    echo "run: $(cut -d' ' -f1-3 /proc/loadavg)."
+    echo
+    cat "$out/table.md"
+} >"$out/c-twin.md"
+results_write c-twin.md benches/c-twin.sh "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS" \
+    "The cost of a small operation through this runtime's C API against the same operation through its Rust API." \
+    "$out/c-twin.md"

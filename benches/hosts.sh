@@ -21,7 +21,10 @@
 # oversubscribed, on one host as across hosts.
 # Writes the tables "Across two hosts", "Collectives across hosts" and "heat" to
 # RESULTS/hosts-tables.md (and prints them when run on its own), raw results to
-# RESULTS/JOB.NPES.ROUND.csv (lines case,size,variant,median_ns,min_ns) and .log.
+# RESULTS/JOB.NPES.ROUND.csv (lines case,size,variant,median_ns,min_ns) and .log; when every job
+# produced its results, also hosts.md in the results directory (benches/results/; TINY=1:
+# target/bench-results/; RESULTS_DIR=... to choose), begun by a comment naming the script, the
+# date, the machine and the knobs. A SKIPPED run leaves hosts.md as it is.
 #
 # Usage: benches/hosts.sh            on its own: builds, results in target/bench-results-hosts/
 #        benches/hosts.sh RESULTS    from run.sh: no build (run.sh built), results in RESULTS
@@ -74,6 +77,9 @@ export -n UCX_ITERS UCX_REPS
 export SHMEM_BIND_TO=none
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=benches/results-lib.sh
+source "$root/benches/results-lib.sh"
+results_init
 cd "$root"
 
 TAG=42
@@ -461,7 +467,15 @@ if ((standalone)); then
     cat "$tables"
 fi
 if ((${#problems[@]} > 0)); then
-    echo "hosts.sh: FAILED: some multi-host jobs did not produce all their results:" >&2
+    echo "hosts.sh: FAILED: some multi-host jobs did not produce all their results (hosts.md in" \
+        "$RESULTS_DIR is left as it was):" >&2
     printf '   %s\n' "${problems[@]}" >&2
     exit 1
 fi
+script=benches/hosts.sh
+((standalone)) || script="benches/hosts.sh (part 5 of benches/run.sh)"
+results_write hosts.md "$script" "ROUNDS=$ROUNDS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS \
+PERF_ITERS=$PERF_ITERS PERF_GET_ITERS=$PERF_GET_ITERS HEAT_NX=$HEAT_NX HEAT_NY=$HEAT_NY \
+HEAT_ITERS=$HEAT_ITERS HOSTS_COLL_ITERS=$HOSTS_COLL_ITERS HOSTS_COLL_REPS=$HOSTS_COLL_REPS" \
+    "Latency, collectives and a stencil (heat) across network-namespace hosts on this machine, talking TCP to each other: ours against UCX's own ucx_perftest, and across hosts against one host." \
+    "$tables"

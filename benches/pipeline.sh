@@ -22,11 +22,24 @@
 # for minutes at a time, and oshmem's moves likewise: the per-round ratio pairs jobs that ran
 # close together.)
 #
+# The table also goes to pipeline.md in the results directory (benches/results/; TINY=1:
+# target/bench-results/; RESULTS_DIR=... to choose), begun by a comment naming the script, the
+# date, the machine and the knobs; a run in which a job missed rows leaves it as it was (and
+# exits non-zero). Raw CSVs: target/bench-results/pipeline/.
+#
 #   bash benches/pipeline.sh                 (ROUNDS=5 NPES_LIST="2 4" ITERS=20000 REPS=9)
+#   TINY=1 bash benches/pipeline.sh          (a quick check: ROUNDS=1 NPES_LIST=2 ITERS=200 REPS=1)
 set -euo pipefail
+# shellcheck source=benches/results-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/results-lib.sh"
+results_init
 cd "$(dirname "$0")/.."
+if [[ ${TINY:-0} == 1 ]]; then
+    ROUNDS=${ROUNDS:-1} NPES_LIST=${NPES_LIST:-2} ITERS=${ITERS:-200} REPS=${REPS:-1}
+fi
 rounds=${ROUNDS:-5}
-read -r -a npes_list <<<"${NPES_LIST:-2 4}"
+NPES_LIST=${NPES_LIST:-2 4}
+read -r -a npes_list <<<"$NPES_LIST"
 iters=${ITERS:-20000}
 reps=${REPS:-9}
 jobs=(ours-tcp c-ours-tcp oshmem-tcp oshmem-tcp-basic ours-direct oshmem)
@@ -63,17 +76,21 @@ run() {
     oshmem) "${t[@]}" "${osh[@]}" "$out/latency-oshmem" "${args[@]}" ;;
     esac >"$csv" 2>"$csv.log" || true # oshmem 4.1.4 segfaults in shmem_finalize: rows count
 }
+missing=0
 for n in "${npes_list[@]}"; do
     for ((r = 0; r < rounds; r++)); do
         for ((j = 0; j < ${#jobs[@]}; j++)); do
             job=${jobs[$(((j + r) % ${#jobs[@]}))]}
             run "$job" "$n" "$out/$job.$n.$r.csv"
             rows=$(grep -c '^[^,]*,[0-9]*,heap,' "$out/$job.$n.$r.csv" || true)
-            [ "$rows" = 3 ] || echo "pipeline.sh: $job at $n PEs, round $r: $rows of 3 rows (see $out/$job.$n.$r.csv.log)" >&2
+            if [ "$rows" != 3 ]; then
+                echo "pipeline.sh: $job at $n PEs, round $r: $rows of 3 rows (see $out/$job.$n.$r.csv.log)" >&2
+                missing=$((missing + 1))
+            fi
         done
     done
 done
-python3 - "$out" "$rounds" "${npes_list[@]}" <<'EOF'
+python3 - "$out" "$rounds" "${npes_list[@]}" <<'EOF' | tee "$out/table.md"
 import csv, glob, statistics, sys
 out, rounds, npes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 jobs = ["ours-tcp", "c-ours-tcp", "oshmem-tcp", "oshmem-tcp-basic", "ours-direct", "oshmem"]
@@ -105,3 +122,30 @@ for n in npes:
         print(f"| {n} | {case} | " + " | ".join(cells) + f" | {ratio('ours-tcp', 'oshmem-tcp')} "
               f"| {ratio('ours-tcp', 'oshmem-tcp-basic')} | {per_round} | {faster} |")
 EOF
+if ((missing > 0)); then
+    echo "pipeline.sh: FAILED: $missing jobs missed rows; pipeline.md in $RESULTS_DIR is left as it was" >&2
+    exit 1
+fi
+{
+    echo "Over UCX_TLS=tcp,self on one host, ours (latency.rs and the C twin latency.c built with"
+    echo "shmemcc, under shmemrun) against Open MPI's OpenSHMEM (latency.c built with oshcc, under"
+    echo "oshrun with the UCX settings ours gets: 256 KiB TCP segments, one rendezvous lane); the"
+    echo "columns ours-direct and oshmem are the same rows on one node's default paths, for"
+    echo "reference. Rows: put 8 B + shmem_fence in a loop, PE 0 to PE 1; the flag pipeline of the"
+    echo "Parallel Research Kernels' synch_p2p pattern down the chain of all PEs (per row: wait for"
+    echo "the left neighbour's flag, put a value, fence, put the flag to the right neighbour), time"
+    echo "per row; fcollect of 64 KiB per PE. oshmem-tcp's collectives are Open MPI's MPI ones,"
+    echo "which move data through shared memory whatever UCX_TLS says; oshmem-tcp-basic (--mca scoll"
+    echo "basic) sends them through its UCX layer, the like-for-like fcollect. ns per operation (per"
+    echo "row for the pipeline): the median over $rounds rounds of each job's median of $reps loops x"
+    echo "$iters operations, the jobs' order rotated every round; the last columns: the ratio of the"
+    echo "medians, the median of the per-round ratios ours-tcp / oshmem-tcp (the two jobs of a round"
+    echo "ran close together, so the machine's slow and fast spells fall on both), and in how many"
+    echo "rounds ours-tcp was the faster."
+    echo
+    cat "$out/table.md"
+} >"$out/pipeline.md"
+results_write pipeline.md benches/pipeline.sh \
+    "ROUNDS=$rounds NPES_LIST=\"$NPES_LIST\" ITERS=$iters REPS=$reps" \
+    "Point-to-point pipeline rows over tcp (put + fence, a flag pipeline, a large fcollect), ours against Open MPI's OpenSHMEM over the same transport." \
+    "$out/pipeline.md"

@@ -14,12 +14,26 @@
 # (--no-cache-dir: pip would otherwise reuse the wheel it built for the other library).
 # Knobs: IMPLS="ours oshmem" ROUNDS=5 ITERS=20000 BIG_ITERS=400 REPS=15 JOB_TIMEOUT=300
 # OSHRUN_FLAGS=... (extra oshrun flags); BUILD=0 builds nothing: implementations without their
-# environment are left out (a SKIPPED line when none is left; benches/run.sh's TINY run). Needs `cargo build --release`, python3 with venv, and
-# PyPI for the first build. Exits non-zero if a job did not print all its rows.
+# environment are left out (a SKIPPED line when none is left; benches/run.sh's TINY run).
+# TINY=1: ROUNDS=1 ITERS=40 BIG_ITERS=2 REPS=2 unless set.
+# When every job printed its rows, the table also goes to python.md in the results directory
+# (benches/results/; TINY=1: target/bench-results/; RESULTS_DIR=... to choose), begun by a
+# comment naming the script, the date, the machine and the knobs; a SKIPPED run leaves it as it
+# is. Needs `cargo build --release`, python3 with venv, and PyPI for the first build. Exits
+# non-zero if a job did not print all its rows.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=benches/results-lib.sh
+source "$root/benches/results-lib.sh"
+results_init
 cd "$root"
 read -r -a impls <<<"${IMPLS:-ours oshmem}"
+if [[ ${TINY:-0} == 1 ]]; then
+    ROUNDS=${ROUNDS:-1}
+    ITERS=${ITERS:-40}
+    BIG_ITERS=${BIG_ITERS:-2}
+    REPS=${REPS:-2}
+fi
 ROUNDS=${ROUNDS:-5}
 ITERS=${ITERS:-20000}
 BIG_ITERS=${BIG_ITERS:-400}
@@ -130,7 +144,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 # The table: per case, the median over rounds of each implementation's median.
-python3 - "$results" "${impls[@]}" <<'EOF'
+python3 - "$results" "${impls[@]}" <<'EOF' | tee "$results/table.md"
 import glob, statistics, sys
 results, impls = sys.argv[1], sys.argv[2:]
 med = {}
@@ -161,5 +175,24 @@ for case in ("put", "get"):
 EOF
 if [[ ${#problems[@]} -gt 0 ]]; then
     printf 'python.sh: %s\n' "${problems[@]}" >&2
+    echo "python.sh: python.md in $RESULTS_DIR is left as it was" >&2
     exit 1
 fi
+# The versions the jobs ran (of the first implementation's environment).
+versions=$("$(venv_of "${impls[0]}")/bin/python" -c 'import importlib.metadata as m
+print("shmem4py " + m.version("shmem4py") + ", NumPy " + m.version("numpy"))' 2>/dev/null ||
+    echo "shmem4py (version unknown)")
+{
+    echo "$versions. shmem4py built on each library as a user builds it (ours: with this"
+    echo "project's oshcc first on PATH; oshmem: OSHCC=oshcc), PE 0 to PE 1 (benches/python/latency.py):"
+    echo "shmem.put + shmem.quiet and shmem.get between an ordinary NumPy array and one in"
+    echo "symmetric memory (shmem.zeros); ours under this project's oshrun, oshmem under Open MPI's"
+    echo "oshrun --oversubscribe. Median over $ROUNDS rounds, the implementations alternating, of"
+    echo "each run's median of $REPS loops x $ITERS calls (1 MiB: $BIG_ITERS calls); time per call."
+    echo
+    cat "$results/table.md"
+} >"$results/python.md"
+results_write python.md benches/python.sh \
+    "IMPLS=\"${impls[*]}\" ROUNDS=$ROUNDS ITERS=$ITERS BIG_ITERS=$BIG_ITERS REPS=$REPS${OSHRUN_FLAGS:+ OSHRUN_FLAGS=\"$OSHRUN_FLAGS\"}" \
+    "The time of shmem4py's put + quiet and get of 8 B and 1 MiB between 2 PEs on one node, with shmem4py built on this project and on Open MPI's OpenSHMEM." \
+    "$results/python.md"

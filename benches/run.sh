@@ -21,8 +21,8 @@
 #   3b. copy sweep (benches/src/bin/copy_sweep.rs, C twin benches/c/copy_sweep.c) at 2 PEs, ours
 #      direct and oshmem: put + quiet, get and a local memcpy at 256 B to 4 MiB against
 #      d = (dst - src) mod 4096 (glibc's memcpy stalls at d in 1..~31 on AMD EPYC); a table per
-#      size and op (best, worst and where, ours/oshmem) and the heat map benches/copy_sweep.png
-#      (sweep_plot; TINY: target/bench-results/copy_sweep.png);
+#      size and op (best, worst and where, ours/oshmem) and the heat map copy_sweep.png
+#      (sweep_plot);
 #   4. shmem! against the hand-written runtime call (benches/dsl-overhead.sh's aligned build);
 #   5. across hosts (benches/hosts.sh, needs root: network namespaces 10.231.42.1 to .8 joined
 #      by a bridge, made by scripts/netns-hosts.sh): latency with one PE on each of two hosts
@@ -33,17 +33,23 @@
 #   6. Python (benches/python.sh): shmem4py put + quiet and get of 8 B and 1 MiB at 2 PEs, with
 #      shmem4py built on ours and on oshmem.
 # Prints the latency table, the collectives table (ours, oshmem, ratio per PE count), the
-# bandwidth lines, the copy-sweep table and the DSL/call table; saves them to benches/results.md
-# (full runs only) and draws benches/latency.png (put/get latency vs size, log-log, aligned
-# buffers) and benches/copy_sweep.png with the plotters-based latency_plot and sweep_plot (the
-# sweep's medians: target/bench-results/sweep.csv). Raw CSVs of every run (with minima):
-# target/bench-results/. Exits non-zero if any job did not produce all its rows.
+# bandwidth lines, the copy-sweep table and the DSL/call table, and writes them, one Markdown
+# file per table family, to the results directory (benches/results/; TINY=1:
+# target/bench-results/; RESULTS_DIR=... to choose): latency.md (with the tcp summary),
+# c-latency.md (the C twin on this runtime), collectives.md, bandwidth.md, copy-sweep.md, dsl.md,
+# and the plots latency.png (put/get latency vs size, log-log, aligned buffers) and
+# copy_sweep.png (latency_plot and sweep_plot, plotters-based); each file begins with a comment
+# naming this script, the date, the commit, the machine and the knobs (benches/results-lib.sh).
+# Part 5 (hosts.sh) writes hosts.md and part 6 (python.sh) python.md themselves. These files are
+# written only when every job of parts 1 to 4 produced all its rows (else the tables stay in
+# target/bench-results/md/); then benches/headline.sh rebuilds headline.md and, when the
+# results directory is benches/results/, the README's headline table. Raw CSVs of every run
+# (with minima): target/bench-results/. Exits non-zero if any job did not produce all its rows.
 #
 # Usage: benches/run.sh                 (from anywhere)
 #        TINY=1 benches/run.sh          (CI: every job type, minimal loops, well under a minute
-#                                        after the build; PE counts 2 and 3; neither results.md
-#                                        nor the PNGs are written, the plots go to
-#                                        target/bench-results/{latency,copy_sweep}.png)
+#                                        after the build; PE counts 2 and 3; the result files go
+#                                        to target/bench-results/, never to benches/results/)
 # Knobs (environment; TINY=1 changes the defaults, explicit values still win):
 #   ROUNDS=3                   rounds of each part, order of the implementations rotated per round
 #   PAIR_ROUNDS=5              rounds of the direct latency pair (ours direct, oshmem), which
@@ -58,7 +64,8 @@
 #   SWEEP_BYTES=2097152 SWEEP_REPS=9 copy sweep: bytes per timed loop, loops per point
 #   OSHRUN_FLAGS="..."         extra flags for oshrun (e.g. --mca ... settings)
 #   JOB_TIMEOUT=300            seconds before a single job is killed
-#   PLOT=1                     0 skips benches/latency.png
+#   PLOT=1                     0 skips the plots (latency.png, copy_sweep.png)
+#   RESULTS_DIR=benches/results   where the result files go (TINY: target/bench-results)
 #   PYTHON=1                   0 skips part 6 (Python: benches/python.sh, which builds shmem4py
 #                              for ours and oshmem from PyPI when missing; TINY: only those built)
 # Needs: cargo, and oshcc/oshrun from the Debian packages openmpi-bin and libopenmpi-dev.
@@ -104,6 +111,11 @@ read -r -a EXTRA_OSHRUN <<<"${OSHRUN_FLAGS:-}"
 read -r -a NPES <<<"$NPES_LIST"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The result files' directory (RESULTS_DIR, exported for hosts.sh and python.sh), resolved
+# before the cd: a relative RESULTS_DIR is taken from where the script was started.
+# shellcheck source=benches/results-lib.sh
+source "$root/benches/results-lib.sh"
+results_init
 cd "$root"
 
 for tool in oshcc oshrun; do
@@ -329,17 +341,22 @@ if [[ $dsl_rows -ne 5 || $dsl_rc -ne 0 ]]; then
 else
     echo "   dsl_overhead: ok" >&2
 fi
+# Problems of parts 5 and 6, which write their result files themselves: they fail the run but
+# do not keep this script's files from being written.
+side_problems=()
 # Part 5: across hosts (network namespaces; root) and heat, benches/hosts.sh: its tables go
-# to $results/hosts-tables.md; without root or `ip netns` it prints a SKIPPED line.
+# to $results/hosts-tables.md, and it writes hosts.md to the results directory itself; without
+# root or `ip netns` it prints a SKIPPED line (and leaves hosts.md as it is).
 hosts_rc=0
 ROUNDS=$ROUNDS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS JOB_TIMEOUT=$JOB_TIMEOUT TINY=$TINY \
     LAT_ROWS_OURS=$LAT_ROWS_OURS LATENCY_BIN=$ours bash benches/hosts.sh "$results" || hosts_rc=$?
 if [[ $hosts_rc -ne 0 ]]; then
-    problems+=("multi-host part (benches/hosts.sh): exit status $hosts_rc (see above)")
+    side_problems+=("multi-host part (benches/hosts.sh): exit status $hosts_rc (see above)")
 fi
 # Part 6: Python, shmem4py's put and get on ours and on oshmem (benches/python.sh, its table to
-# $py_table). A tiny run builds nothing: it runs the shmem4py environments already there (CI:
-# ours, from scripts/shmem4py.sh), once, or prints a SKIPPED line.
+# $py_table; it writes python.md to the results directory itself). A tiny run builds nothing: it
+# runs the shmem4py environments already there (CI: ours, from scripts/shmem4py.sh), once, or
+# prints a SKIPPED line.
 py_table=$results/python-table.md
 if [[ $PYTHON != 0 ]]; then
     echo "== Python (shmem4py)" >&2
@@ -352,7 +369,7 @@ if [[ $PYTHON != 0 ]]; then
             REPS=$REPS JOB_TIMEOUT=$JOB_TIMEOUT bash benches/python.sh >"$py_table" || py_rc=$?
     fi
     if [[ $py_rc -ne 0 ]]; then
-        problems+=("Python part (benches/python.sh): exit status $py_rc (see above)")
+        side_problems+=("Python part (benches/python.sh): exit status $py_rc (see above)")
     fi
 fi
 elapsed=$((SECONDS - t_start))
@@ -396,9 +413,8 @@ function paired(a, b, key,    r, k, n) {
 # The copy sweep's medians over rounds as "impl,op,size,d,src_align,median_ns" (impl ours or
 # oshmem), for its table and plot.
 sweep_csv=$results/sweep.csv
-# A tiny run's plot stays with its raw results.
-sweep_png=benches/copy_sweep.png
-[[ $TINY == 1 ]] && sweep_png=$results/copy_sweep.png
+# The plots are drawn here, then copied to the results directory with the tables.
+sweep_png=$results/copy_sweep.png
 for f in "$results"/sweep-direct.*.csv "$results"/sweep-oshmem.*.csv; do
     [[ -e $f ]] || continue
     imp=ours
@@ -417,10 +433,28 @@ done | awk -F, "$awk_lib"'
         }
     }' >"$sweep_csv"
 
-tables=$results/tables.md
+# The tables, one Markdown body per family (the result file without its header comment and first
+# sentence, which results_write adds): md/FAMILY.md.
+md=$results/md
+mkdir -p "$md"
+families=(latency c-latency collectives bandwidth copy-sweep dsl)
+declare -A title=(
+    [latency]="Latency, 2 PEs on one node, ns per operation"
+    [c-latency]="The C twin on this runtime, 2 PEs on one node, ns per operation"
+    [collectives]="Collectives, ns per call, by number of PEs on one node"
+    [bandwidth]="Bandwidth, 256 KiB, PE 0 (2 PEs on one node)"
+    [copy-sweep]="Copy sweep: time against d = (dst - src) mod 4096, PE 0 and PE 1 on one node"
+    [dsl]="shmem! against the hand-written call"
+)
+declare -A sentence=(
+    [latency]="The latency of single operations (RMA at 8 B to 4 MiB, strided, atomics, ping-pong, a put_nbi stream, collectives) between 2 PEs on one node, ours against Open MPI's OpenSHMEM, on the direct path and over UCX's tcp transport."
+    [c-latency]="The same C benchmark program (benches/c/latency.c) on this runtime's C API and on Open MPI's OpenSHMEM, next to the Rust benchmark on this runtime."
+    [collectives]="The time per collective call at each PE count on one node, ours against Open MPI's OpenSHMEM."
+    [bandwidth]="The bandwidth of a 256 KiB put + quiet against a local memcpy of the same size, ours and Open MPI's OpenSHMEM."
+    [copy-sweep]="How the time of a copy (put + quiet, get, memcpy) depends on the distance between destination and source modulo a page and on the source's alignment, ours against Open MPI's OpenSHMEM."
+    [dsl]="The CPU cost of the shmem! macro's expansion against the hand-written runtime call it stands for."
+)
 {
-    echo "### Latency, 2 PEs on one node, ns per operation"
-    echo
     echo "Median over $PAIR_ROUNDS rounds ($TCP_ROUNDS for ours UCX and oshmem tcp, $ROUNDS for C on ours) of each run's median; the ratios"
     echo "direct/oshmem and UCX/oshmem tcp are the medians over rounds of the ratio within a round, where"
     echo "the two run back to back in alternating order (on-node latencies here switch between two"
@@ -448,10 +482,12 @@ tables=$results/tables.md
     echo "= ours UCX / oshmem tcp basic."
     echo
     echo "put + quiet / get variants: aligned = page-aligned private buffer and heap array (as the"
-    echo "OSU benchmarks); vec = a Vec<u8> / malloc'd private buffer where the allocator puts it"
+    echo "OSU benchmarks); vec = a \`Vec<u8>\` / malloc'd private buffer where the allocator puts it"
     echo "(from 128 KiB on glibc maps it 16 bytes past a page start: a get's (dst - src) mod 4096 is"
     echo "16) against a page-aligned heap array; vec odd = the same at byte 1 of the buffer and byte"
     echo "3 of the heap array (a get's distance 14). Each run's log lists the distances."
+    echo "The plot latency.png beside this file shows the aligned put + quiet and get rows against"
+    echo "the size."
     echo
     all_rows | awk -F, "$awk_lib"'
     # The kernel round trip (tcp_rtt), by round.
@@ -509,13 +545,12 @@ tables=$results/tables.md
         if (cnt["floor"] && ("ucx" in fl_lo) && ("oshmem-tcp" in fl_lo))
             printf "\nThe floor under the %d one-round-trip rows (get, g, fetch_add, compare_swap, swap; 8 B): one TCP round trip on loopback between two busy-polling processes, no library (benches/c/tcp_rtt.c, 8 B each way), median %.1f us over %d rounds. Each row over the floor in the same round, median over rounds: ours UCX %.2f - %.2f (every round of every row: median %.2f), oshmem tcp %.2f - %.2f (%.2f).\n", fl_rows, median("floor") / 1000, cnt["floor"], fl_lo["ucx"], fl_hi["ucx"], median("ucx" SUBSEP "fl-all"), fl_lo["oshmem-tcp"], fl_hi["oshmem-tcp"], median("oshmem-tcp" SUBSEP "fl-all")
     }'
-    echo
-    echo "### The C twin on this runtime, 2 PEs on one node, ns per operation"
-    echo
+} >"$md/latency.md"
+{
     echo "benches/c/latency.c, unchanged, built with this project's shmemcc (libshmem.so, the"
     echo "OpenSHMEM C API over shmem-core) and run under shmemrun (C on ours), next to the Rust"
-    echo "benchmark on the same runtime (ours Rust, the direct column above) and to the same C"
-    echo "program on Open MPI (oshmem). Same loops and rounds as the latency table."
+    echo "benchmark on the same runtime (ours Rust: the ours direct column of latency.md) and to"
+    echo "the same C program on Open MPI (oshmem). Same loops and rounds as the latency table."
     echo
     all_rows | awk -F, "$awk_lib"'
     $2 == 2 && ($1 == "direct" || $1 == "c-ours" || $1 == "oshmem") {
@@ -532,9 +567,8 @@ tables=$results/tables.md
             printf "| %-28s | %7s | %-7s | %10s | %10s | %10s | %13s | %14s |\n", rc[r], hsize(rs[r]), rv[r], fmt(d), fmt(c), fmt(o), ratio(c, d), ratio(c, o)
         }
     }'
-    echo
-    echo "### Collectives, ns per call, by number of PEs on one node"
-    echo
+} >"$md/c-latency.md"
+{
     echo "OSU-style, the same in both implementations: barrier_all is a back-to-back loop timed on"
     echo "PE 0; for the others each iteration is an untimed barrier_all, then the call, timed on"
     echo "every PE; a loop's figure is the average over all PEs of their mean per call; the table"
@@ -571,9 +605,8 @@ tables=$results/tables.md
             print line
         }
     }'
-    echo
-    echo "### Bandwidth, 256 KiB, PE 0 (2 PEs on one node)"
-    echo
+} >"$md/collectives.md"
+{
     echo "put + quiet into PE 1's heap against a memcpy between two private 256 KiB buffers of"
     echo "PE 0, in alternating loops of $((ITERS * 4096 / 262144 > 10 ? ITERS * 4096 / 262144 : 10)) copies, $REPS loops, median over $ROUNDS rounds; GB/s = 1e9 bytes/s."
     echo
@@ -589,9 +622,8 @@ tables=$results/tables.md
         printf "- %s: put %s GB/s, memcpy %s GB/s, put/memcpy = %s\n", name, p < 0 ? "n/a" : sprintf("%.2f", p), m < 0 ? "n/a" : sprintf("%.2f", m), ratio(p, m)
     }
     END { line("ours (direct path)", "bw-direct"); line("oshmem", "bw-oshmem") }'
-    echo
-    echo "### Copy sweep: time against d = (dst - src) mod 4096, PE 0 and PE 1 on one node"
-    echo
+} >"$md/bandwidth.md"
+{
     echo "put + quiet and get between a private buffer of PE 0 and PE 1's heap (ours: direct path;"
     echo "oshmem: shmem_putmem/shmem_getmem, also a copy into the peer's mapping), and memcpy between"
     echo "two private buffers (glibc; ours = from the Rust run, oshmem = from the C run), at 21"
@@ -602,7 +634,8 @@ tables=$results/tables.md
     echo "the machine's speed during the run falls on every point alike."
     echo "best / worst: over all d and the three alignments, the worst's (d, source alignment) in"
     echo "brackets; the last two columns: ours / oshmem at oshmem's and at ours' worst point."
-    echo "Heat map: $sweep_png."
+    echo "The heat map copy_sweep.png beside this file shows every point's time over the best of"
+    echo "its size and op."
     echo
     awk -F, "$awk_lib"'
     {
@@ -633,37 +666,32 @@ tables=$results/tables.md
             for (o = 1; o <= 3; o++)
                 printf "| %7s | %-6s |%s%s %12s | %12s |\n", hsize(sizes[i]), ops[o], cell("ours", ops[o], sizes[i]), cell("oshmem", ops[o], sizes[i]), at_point(ops[o], sizes[i], "oshmem"), at_point(ops[o], sizes[i], "ours")
     }' "$sweep_csv"
-    echo
-    echo "### shmem! against the hand-written call"
-    echo
+} >"$md/copy-sweep.md"
+{
     echo "One PE, to its own heap (the CPU cost of the expansion, not the wire); the two forms in"
     echo "alternating loops of $DSL_ITERS ops, $DSL_REPS loops each; ns per operation (medians), ratio"
     echo "of the medians and of the fastest loops. Built with loops aligned to 64 bytes"
     echo "(benches/dsl-overhead.sh)."
     echo
-    awk 'NR == 1 { print "| case | shmem! ns | call ns | ratio | min ratio |"; print "|---|---:|---:|---:|---:|"; next }
-        NF >= 5 { name = $1; for (i = 2; i <= NF - 4; i++) name = name " " $i
-                  printf "| %s | %s | %s | %s | %s |\n", name, $(NF - 3), $(NF - 2), $(NF - 1), $NF }' "$dsl_out"
-    if [[ -s $py_table ]]; then
-        echo
-        echo "### Python: shmem4py, 2 PEs on one node"
-        echo
-        echo "shmem4py 1.0.0 (NumPy 1) built on each library as a user builds it (README), PE 0 to"
-        echo "PE 1 (benches/python/latency.py): shmem.put + shmem.quiet and shmem.get from an"
-        echo "ordinary NumPy array to and from one in symmetric memory (shmem.zeros). Median over"
-        echo "$PAIR_ROUNDS rounds, alternating the two, of each run's median of $REPS loops x $ITERS calls"
-        echo "(1 MiB: ITERS / 50); time per call."
-        echo
-        cat "$py_table"
-    fi
-    if [[ -f $results/hosts-tables.md ]]; then
-        echo
-        cat "$results/hosts-tables.md"
-    fi
-} >"$tables"
+    results_dsl_table "$dsl_out"
+} >"$md/dsl.md"
 
-echo
-cat "$tables"
+for f in "${families[@]}"; do
+    echo
+    echo "### ${title[$f]}"
+    echo
+    cat "$md/$f.md"
+done
+if [[ -s $py_table ]]; then
+    echo
+    echo "### Python: shmem4py, 2 PEs on one node"
+    echo
+    cat "$py_table"
+fi
+if [[ -f $results/hosts-tables.md ]]; then
+    echo
+    cat "$results/hosts-tables.md"
+fi
 
 if [[ -n $plot_bin ]]; then
     # "case,size,direct,ucx,oshmem" for the aligned put + quiet and get rows.
@@ -678,9 +706,7 @@ if [[ -n $plot_bin ]]; then
         for (r = 1; r <= nrows; r++)
             printf "%s,%s,%s,%s,%s\n", rc[r], rs[r], median("direct" SUBSEP order[r]), median("ucx" SUBSEP order[r]), median("oshmem" SUBSEP order[r])
     }' >"$results/plot.csv"
-    # A tiny run's plot stays with its raw results.
-    png=benches/latency.png
-    [[ $TINY == 1 ]] && png=$results/latency.png
+    png=$results/latency.png
     if "$plot_bin" "$png" <"$results/plot.csv"; then
         echo
         echo "plot: $png"
@@ -698,18 +724,35 @@ fi
 
 echo >&2
 echo "run.sh: the jobs took ${elapsed}s (raw results: $results/)" >&2
+if ((${#side_problems[@]} > 0)); then
+    echo "run.sh: FAILED: the parts across hosts or in Python did not produce all their rows:" >&2
+    printf '   %s\n' "${side_problems[@]}" >&2
+fi
 if ((${#problems[@]} > 0)); then
-    echo "run.sh: FAILED: some jobs did not produce all their rows:" >&2
+    echo "run.sh: FAILED: some jobs did not produce all their rows (the result files in" \
+        "$RESULTS_DIR are left as they were; this run's tables: $md/):" >&2
     printf '   %s\n' "${problems[@]}" >&2
     exit 1
 fi
-if [[ $TINY != 1 ]]; then
-    {
-        echo "<!-- Written by benches/run.sh on $(date -u +%Y-%m-%d) ($(nproc) cores, $(uname -m));"
-        echo "     ROUNDS=$ROUNDS PAIR_ROUNDS=$PAIR_ROUNDS TCP_ROUNDS=$TCP_ROUNDS ITERS=$ITERS REPS=$REPS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS"
-        echo "     COLL_ITERS=$COLL_ITERS COLL_REPS=$COLL_REPS NPES_LIST=\"$NPES_LIST\" DSL_ITERS=$DSL_ITERS DSL_REPS=$DSL_REPS -->"
-        echo
-        cat "$tables"
-    } >benches/results.md
-    echo "run.sh: tables saved to benches/results.md" >&2
+knobs="ROUNDS=$ROUNDS PAIR_ROUNDS=$PAIR_ROUNDS TCP_ROUNDS=$TCP_ROUNDS ITERS=$ITERS REPS=$REPS"
+knobs+=" UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS COLL_ITERS=$COLL_ITERS COLL_REPS=$COLL_REPS"
+knobs+=" NPES_LIST=\"$NPES_LIST\" DSL_ITERS=$DSL_ITERS DSL_REPS=$DSL_REPS"
+knobs+=" SWEEP_BYTES=$SWEEP_BYTES SWEEP_REPS=$SWEEP_REPS${OSHRUN_FLAGS:+ OSHRUN_FLAGS=\"$OSHRUN_FLAGS\"}"
+for f in "${families[@]}"; do
+    results_write "$f.md" benches/run.sh "$knobs" "${sentence[$f]}" "$md/$f.md"
+done
+if [[ -n $plot_bin ]]; then
+    results_copy "$results/latency.png" latency.png
+fi
+if [[ -n $sweep_plot_bin ]]; then
+    results_copy "$sweep_png" copy_sweep.png
+fi
+# The headline table from the files just written and the others there: headline.md, and the
+# README's table when these are the committed results (benches/results/).
+if ! bash benches/headline.sh; then
+    echo "run.sh: FAILED: benches/headline.sh" >&2
+    exit 1
+fi
+if ((${#side_problems[@]} > 0)); then
+    exit 1
 fi

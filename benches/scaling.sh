@@ -37,9 +37,12 @@
 # Writes to RESULTS: raw.csv (variant,npes,round,metric,value; every job's metrics, the
 # program's and this script's), summary.csv (variant,npes,metric,median over rounds),
 # tables.md (the tables printed at the end), and per job VARIANT.NPES.ROUND.{out,log,shm}
-# (the program's output, its stderr, the shm samples). Draws benches/scaling.png with
-# scaling_plot (TINY: RESULTS/scaling.png). Exits non-zero if a job failed its checks, did not
-# print all its metrics, or ours left files in /dev/shm.
+# (the program's output, its stderr, the shm samples), and draws RESULTS/scaling.png with
+# scaling_plot. When no job failed, the tables go to scaling.md and the plot to scaling.png in
+# the results directory (benches/results/; TINY=1: target/bench-results/; RESULTS_DIR=... to
+# choose), scaling.md begun by a comment naming the script, the date, the machine and the knobs;
+# a run with a failed job leaves them as they were. Exits non-zero if a job failed its checks,
+# did not print all its metrics, or ours left files in /dev/shm.
 #
 # Usage: benches/scaling.sh                 (from anywhere)
 #        TINY=1 benches/scaling.sh          (a quick check: 1 2 4 PEs, hosts 2, small loops)
@@ -67,7 +70,8 @@
 #                                no swap: a job past it would bring in the OOM killer)
 #   BUILD=1                      0 skips cargo build (the binaries must exist)
 #   PLOT=1                       0 skips the plot
-#   RESULTS=target/bench-results-scaling   output directory (emptied first)
+#   RESULTS=target/bench-results-scaling   directory of the raw results (emptied first)
+#   RESULTS_DIR=benches/results  where scaling.md and scaling.png go (TINY: target/bench-results)
 #   OSHRUN_FLAGS="..."           extra flags for oshrun
 # Needs: cargo, and oshcc/oshrun from the Debian packages openmpi-bin and libopenmpi-dev.
 set -euo pipefail
@@ -164,6 +168,9 @@ read -r -a variants <<<"$VARIANTS"
 read -r -a host_list <<<"$HOSTS"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=benches/results-lib.sh
+source "$root/benches/results-lib.sh"
+results_init
 cd "$root"
 RESULTS=${RESULTS:-target/bench-results-scaling}
 NETNS=${NETNS:-$root/scripts/netns-hosts.sh}
@@ -490,6 +497,8 @@ tables=$RESULTS/tables.md
 {
     echo "### Scaling against the PE count, one node"
     echo
+    echo "The plot scaling.png beside this file draws these figures against the PE count."
+    echo
     shm_note="each job on a private /dev/shm tmpfs"
     [[ $PRIVATE_SHM == 1 ]] || shm_note="machine-wide: other users' jobs at the same time count too"
     echo "benches/c/scaling.c built with shmemcc (ours) and oshcc (oshmem 4.1.4), default heap"
@@ -526,11 +535,11 @@ tables=$RESULTS/tables.md
 echo
 cat "$tables"
 
+png=
 if [[ $PLOT != 0 ]]; then
-    png=benches/scaling.png
-    [[ $TINY == 1 ]] && png=$RESULTS/scaling.png
     if [[ -x target/release/scaling_plot ]]; then
-        if target/release/scaling_plot "$png" <"$summary"; then
+        if target/release/scaling_plot "$RESULTS/scaling.png" <"$summary"; then
+            png=$RESULTS/scaling.png
             echo "plot: $png" >&2
         else
             echo "scaling.sh: scaling_plot failed" >&2
@@ -541,7 +550,16 @@ if [[ $PLOT != 0 ]]; then
 fi
 
 if ((${#problems[@]} > 0)); then
-    echo "scaling.sh: FAILED:" >&2
+    echo "scaling.sh: FAILED (scaling.md and scaling.png in $RESULTS_DIR are left as they were):" >&2
     printf '   %s\n' "${problems[@]}" >&2
     exit 1
+fi
+knobs="NPES=\"$NPES\" VARIANTS=\"$VARIANTS\" ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS"
+knobs+=" PUT_ROUNDS=$PUT_ROUNDS HOSTS=\"$HOSTS\" HOST_PES=$HOST_PES PRIVATE_SHM=$PRIVATE_SHM"
+knobs+="${OSHRUN_FLAGS:+ OSHRUN_FLAGS=\"$OSHRUN_FLAGS\"}"
+results_write scaling.md benches/scaling.sh "$knobs" \
+    "Start-up time, memory, /dev/shm use and collective and put latency against the number of PEs on one node (ours and Open MPI's OpenSHMEM, the direct path and tcp) and across network-namespace hosts (ours)." \
+    "$tables"
+if [[ -n $png ]]; then
+    results_copy "$png" scaling.png
 fi

@@ -37,7 +37,7 @@
 //! Output (stdout, CSV): a header `op,size,d,src_align,median_ns,min_ns`, then one line per
 //! (op, size, source alignment, d): the median and the minimum over the timed loops of the mean
 //! ns per copy. `benches/c/copy_sweep.c` is the twin for Open MPI's OpenSHMEM (same output);
-//! `benches/run.sh` runs both, tabulates them and draws `benches/copy_sweep.png` with
+//! `benches/run.sh` runs both, tabulates them and draws `benches/results/copy_sweep.png` with
 //! `sweep_plot`.
 //!
 //! Run: `target/release/shmemrun -n 2 target/release/copy_sweep [--bytes N] [--reps N]`.

@@ -7,8 +7,9 @@
 //! Reads lines `variant,npes,metric,value` (`benches/scaling.sh`'s `summary.csv`, the medians
 //! over its rounds; other lines, unknown variants and non-positive values are skipped) from stdin
 //! and writes a PNG to the path given. Build: `cargo build --release -p shmem-benches --features
-//! plot --bin scaling_plot`; run: `target/release/scaling_plot benches/scaling.png <
-//! target/bench-results-scaling/summary.csv`.
+//! plot --bin scaling_plot`; run: `target/release/scaling_plot scaling.png <
+//! target/bench-results-scaling/summary.csv` (`benches/scaling.sh` copies its plot to
+//! `benches/results/scaling.png`).
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
