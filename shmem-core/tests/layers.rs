@@ -28,8 +28,6 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
             ],
             &["mem::copy::moves"],
             &["mem::copy::x86"],
-            &["mem::copy::plan"],
-            &["mem::copy::short"],
             &["mem::copy"],
             &["mem::allocator", "mem::dataseg"],
             &["mem"],

@@ -39,11 +39,11 @@
 //!   stores: going down, a load never has the page offset of a store still in flight, so
 //!   nothing stalls. Intel CPUs have the same 4 KiB aliasing penalty for loads behind stores,
 //!   so this serves them too.
-//! - **AMD (Zen) with AVX2, other distances.** Copies from [`VECTOR_MIN`] up to
-//!   [`VECTOR_MAX`](plan::VECTOR_MAX) bytes (less where the last-level cache is under 32 MiB)
-//!   also take the vector loops, backwards when the destination lies less than half a page
-//!   above the source (in page offset), forwards otherwise, so that no load meets a store just
-//!   made to its page offset: measured here they beat `rep movsb` by about 15% at 1-8 KiB
+//! - **AMD (Zen) with AVX2, other distances.** Copies from [`VECTOR_MIN`] up to [`VECTOR_MAX`]
+//!   bytes (less where the last-level cache is under 32 MiB) also take the vector loops,
+//!   backwards when the destination lies less than half a page above the source (in page
+//!   offset), forwards otherwise, so that no load meets a store
+//!   just made to its page offset: measured here they beat `rep movsb` by about 15% at 1-8 KiB
 //!   (4 KiB: 35 ns against 41 ns), and glibc's own loop for 513 B - 1 KiB at the distances
 //!   where its loads meet its stores (1000 B: 11.4 ns at worst against 25), and by 1.5-3% at
 //!   1-4 MiB. Larger copies stay with glibc, which switches to non-temporal stores for very
@@ -55,9 +55,8 @@
 //!   bytes (16 without AVX2) the same moves on each side of it, all loaded before any is
 //!   stored (`two_parts`), longer ones the vector loops (or, without AVX2, a copy of each
 //!   side).
-//! - **Everything else** (long copies on other CPUs, and beyond
-//!   [`VECTOR_MAX`](plan::VECTOR_MAX)) is `memcpy`; other architectures use `memcpy` above 64
-//!   bytes.
+//! - **Everything else** (long copies on other CPUs, and beyond [`VECTOR_MAX`]) is `memcpy`;
+//!   other architectures use `memcpy` above 64 bytes.
 //!
 //! # One store for the last element
 //! C programs wait for a put by polling its last element, and many reset it when they see it
@@ -84,31 +83,121 @@
 //! - `log`: test builds record every store of the engine, so that a test can check the rule
 //!   above on each; release builds record nothing;
 //! - `moves`: the moves every path is built from: one load or store, a pair of them at both
-//!   ends of a range, the fixed sets of moves loaded apart from being stored (`Moves`), and the
-//!   split of a range at the destination's page boundary;
+//!   ends of a range, the fixed sets of moves loaded apart from being stored (`Moves`) and
+//!   their use on both sides of a page boundary, and the short copy without vector registers;
 //! - `x86` (x86-64 only): the SSE2 and AVX2 moves of short copies and of copies across a page
 //!   boundary, and the AVX2 vector loops, backwards and forwards;
-//! - `plan`: the plan of this CPU, and the copies of at least [`VECTOR_MIN`] bytes, which it
-//!   routes to `memcpy` or the vector loops;
-//! - `short`: the copies shorter than [`VECTOR_MIN`], within a page and across a page boundary;
-//! - this file: [`copy_bytes`] and [`copy_elem`], what the rest of the crate calls.
+//! - this file: the plan of this CPU, which path each copy takes (by its length, where the
+//!   destination's page ends, and the plan), and [`copy_bytes`] and [`copy_elem`], what the
+//!   rest of the crate calls.
+//!
+//! The functions that are not inlined (`copy_short`, `copy_large`, the page-crossing paths,
+//! `choose_plan`, and those of `x86`) live in this module and in `x86` only: rustc puts the
+//! functions of each module in a codegen unit of their own before it merges the small ones,
+//! and LLVM optimizes a unit as a whole (it drops length checks in `x86`'s functions when
+//! their callers share their unit, for one). Moving them to other modules changes their
+//! machine code, so measure a release build's before and after if you do.
 //!
 //! Part of the memory layer: uses nothing of the crate; the transport and the collectives copy with
 //! it.
 
 mod log;
 mod moves;
-mod plan;
-mod short;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-use plan::copy_large;
-use short::copy_short;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+#[cfg(not(target_arch = "x86_64"))]
+use moves::portable_short;
+use moves::{PAGE, across_upto16, by_page};
+#[cfg(target_arch = "x86_64")]
+use x86::vector_by_distance;
 
 /// Copies at least this long take the vector loops where the plan says so; shorter ones are
 /// straight-line moves from both ends (`short`), which beat the loops there.
 pub(crate) const VECTOR_MIN: usize = 513;
+
+/// On AMD, copies up to this long take the vector loops at every distance, unless the last-level
+/// cache is small ([`VECTOR_UPTO`]).
+pub(crate) const VECTOR_MAX: usize = 8 << 20;
+
+/// Up to where the vector loops (plain cached stores) beat `memcpy` on AMD: [`VECTOR_MAX`], or
+/// a quarter of the last-level cache if that is less. Measured here (32 MiB of L3): 1.5% faster
+/// than `rep movsb` at 1-4 MiB, 3% at their worst distance. glibc itself switches to
+/// non-temporal stores above about three quarters of the cache share of a thread, which wins
+/// once the copy no longer fits; a quarter of the whole cache stays well below that.
+static VECTOR_UPTO: AtomicUsize = AtomicUsize::new(1 << 20);
+
+/// Distances (destination - source, mod 4096) from 1 to this value stall `rep movsb` (1-31
+/// by 20-50x, 32-63 by up to 30%; 64 and beyond measured fine).
+const ALIAS_WINDOW: usize = 63;
+
+/// The copy plan of this CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plan {
+    /// `memcpy` always (no AVX2, or not x86-64).
+    Memcpy,
+    /// Vector loops in the aliasing window only.
+    VectorAliasing,
+    /// Vector loops for every distance from `VECTOR_MIN` to `VECTOR_MAX` (AMD).
+    VectorAll,
+}
+
+/// The plan, once chosen (0: not yet).
+static PLAN: AtomicU8 = AtomicU8::new(0);
+
+/// The plan of this CPU (chosen on first use).
+#[inline]
+fn plan() -> Plan {
+    match PLAN.load(Ordering::Relaxed) {
+        1 => Plan::Memcpy,
+        2 => Plan::VectorAliasing,
+        3 => Plan::VectorAll,
+        _ => choose_plan(),
+    }
+}
+
+#[cold]
+fn choose_plan() -> Plan {
+    let plan = detect();
+    let code = match plan {
+        Plan::Memcpy => 1,
+        Plan::VectorAliasing => 2,
+        Plan::VectorAll => 3,
+    };
+    PLAN.store(code, Ordering::Relaxed);
+    plan
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect() -> Plan {
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        return Plan::Memcpy;
+    }
+    // SAFETY: CPUID leaf 0 exists on every x86-64 CPU. (`__cpuid` is a safe function from
+    // Rust 1.89 on; the block keeps the minimum supported Rust building.)
+    #[allow(unused_unsafe)]
+    let id = unsafe { std::arch::x86_64::__cpuid(0) };
+    let vendor: Vec<u8> = [id.ebx, id.edx, id.ecx]
+        .iter()
+        .flat_map(|r| r.to_le_bytes())
+        .collect();
+    if vendor == b"AuthenticAMD" || vendor == b"HygonGenuine" {
+        // SAFETY: sysconf only reads the cache geometry glibc found at start-up.
+        let l3 = unsafe { libc::sysconf(libc::_SC_LEVEL3_CACHE_SIZE) };
+        let upto = usize::try_from(l3).map_or(1 << 20, |b| (b / 4).clamp(1 << 20, VECTOR_MAX));
+        VECTOR_UPTO.store(upto, Ordering::Relaxed);
+        Plan::VectorAll
+    } else {
+        Plan::VectorAliasing
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect() -> Plan {
+    Plan::Memcpy
+}
 
 /// Copies `len` bytes from `src` to `dst`: without the 4 KiB-aliasing cliff of `rep movsb`,
 /// without a store that straddles a page boundary of the destination, and with the copy's
@@ -128,6 +217,109 @@ pub(crate) unsafe fn copy_bytes(dst: *mut u8, src: *const u8, len: usize) {
             copy_short(dst, src, len)
         }
     }
+}
+
+/// A copy of fewer than [`VECTOR_MIN`] bytes: [`short`]'s moves within a page of the
+/// destination; across a boundary, up to 16 bytes [`across_upto16`] (here, where a call would
+/// cost as much as the moves), else [`copy_across_page`].
+///
+/// # Safety
+/// As [`copy_bytes`], and `len < VECTOR_MIN`.
+#[inline(never)]
+unsafe fn copy_short(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if (dst as usize & (PAGE - 1)) + len <= PAGE {
+            short(dst, src, len)
+        } else if len <= 16 {
+            across_upto16(dst, src, len)
+        } else {
+            copy_across_page(dst, src, len)
+        }
+    }
+}
+
+/// A short copy whose destination crosses a page boundary. (`memcpy`'s overlapping moves from
+/// both ends would put one store across the boundary, about 10 ns on AMD Zen 4 where a
+/// 256-byte copy takes 3 ns; a load across a boundary of the source costs little, so only the
+/// destination counts.) With AVX2, [`x86::across_page_avx2`]; without, two [`short`] copies
+/// that end and start at the boundary. Either way an aligned element never straddles the
+/// boundary, so the last lies in the upper part and is stored last, once.
+///
+/// # Safety
+/// As [`copy_bytes`], `len < VECTOR_MIN`, and the destination crosses a page boundary.
+#[inline(never)]
+unsafe fn copy_across_page(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract; a plan other than `Memcpy` exists only with AVX2.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        if plan() != Plan::Memcpy {
+            return x86::across_page_avx2(dst, src, len);
+        }
+        by_parts(dst, src, len)
+    }
+}
+
+/// [`copy_across_page`] without AVX2: [`short`] below the boundary, then above it. (Its own
+/// function, so that the register saves of its calls stay off the AVX2 path.)
+///
+/// # Safety
+/// As [`copy_across_page`].
+#[inline(never)]
+unsafe fn by_parts(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract; `by_page` passes parts of the range.
+    unsafe { by_page(dst, src, len, |d, s, n| short(d, s, n)) }
+}
+
+/// Copies `n < VECTOR_MIN` bytes with moves inside the range, all of one width for a given
+/// `n`, the last of them the only one to touch the range's last `w` bytes (its width); all
+/// loaded before any is stored up to 512 bytes with AVX2, as glibc's short copies are, so that
+/// no load waits on an earlier store to its page offset.
+///
+/// # Safety
+/// As [`copy_bytes`], with `n < VECTOR_MIN`.
+#[inline(always)]
+unsafe fn short(dst: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: forwarded contract, with each callee's length range; a plan other than `Memcpy`
+    // exists only with AVX2.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        if n <= 64 {
+            x86::upto64(dst, src, n)
+        } else if plan() != Plan::Memcpy {
+            x86::upto512_avx2(dst, src, n)
+        } else {
+            x86::upto512_sse(dst, src, n)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        portable_short(dst, src, n)
+    }
+}
+
+/// Copies `len >= VECTOR_MIN` bytes as the plan says.
+///
+/// # Safety
+/// As [`copy_bytes`], and `len >= 64`.
+#[inline(never)]
+unsafe fn copy_large(dst: *mut u8, src: *const u8, len: usize) {
+    let distance = (dst as usize).wrapping_sub(src as usize) & (PAGE - 1);
+    let in_window = distance.wrapping_sub(1) < ALIAS_WINDOW;
+    #[cfg(target_arch = "x86_64")]
+    match plan() {
+        Plan::VectorAliasing if in_window => {
+            // SAFETY: the plan exists only with AVX2; the caller's contract, len >= 64.
+            return unsafe { x86::backward_avx2(dst, src, len) };
+        }
+        Plan::VectorAll if in_window || len <= VECTOR_UPTO.load(Ordering::Relaxed) => {
+            // SAFETY: as above.
+            return unsafe { vector_by_distance(dst, src, len) };
+        }
+        _ => {}
+    }
+    let _ = in_window;
+    log::libc(dst, len);
+    // SAFETY: forwarded contract.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
 }
 
 /// Copies one element of `size` bytes (a strided transfer's element loop): fixed-size moves
@@ -161,8 +353,7 @@ pub(crate) unsafe fn copy_elem(dst: *mut u8, src: *const u8, size: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::moves::by_page;
-    use super::short::portable_short;
+    use super::moves::portable_short;
     use super::*;
 
     /// Every length around the loops' and the short paths' edges, source and destination at

@@ -2,8 +2,10 @@
 //! an SSE vector ([`load`], [`store`], which test builds log), a [`pair`] of them at both ends
 //! of a range ([`upto16`] for up to 16 bytes), and the fixed sets of moves loaded apart from
 //! being stored ([`Moves`], [`Pair`]) that [`two_parts`] puts on the two sides of a page
-//! boundary, with the words each side takes ([`by_word`], [`upper_words`]). Also the page size
-//! ([`PAGE`]) and [`by_page`], which splits a range at the destination's page boundary.
+//! boundary, with the words each side takes ([`by_word`], [`upper_words`]; [`across_upto16`]
+//! for a copy of up to 16 bytes). Also the page size ([`PAGE`]), [`by_page`], which splits a
+//! range at the destination's page boundary, and [`portable_short`], the short copy of other
+//! architectures (and of a test on x86-64), all words.
 
 use super::log;
 
@@ -208,5 +210,53 @@ pub(super) unsafe fn by_page(
         part(dst, src, c);
         // SAFETY: `c < len`: the part above the boundary lies inside both ranges.
         part(unsafe { dst.add(c) }, unsafe { src.add(c) }, len - c);
+    }
+}
+
+/// A copy of `n <= 16` bytes whose destination crosses a page boundary: [`two_parts`] with
+/// the words each side's length takes.
+///
+/// # Safety
+/// As [`copy_bytes`](super::copy_bytes), with `n <= 16`, and the destination crosses a page
+/// boundary.
+#[inline(always)]
+pub(super) unsafe fn across_upto16(dst: *mut u8, src: *const u8, n: usize) {
+    let c = PAGE - (dst as usize & (PAGE - 1));
+    debug_assert!(n <= 16 && 0 < c && c < n);
+    macro_rules! go {
+        ($l:ty) => {
+            upper_words::<$l>(dst, src, n, c)
+        };
+    }
+    // SAFETY: forwarded contract; each word's moves fit `c` (below 16) as `two_parts` needs.
+    unsafe { by_word!(c, go) }
+}
+
+/// [`short`](super::short) without vector registers (other architectures): words up to 64 bytes,
+/// each word stored by one instruction, and `memcpy` beyond (whose longer copies, on glibc,
+/// end with moves from the end that no earlier move reaches).
+///
+/// # Safety
+/// As [`copy_bytes`](super::copy_bytes).
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(never)]
+pub(super) unsafe fn portable_short(dst: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: forwarded contract; every word at an offset `o` with `o + 8 <= n`.
+    unsafe {
+        match n {
+            0..=16 => upto16(dst, src, n),
+            17..=64 => {
+                let mut o = 0;
+                while o + 8 < n {
+                    store(dst.add(o), load::<u64>(src.add(o)));
+                    o += 8;
+                }
+                store(dst.add(n - 8), load::<u64>(src.add(n - 8)));
+            }
+            _ => {
+                log::libc(dst, n);
+                std::ptr::copy_nonoverlapping(src, dst, n)
+            }
+        }
     }
 }

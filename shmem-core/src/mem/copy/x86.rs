@@ -17,7 +17,7 @@ const V: usize = 32;
 /// 16 bytes, the SSE vector width.
 const W16: usize = 16;
 
-/// [`short`](super::short::short) for `n <= 64` (SSE2, which every x86-64 has): words up to 15
+/// [`short`](super::short) for `n <= 64` (SSE2, which every x86-64 has): words up to 15
 /// bytes, a [`pair`] of 16-byte moves up to 32, two 16-byte moves from each end beyond,
 /// all loaded first.
 ///
@@ -46,7 +46,7 @@ pub(super) unsafe fn upto64(dst: *mut u8, src: *const u8, n: usize) {
     }
 }
 
-/// [`copy_across_page`](super::short::copy_across_page) with AVX2 (and more than 16 bytes): up to
+/// [`copy_across_page`](super::copy_across_page) with AVX2 (and more than 16 bytes): up to
 /// 256 bytes [`across_parts`], beyond that the vector loops.
 ///
 /// # Safety
@@ -250,7 +250,7 @@ unsafe fn st(dst: *mut u8, o: usize, v: __m256i) {
     }
 }
 
-/// [`short`](super::short::short) for `65..=512` bytes with AVX2: `K` 32-byte moves from each
+/// [`short`](super::short) for `65..=512` bytes with AVX2: `K` 32-byte moves from each
 /// end (`K` = 2, 4 or 8), all loaded first, the front ones stored first.
 ///
 /// # Safety
@@ -279,7 +279,7 @@ unsafe fn moves<M: Moves>(dst: *mut u8, src: *const u8, n: usize) {
     unsafe { M::store(dst, n, M::load(src, n)) }
 }
 
-/// [`short`](super::short::short) for `65..=512` bytes without AVX2: 16-byte moves upwards, then
+/// [`short`](super::short) for `65..=512` bytes without AVX2: 16-byte moves upwards, then
 /// the last 16 bytes.
 ///
 /// # Safety
