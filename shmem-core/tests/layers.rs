@@ -20,12 +20,15 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
         "mem",
         &[
             &[
-                "mem::copy",
+                "mem::copy::log",
                 "mem::layout",
                 "mem::private_shm",
                 "mem::segment",
                 "mem::word",
             ],
+            &["mem::copy::moves"],
+            &["mem::copy::x86"],
+            &["mem::copy"],
             &["mem::allocator", "mem::dataseg"],
             &["mem"],
         ],
