@@ -3,8 +3,6 @@
 //! forms of `put_signal`, `iput` and `iget` that take their route (the runtime's peers or a
 //! context's), shared with contexts and non-blocking scopes.
 
-use crate::ops::amo::Remote;
-use crate::ops::signal::{Signal, SignalOp};
 use crate::element::Element;
 use crate::mem::word::SignalKind;
 use crate::object::SymObject;
@@ -12,6 +10,8 @@ use crate::object::bounds::{check_index, checked_offset, elem_offset, strided_se
 use crate::object::heap::SymArray;
 use crate::object::statics::Symmetric;
 use crate::object::view::SymSlice;
+use crate::ops::amo::Remote;
+use crate::ops::signal::{Signal, SignalOp};
 use crate::transport::{Peer, Transport};
 use std::ops::RangeBounds;
 use zerocopy::IntoBytes;
