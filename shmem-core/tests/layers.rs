@@ -71,6 +71,7 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
         &[
             &["ops::amo"],
             &["ops::signal"],
+            &["ops::rma::array"],
             &["ops::rma"],
             &["ops::wait"],
             &["ops::lock", "ops::p2p", "ops::query"],
@@ -90,7 +91,13 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
     ),
     (
         "adapter",
-        &[&["adapter::dsl", "adapter::raw"], &["adapter"]],
+        &[
+            // The address-based API, its parts lowest first (see `adapter/raw/mod.rs`).
+            &["adapter::raw::located", "adapter::raw::nbi"],
+            &["adapter::raw::word"],
+            &["adapter::dsl", "adapter::raw"],
+            &["adapter"],
+        ],
     ),
     (
         "runtime",
