@@ -68,33 +68,45 @@ extern crate self as shmem_core;
 // - `runtime`: the composition root (start-up, finalize);
 // - `world`: `World` and its methods; then this file, which only re-exports.
 
-/// Declares modules that hold the public API (re-exported below). They are private, except when
-/// rustdoc runs with `--cfg doc_examples_check` (`scripts/doc-examples.sh`): its lint
-/// `missing_doc_code_examples` looks only at items public under their own path, so there they
-/// are public for the lint to see what the crate re-exports.
-macro_rules! api_modules {
-    ($($vis:vis mod $name:ident;)*) => {$(
-        #[cfg(not(doc_examples_check))]
-        $vis mod $name;
-        #[cfg(doc_examples_check)]
-        pub mod $name;
-    )*};
-}
-
-api_modules! {
-    mod adapter;
-    mod coll;
-    mod complex;
-    mod element;
-    mod object;
-    mod ops;
-    mod world;
-}
+// The modules that hold the public API (re-exported below) are private, except when rustdoc
+// runs with `--cfg doc_examples_check` (`scripts/doc-examples.sh`): its lint
+// `missing_doc_code_examples` looks only at items public under their own path, so there they
+// are public for the lint to see what the crate re-exports. (Written out, not by a macro, so
+// that rustfmt reaches their files.) `coll`, `object`, `ops`, `ops::rma` and `adapter::raw`
+// declare their API submodules the same way.
+#[cfg(not(doc_examples_check))]
+mod adapter;
+#[cfg(doc_examples_check)]
+pub mod adapter;
+#[cfg(not(doc_examples_check))]
+mod coll;
+#[cfg(doc_examples_check)]
+pub mod coll;
+#[cfg(not(doc_examples_check))]
+mod complex;
+#[cfg(doc_examples_check)]
+pub mod complex;
 mod config;
+#[cfg(not(doc_examples_check))]
+mod element;
+#[cfg(doc_examples_check)]
+pub mod element;
 pub mod error;
 mod mem;
+#[cfg(not(doc_examples_check))]
+mod object;
+#[cfg(doc_examples_check)]
+pub mod object;
+#[cfg(not(doc_examples_check))]
+mod ops;
+#[cfg(doc_examples_check)]
+pub mod ops;
 mod runtime;
 mod transport;
+#[cfg(not(doc_examples_check))]
+mod world;
+#[cfg(doc_examples_check)]
+pub mod world;
 
 pub use adapter::raw;
 pub use coll::reduce::{ReduceArith, ReduceBitwise, ReduceSum};

@@ -698,3 +698,49 @@ fn the_checker_sees_imports_through_comments_strings_and_groups() {
         "transport::rma"
     );
 }
+
+/// The most lines a source file may have before its tests (its first `#[cfg(test)]` line): a
+/// reader should see a file's parts, so a file that grows past this is cut by what its parts do.
+const MAX_LINES_BEFORE_TESTS: usize = 900;
+
+/// Files that hold nothing but tests, exempt from [`MAX_LINES_BEFORE_TESTS`].
+const TEST_ONLY_FILES: &[&str] = &["shmem-launch/src/tests.rs"];
+
+#[test]
+fn no_file_is_longer_than_900_lines_before_its_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut long = Vec::new();
+    let mut seen = 0;
+    for krate in ["shmem-core", "shmem-launch", "shmem-run"] {
+        let src = root.join(krate).join("src");
+        if krate != "shmem-core" && !src.is_dir() {
+            continue; // a packaged shmem-core has no sibling crates
+        }
+        for path in modules(&src).into_values() {
+            let rel = format!(
+                "{krate}/src/{}",
+                path.strip_prefix(&src).expect("under src").display()
+            );
+            if TEST_ONLY_FILES.contains(&rel.as_str()) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+            let lines = text
+                .lines()
+                .take_while(|l| l.trim() != "#[cfg(test)]")
+                .count();
+            seen += 1;
+            if lines > MAX_LINES_BEFORE_TESTS {
+                long.push(format!("{rel}: {lines} lines before its tests"));
+            }
+        }
+    }
+    assert!(seen > 100, "only {seen} files found: wrong directory?");
+    assert!(
+        long.is_empty(),
+        "files over {MAX_LINES_BEFORE_TESTS} lines before their tests (cut them by what their \
+         parts do):\n{}",
+        long.join("\n")
+    );
+}

@@ -11,13 +11,23 @@
 //! collectives (`coll`) build on it.
 
 pub(crate) mod bounds;
-// Public when rustdoc checks examples (see `api_modules!` in lib.rs).
-api_modules! {
-    pub(crate) mod heap;
-    pub(crate) mod statics;
-    pub(crate) mod storage;
-    pub(crate) mod view;
-}
+// Public when rustdoc checks examples (see the note in lib.rs).
+#[cfg(not(doc_examples_check))]
+pub(crate) mod heap;
+#[cfg(doc_examples_check)]
+pub mod heap;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod statics;
+#[cfg(doc_examples_check)]
+pub mod statics;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod storage;
+#[cfg(doc_examples_check)]
+pub mod storage;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod view;
+#[cfg(doc_examples_check)]
+pub mod view;
 
 use crate::element::Element;
 

@@ -11,14 +11,36 @@
 //!
 //! May use: `object`, `transport`, `mem` and the base modules.
 
-// Public when rustdoc checks examples (see `api_modules!` in lib.rs).
-api_modules! {
-    pub(crate) mod amo;
-    pub(crate) mod ctx;
-    pub(crate) mod lock;
-    pub(crate) mod p2p;
-    pub(crate) mod query;
-    pub(crate) mod rma;
-    pub(crate) mod signal;
-    pub(crate) mod wait;
-}
+// Public when rustdoc checks examples (see the note in lib.rs).
+#[cfg(not(doc_examples_check))]
+pub(crate) mod amo;
+#[cfg(doc_examples_check)]
+pub mod amo;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod ctx;
+#[cfg(doc_examples_check)]
+pub mod ctx;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod lock;
+#[cfg(doc_examples_check)]
+pub mod lock;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod p2p;
+#[cfg(doc_examples_check)]
+pub mod p2p;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod query;
+#[cfg(doc_examples_check)]
+pub mod query;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod rma;
+#[cfg(doc_examples_check)]
+pub mod rma;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod signal;
+#[cfg(doc_examples_check)]
+pub mod signal;
+#[cfg(not(doc_examples_check))]
+pub(crate) mod wait;
+#[cfg(doc_examples_check)]
+pub mod wait;

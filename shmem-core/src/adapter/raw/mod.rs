@@ -30,11 +30,18 @@
 // The parts, lowest first: `located.rs` (`locate` and `Located`, the fast path's elements and
 // their RMA), `nbi.rs` (`put_nbi` and `get_nbi`), `word.rs` (`LocatedWord`, the fast path's
 // atomics). This file keeps what names symmetric memory by address in the general path.
-api_modules! {
-    mod located;
-    mod nbi;
-    mod word;
-}
+#[cfg(not(doc_examples_check))]
+mod located;
+#[cfg(doc_examples_check)]
+pub mod located;
+#[cfg(not(doc_examples_check))]
+mod nbi;
+#[cfg(doc_examples_check)]
+pub mod nbi;
+#[cfg(not(doc_examples_check))]
+mod word;
+#[cfg(doc_examples_check)]
+pub mod word;
 
 pub use located::{Located, locate};
 pub use nbi::{get_nbi, put_nbi};

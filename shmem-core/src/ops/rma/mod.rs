@@ -11,10 +11,11 @@
 //! that contexts share; this file holds the non-blocking scopes ([`NbiScope`]) and the quiet
 //! that ends them.
 
-// Public when rustdoc checks examples (see `api_modules!` in lib.rs).
-api_modules! {
-    mod array;
-}
+// Public when rustdoc checks examples (see the note in lib.rs).
+#[cfg(not(doc_examples_check))]
+mod array;
+#[cfg(doc_examples_check)]
+pub mod array;
 
 pub use array::SymmetricArray;
 pub(crate) use array::{iget_via, iput_via, put_signal_via};
