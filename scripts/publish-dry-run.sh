@@ -9,7 +9,7 @@
 #
 # The verification builds for real, so it needs the UCX and PMIx development headers and
 # libclang (scripts/install-deps.sh), and it reads the crates.io index. Uncommitted changes are
-# packaged as they are (--allow-dirty). Verifies in target/package.
+# packaged as they are (--allow-dirty). Verifies in target/publish-dry-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,5 +35,8 @@ for crate in shmem-core shmem-syntax shmem-macros shmem-run shmem-capi; do
 done
 say "the packages hold the checked-in bindings and the READMEs"
 
-cargo publish --workspace --dry-run --allow-dirty
+# A target directory of its own: the packaged shmem-capi's build script writes the compiler
+# wrappers into its profile directory, which in the workspace's target/ would then point at the
+# packaged copy's headers.
+CARGO_TARGET_DIR=target/publish-dry-run cargo publish --workspace --dry-run --allow-dirty
 say "every published crate packages and builds alone ($((SECONDS - start)) s)"
