@@ -33,7 +33,7 @@ pub(crate) unsafe fn put(
     elems: impl Iterator<Item = (usize, *const u8)>,
     size: usize,
 ) -> shmem_ucx::Result<()> {
-    debug_assert!(fits(size), "strided::put with {size}-byte elements");
+    debug_assert!(fits(size), "am::put with {size}-byte elements");
     let st = state();
     after_fence(st, ep, pe)?;
     let per_msg = (MAX_MSG / size).max(1);
@@ -103,7 +103,7 @@ pub(crate) fn put_signal(
     let st = state();
     after_fence(st, ep, pe)?;
     let len: usize = parts.iter().map(|p| p.len()).sum();
-    debug_assert!(len <= MAX_MSG, "strided::put_signal of {len} bytes");
+    debug_assert!(len <= MAX_MSG, "am::put_signal of {len} bytes");
     let mut msg = message(
         &[
             st.my_pe as u64,
@@ -209,7 +209,7 @@ pub(crate) unsafe fn get(
     elems: impl Iterator<Item = (usize, *mut u8)>,
     size: usize,
 ) -> shmem_ucx::Result<()> {
-    debug_assert!(fits(size), "strided::get with {size}-byte elements");
+    debug_assert!(fits(size), "am::get with {size}-byte elements");
     let st = state();
     let (offsets, dst): (Vec<usize>, Vec<*mut u8>) = elems.unzip();
     let total = dst.len();
