@@ -57,20 +57,29 @@ fn ensure_library() {
     });
 }
 
+/// A command that runs the compiler wrapper `wrapper` of this profile with none of the
+/// variables that choose its compiler set.
+fn wrapper_command(wrapper: &str) -> Command {
+    let mut cmd = Command::new(profile_dir().join(wrapper));
+    for v in WRAPPER_VARS {
+        cmd.env_remove(v);
+    }
+    cmd
+}
+
 /// Runs the compiler wrapper `wrapper` (`shmemcc` or `shmemc++` of this profile) with `args`;
-/// panics with its output, naming `what`, unless it succeeds.
-fn run_wrapper<A: AsRef<OsStr>>(wrapper: &str, args: &[A], what: &str) {
+/// panics with its output, naming `what`, unless it succeeds. Returns its standard output.
+fn run_wrapper<A: AsRef<OsStr>>(wrapper: &str, args: &[A], what: &str) -> String {
     let cc = profile_dir().join(wrapper);
     assert!(
         cc.is_file(),
         "{} is missing: the shmem-capi build writes it",
         cc.display()
     );
-    let mut cmd = Command::new(&cc);
-    for v in WRAPPER_VARS {
-        cmd.env_remove(v);
-    }
-    let out = cmd.args(args).output().expect("run the compiler wrapper");
+    let out = wrapper_command(wrapper)
+        .args(args)
+        .output()
+        .expect("run the compiler wrapper");
     assert!(
         out.status.success(),
         "{} ({what}) failed:\n{}{}",
@@ -78,6 +87,7 @@ fn run_wrapper<A: AsRef<OsStr>>(wrapper: &str, args: &[A], what: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Builds `tests/c/{name}` with `wrapper` into a temporary directory (a binary per source and
@@ -262,10 +272,7 @@ fn wrapper_with(name: &str, var: &str, value: &OsStr, out: &str) -> Finished {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/hello.c");
     let out = profile_dir().join("capi-tests").join(out);
     std::fs::create_dir_all(out.parent().expect("dir")).expect("output directory");
-    let mut cmd = Command::new(profile_dir().join(name));
-    for v in WRAPPER_VARS {
-        cmd.env_remove(v);
-    }
+    let mut cmd = wrapper_command(name);
     cmd.env(var, value)
         .arg("-o")
         .arg(&out)
@@ -462,7 +469,7 @@ fn deprecated_cache_routines_are_no_ops_and_say_they_are_deprecated() {
     // With deprecations as errors the header's attribute stops the build, naming a routine.
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/cache_noops.c");
     let obj = profile_dir().join("capi-tests").join("cache_noops.o");
-    let out = Command::new(profile_dir().join("oshcc"))
+    let out = wrapper_command("oshcc")
         .args(["-std=c11", "-Werror=deprecated-declarations", "-c", "-o"])
         .arg(&obj)
         .arg(&src)
@@ -476,21 +483,13 @@ fn deprecated_cache_routines_are_no_ops_and_say_they_are_deprecated() {
     );
 }
 
-/// Runs the wrapper `name` with `args` (no build); its standard output, which must be one line.
+/// Runs the wrapper `name` with `args` (no build); its standard output, which must not be
+/// empty, without the final newline.
 fn wrapper_says(name: &str, args: &[&str]) -> String {
     ensure_library();
-    let mut cmd = Command::new(profile_dir().join(name));
-    for v in WRAPPER_VARS {
-        cmd.env_remove(v);
-    }
-    let out = cmd.args(args).output().expect("run the wrapper");
-    assert!(
-        out.status.success(),
-        "{name} {args:?} failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
+    let text = run_wrapper(name, args, "asked for its flags")
+        .trim_end()
+        .to_string();
     assert!(!text.is_empty(), "{name} {args:?} printed nothing");
     text
 }
@@ -525,7 +524,7 @@ fn wrappers_answer_showme_as_open_mpi_s_do() {
     let cc_version = wrapper_says("oshcc", &["--version"]);
     assert!(!cc_version.contains("shmem-rs"), "{cc_version}");
     // An unknown part is an error naming it.
-    let out = Command::new(dir.join("oshcc"))
+    let out = wrapper_command("oshcc")
         .arg("--showme:nonsense")
         .output()
         .expect("run oshcc");
