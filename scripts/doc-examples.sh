@@ -3,8 +3,9 @@
 #
 # The check is rustdoc's lint `missing_doc_code_examples`, which is nightly-only: with
 # `--cfg doc_examples_check`, shmem-core's lib.rs enables the lint's feature and denies the lint,
-# and makes the modules that hold the public API public (`api_modules!`), because the lint looks
-# only at items public under their own path, not at re-exports. The lint leaves out constants,
+# and makes the modules that hold the public API public (each is declared twice in its parent,
+# private and `#[cfg(doc_examples_check)] pub`), because the lint looks only at items public under
+# their own path, not at re-exports. The lint leaves out constants,
 # statics, type aliases, modules, fields, variants and trait impls; their examples (where the
 # crate has them) are not checked here. `cargo test -p shmem-core --doc` runs the examples.
 #

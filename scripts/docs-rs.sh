@@ -13,7 +13,7 @@
 #    pkg-config finds neither library, the C preprocessor finds neither header, and no libclang
 #    is a loadable file. What is already absent is skipped: a machine without the headers passes
 #    too. Without root or `unshare` it says so and goes on with the environment variables alone.
-# 2. For each published crate, in dependency order, `DOCS_RS=1 cargo doc --no-deps -p <crate>`
+# 2. For each published crate (from `cargo metadata`), `DOCS_RS=1 cargo doc --no-deps -p <crate>`
 #    with the crate's [package.metadata.docs.rs] features and rustdoc-args and with
 #    RUSTDOCFLAGS="-D warnings" (so a broken intra-doc link or missing docs fail it), into
 #    target/docs-rs. `--cfg docsrs` runs on the stable toolchain here: nothing may use a
@@ -26,8 +26,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The published crates (the others have `publish = false`), dependencies first.
-crates=(shmem-ucx shmem-pmix shmem-launch shmem-syntax shmem-macros shmem-core shmem-run shmem-capi)
+# The published crates: every workspace member without `publish = false` (cargo metadata says
+# `"publish": null` for those), so that a new crate is covered without a change here.
+mapfile -t crates < <(cargo metadata --no-deps --format-version 1 |
+    python3 -c 'import json, sys
+for p in json.load(sys.stdin)["packages"]:
+    if p["publish"] is None:
+        print(p["name"])')
+[ "${#crates[@]}" -gt 0 ] || { echo "docs-rs: cargo metadata lists no published crate" >&2; exit 1; }
 
 say() { echo "docs-rs: $*"; }
 
