@@ -67,13 +67,19 @@ use spec::JobSpec;
 /// line, runs the job and exits with the job's status. The one place where a set-up failure
 /// (a `RunError`) is printed and turned into the exit status.
 pub fn main() -> ! {
+    main_with_args(std::env::args_os().collect())
+}
+
+/// [`main`] with the command line `args` (`args[0]` is the command's name) instead of the
+/// process's: for a launcher started from another program (the Python package's `shmemrun`
+/// script, which runs inside the interpreter).
+pub fn main_with_args(args: Vec<std::ffi::OsString>) -> ! {
     // The host agent, which `shmemrun --hosts` starts on every host (hidden from --help).
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == agent::FLAG) {
         std::process::exit(agent::main(&args[2..]));
     }
     spec::set_ucx_defaults();
-    let cli = cli::parse(std::env::args_os().collect());
+    let cli = cli::parse(args);
     let code = run(&cli).unwrap_or_else(|e| {
         say::say_args(format_args!("{e}"));
         e.exit_code()
