@@ -1,77 +1,100 @@
 #!/usr/bin/env bash
-# Python latency: shmem4py put (+ quiet) and get of 8 B and 1 MiB between PE 0 and PE 1 at
-# 2 PEs (benches/python/latency.py), with shmem4py built on this runtime and on Open MPI's
-# OpenSHMEM (oshmem), alternating round by round. Prints a Markdown table of the medians of the
-# rounds' medians (per call) and their ratio; raw rows per job in
-# target/bench-results/python/IMPL.ROUND.csv.
+# Python: the time per call of OpenSHMEM operations from Python at 2 PEs on one node
+# (benches/python/ops.py), for three packages side by side, alternating job by job, on both
+# paths (direct: the default; tcp: UCX_TLS=tcp,self for every package):
+#   rs       this project's native package shmem_rs (`pip install ./shmem-py`), shmem4py's API
+#            and the sdo slice syntax;
+#   ours     shmem4py 1.0 built on this project's libshmem.so (the README's C route);
+#   oshmem   shmem4py 1.0 built on Open MPI's OpenSHMEM (oshmem);
+# and, in the same rounds, the Rust API's put + quiet and get of 1 MiB (`latency --vec-mib`),
+# the yardstick of the Python 1 MiB rows. Prints a Markdown table per path: the medians of the
+# rounds' medians (per call) and the ratios; raw rows in target/bench-results/python/.
 #
 #   bash benches/python.sh
 #
-# Each shmem4py is built as a user builds it, in its own virtual environment, when missing:
-#   ours    target/shmem4py/venv (the one scripts/shmem4py.sh builds), with the README's command
+# Each package lives in its own virtual environment, built when missing:
+#   rs      target/python/venv (scripts/python.sh's): pip install ./shmem-py (reinstalled every
+#           run, so that it is today's code)
+#   ours    target/shmem4py/venv (scripts/shmem4py.sh's), the README's command:
 #           PATH=$PWD/target/release:$PATH pip install --no-cache-dir shmem4py "numpy<2"
 #   oshmem  target/python-bench/venv-oshmem, with OSHCC=oshcc and the same pip command
-# (--no-cache-dir: pip would otherwise reuse the wheel it built for the other library).
-# Knobs: IMPLS="ours oshmem" ROUNDS=5 ITERS=20000 BIG_ITERS=400 REPS=15 JOB_TIMEOUT=300
-# OSHRUN_FLAGS=... (extra oshrun flags); BUILD=0 builds nothing: implementations without their
-# environment are left out (a SKIPPED line when none is left; benches/run.sh's TINY run).
-# TINY=1: ROUNDS=1 ITERS=40 BIG_ITERS=2 REPS=2 unless set.
-# When every job printed its rows, the table also goes to python.md in the results directory
-# (benches/results/; TINY=1: target/bench-results/; RESULTS_DIR=... to choose), begun by a
-# comment naming the script, the date, the machine and the knobs; a SKIPPED run leaves it as it
-# is. Needs `cargo build --release`, python3 with venv, and PyPI for the first build. Exits
-# non-zero if a job did not print all its rows.
+# Knobs: IMPLS="rs ours oshmem" PATHS="direct tcp" ROUNDS=5 ITERS=20000 BIG_ITERS=400 REPS=15
+# UCX_ITERS=1000 UCX_BIG_ITERS=50 (the tcp jobs' loops) JOB_TIMEOUT=300; BUILD=0 builds nothing:
+# packages without their environment are left out (a SKIPPED line when none is left;
+# benches/run.sh's TINY run). TINY=1: ROUNDS=1 ITERS=40 BIG_ITERS=2 REPS=2 UCX_ITERS=20
+# UCX_BIG_ITERS=2 unless set.
+# When every job printed its rows, the tables go to python.md in the results directory
+# (benches/results/; TINY=1: target/bench-results/; RESULTS_DIR=... to choose). Needs
+# `cargo build --release`, python3 with venv, and PyPI for the first build. Exits non-zero if a
+# job did not print all its rows.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=benches/results-lib.sh
 source "$root/benches/results-lib.sh"
 results_init
 cd "$root"
-read -r -a impls <<<"${IMPLS:-ours oshmem}"
+read -r -a impls <<<"${IMPLS:-rs ours oshmem}"
+read -r -a paths <<<"${PATHS:-direct tcp}"
 if [[ ${TINY:-0} == 1 ]]; then
     ROUNDS=${ROUNDS:-1}
     ITERS=${ITERS:-40}
     BIG_ITERS=${BIG_ITERS:-2}
     REPS=${REPS:-2}
+    UCX_ITERS=${UCX_ITERS:-20}
+    UCX_BIG_ITERS=${UCX_BIG_ITERS:-2}
 fi
 ROUNDS=${ROUNDS:-5}
 ITERS=${ITERS:-20000}
 BIG_ITERS=${BIG_ITERS:-400}
 REPS=${REPS:-15}
+UCX_ITERS=${UCX_ITERS:-1000}
+UCX_BIG_ITERS=${UCX_BIG_ITERS:-50}
 JOB_TIMEOUT=${JOB_TIMEOUT:-300}
 BUILD=${BUILD:-1}
-read -r -a extra_oshrun <<<"${OSHRUN_FLAGS:-}"
 rel=$root/target/release
 results=$root/target/bench-results/python
 rm -rf "$results"
 mkdir -p "$results"
+# The rows every Python job prints (ops.py), and the Rust job's.
+PY_ROWS=14
+RUST_ROWS=2
+# The oshmem tcp jobs' UCX settings: the transport ours uses and the settings shmemrun gives
+# its PEs on top of UCX's defaults (as benches/run.sh's oshmem-tcp job).
+OSH_TCP_UCX=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_SIZE=256k
+    -x UCX_MAX_RNDV_LANES=1)
 
 venv_of() {
     case $1 in
+    rs) echo "$root/target/python/venv" ;;
     ours) echo "$root/target/shmem4py/venv" ;;
     oshmem) echo "$root/target/python-bench/venv-oshmem" ;;
     *)
-        echo "python.sh: unknown implementation '$1' (ours, oshmem)" >&2
+        echo "python.sh: unknown package '$1' (rs, ours, oshmem)" >&2
         exit 2
         ;;
     esac
 }
 
-# built IMPL: whether IMPL's virtual environment has shmem4py.
+module_of() { [[ $1 == rs ]] && echo shmem_rs || echo shmem4py; }
+
+# built IMPL: whether IMPL's virtual environment has its package.
 built() {
     local venv
     venv=$(venv_of "$1")
-    [[ -x $venv/bin/python ]] && "$venv/bin/python" -c 'import shmem4py.api' 2>/dev/null
+    [[ -x $venv/bin/python ]] && "$venv/bin/python" -c "import $(module_of "$1")" 2>/dev/null
 }
 
-# build IMPL: makes IMPL's virtual environment with shmem4py unless it has one.
+# build IMPL: makes IMPL's virtual environment with its package (rs: always reinstalled).
 build() {
     local venv
     venv=$(venv_of "$1")
-    built "$1" && return
-    echo "== python.sh: building shmem4py for $1 in $venv" >&2
-    python3 -m venv "$venv"
+    [[ $1 != rs ]] && built "$1" && return
+    echo "== python.sh: building $(module_of "$1") for $1 in $venv" >&2
+    [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
     case $1 in
+    rs)
+        "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall ./shmem-py >&2
+        ;;
     ours)
         [[ -x $rel/oshcc ]] || {
             echo "python.sh: build first: cargo build --release" >&2
@@ -87,33 +110,50 @@ build() {
     esac
 }
 
-# oshmem runs as benches/run.sh's `oshmem` job does (not its tcp jobs with their UCX settings):
-# its default transport between two PEs of one host, as ours uses its direct path.
 problems=()
+# run JOB PATH ROUND: one job (a package, or `rust`), its rows to $results/JOB.PATH.ROUND.csv.
 run() {
-    local impl=$1 round=$2 rc=0 venv rows
-    venv=$(venv_of "$impl")
-    local csv=$results/$impl.$round.csv log=$results/$impl.$round.log
-    local args=(benches/python/latency.py --iters "$ITERS" --big-iters "$BIG_ITERS" --reps "$REPS")
-    local t=(timeout -k 10 "$JOB_TIMEOUT")
-    case $impl in
-    ours)
-        "${t[@]}" "$rel/oshrun" -np 2 "$venv/bin/python" "${args[@]}" >"$csv" 2>"$log" || rc=$?
+    local job=$1 path=$2 round=$3 rc=0 rows want=$PY_ROWS
+    local csv=$results/$job.$path.$round.csv log=$results/$job.$path.$round.log
+    local t=(timeout -k 10 "$JOB_TIMEOUT") env=() osh_env=()
+    local iters=$ITERS big=$BIG_ITERS
+    if [[ $path == tcp ]]; then
+        env=(UCX_TLS=tcp,self)
+        osh_env=("${OSH_TCP_UCX[@]}")
+        iters=$UCX_ITERS
+        big=$UCX_BIG_ITERS
+    fi
+    local venv args
+    case $job in
+    rust)
+        want=$RUST_ROWS
+        env "${env[@]}" "${t[@]}" "$rel/shmemrun" -n 2 "$rel/latency" --vec-mib --csv \
+            --iters "$big" --reps "$REPS" >"$csv" 2>"$log" || rc=$?
+        ;;
+    rs | ours)
+        venv=$(venv_of "$job")
+        args=(benches/python/ops.py --api "$(module_of "$job")" --iters "$iters"
+            --big-iters "$big" --reps "$REPS")
+        env "${env[@]}" "${t[@]}" "$rel/shmemrun" -n 2 "$venv/bin/python" "${args[@]}" \
+            >"$csv" 2>"$log" || rc=$?
         ;;
     oshmem)
+        venv=$(venv_of "$job")
+        args=(benches/python/ops.py --api shmem4py --iters "$iters" --big-iters "$big"
+            --reps "$REPS")
         # oshmem 4.1.4 segfaults in shmem_finalize after the rows are out: its exit status does
         # not count, missing rows do.
-        "${t[@]}" oshrun --allow-run-as-root --oversubscribe -np 2 "${extra_oshrun[@]}" \
+        "${t[@]}" oshrun --allow-run-as-root --oversubscribe -np 2 "${osh_env[@]}" \
             "$venv/bin/python" "${args[@]}" >"$csv" 2>"$log" || rc=$?
         ;;
     esac
-    rows=$(grep -cE '^(put|get),[0-9]+,python,[0-9.]+,[0-9.]+$' "$csv" || true)
-    if [[ $rows -ne 4 || ($impl == ours && $rc -ne 0) ]]; then
-        echo "   python $impl, round $round: exit status $rc, $rows of 4 rows; log tail:" >&2
+    rows=$(grep -cE '^[^,]+,[0-9]+,[^,]+,[0-9.]+,[0-9.]+$' "$csv" || true)
+    if [[ $rows -ne $want || ($job != oshmem && $rc -ne 0) ]]; then
+        echo "   $job $path, round $round: exit status $rc, $rows of $want rows; log tail:" >&2
         tail -n 5 "$log" | sed 's/^/      /' >&2
-        problems+=("python $impl round $round: $rows of 4 rows, exit status $rc ($log)")
+        problems+=("$job $path round $round: $rows of $want rows, exit status $rc ($log)")
     else
-        echo "   python $impl, round $round: ok" >&2
+        echo "   $job $path, round $round: ok" >&2
     fi
 }
 
@@ -123,11 +163,11 @@ if [[ $BUILD == 0 ]]; then
         if built "$impl"; then
             have+=("$impl")
         else
-            echo "   python $impl: left out (no shmem4py in $(venv_of "$impl"))" >&2
+            echo "   python $impl: left out (no package in $(venv_of "$impl"))" >&2
         fi
     done
     if [[ ${#have[@]} -eq 0 ]]; then
-        echo "python.sh: SKIPPED (no shmem4py built; bash scripts/shmem4py.sh builds ours)" >&2
+        echo "python.sh: SKIPPED (no Python package built)" >&2
         exit 0
     fi
     impls=("${have[@]}")
@@ -136,63 +176,91 @@ else
         build "$impl"
     done
 fi
+jobs=("${impls[@]}")
+[[ -x $rel/latency ]] && jobs+=(rust)
 for ((round = 1; round <= ROUNDS; round++)); do
     echo "== python.sh: round $round of $ROUNDS" >&2
-    for ((k = 0; k < ${#impls[@]}; k++)); do
-        run "${impls[(k + round - 1) % ${#impls[@]}]}" "$round"
+    for path in "${paths[@]}"; do
+        for ((k = 0; k < ${#jobs[@]}; k++)); do
+            run "${jobs[(k + round - 1) % ${#jobs[@]}]}" "$path" "$round"
+        done
     done
 done
 
-# The table: per case, the median over rounds of each implementation's median.
-python3 - "$results" "${impls[@]}" <<'EOF' | tee "$results/table.md"
+# The tables: per path and case, the median over rounds of each job's median.
+python3 - "$results" "${paths[*]}" "${impls[@]}" <<'EOF' | tee "$results/table.md"
 import glob, statistics, sys
-results, impls = sys.argv[1], sys.argv[2:]
+results, paths, impls = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 med = {}
-for impl in impls:
-    for path in glob.glob(f"{results}/{impl}.*.csv"):
-        for line in open(path):
-            f = line.strip().split(",")
-            if len(f) == 5 and f[2] == "python":
-                med.setdefault((impl, f[0], int(f[1])), []).append(float(f[3]))
+for path in glob.glob(f"{results}/*.csv"):
+    job, where = path.split("/")[-1].split(".")[:2]
+    for line in open(path):
+        f = line.strip().split(",")
+        if len(f) == 5 and f[1].isdigit() and f[0] != "case":
+            med.setdefault((job, where, f[0], int(f[1])), []).append(float(f[3]))
+def m(job, where, case, size):
+    v = med.get((job, where, case, size))
+    return statistics.median(v) if v else None
 def fmt(ns):
-    return f"{ns / 1000:.1f} us" if ns >= 10000 else f"{ns / 1000:.2f} us"
-head = "| shmem4py | " + " | ".join(impls)
-sep = "|---|" + "---:|" * len(impls)
-if impls[:2] == ["ours", "oshmem"]:
-    head += " | ours / oshmem"
-    sep += "---:|"
-print(head + " |")
-print(sep)
-for case in ("put", "get"):
-    for size in (8, 1 << 20):
-        vals = [statistics.median(med[(i, case, size)]) if (i, case, size) in med else None
-                for i in impls]
-        name = f"{case} {'8 B' if size == 8 else '1 MiB'}" + (" + quiet" if case == "put" else "")
-        cells = [fmt(v) if v is not None else "-" for v in vals]
-        if impls[:2] == ["ours", "oshmem"]:
-            cells.append(f"{vals[0] / vals[1]:.2f}" if None not in vals[:2] else "-")
-        print(f"| {name} | " + " | ".join(cells) + " |")
+    if ns is None:
+        return "-"
+    if ns >= 10000:
+        return f"{ns / 1000:.1f} us"
+    return f"{ns / 1000:.2f} us" if ns >= 1000 else f"{ns:.0f} ns"
+def ratio(a, b):
+    return f"{a / b:.3f}" if a is not None and b else "-"
+names = {"rs": "shmem_rs", "ours": "shmem4py on ours", "oshmem": "shmem4py on oshmem"}
+cases = [("put + quiet", 8, "put 8 B + quiet"), ("get", 8, "get 8 B"),
+         ("p + quiet", 8, "p 8 B + quiet (shmem4py: put of 1 element)"),
+         ("g", 8, "g 8 B (shmem4py: get of 1 element)"), ("fetch_add", 8, "atomic_fetch_add 8 B"),
+         ("put + quiet", 1 << 20, "put 1 MiB + quiet"), ("get", 1 << 20, "get 1 MiB"),
+         ("slice put + quiet", 64, "x[1, 0:16:2] = b + quiet (shmem4py: iput)"),
+         ("slice get", 64, "b = x[1, 0:16:2] (shmem4py: iget)"),
+         ("local slice assign", 64, "x.local[0:16:2] = b (NumPy, this PE)"),
+         ("barrier_all", 0, "barrier_all"), ("sum_reduce", 8, "sum_reduce 8 B"),
+         ("alltoall", 8, "alltoall 8 B per PE")]
+rust = {("put + quiet", 1 << 20): "put + quiet", ("get", 1 << 20): "get"}
+for where in paths:
+    print(f"\n**{where}**{' (UCX_TLS=tcp,self for every package)' if where == 'tcp' else ' (each package default path between 2 PEs of one node)'}\n")
+    head = "| case | " + " | ".join(names.get(i, i) for i in impls)
+    sep = "|---|" + "---:|" * len(impls)
+    if "rs" in impls:
+        others = [i for i in impls if i != "rs"]
+        head += "".join(f" | shmem_rs / {names[i]}" for i in others) + " | Rust API | shmem_rs / Rust"
+        sep += "---:|" * (len(others) + 2)
+    print(head + " |")
+    print(sep)
+    for case, size, label in cases:
+        vals = [m(i, where, case, size) for i in impls]
+        cells = [fmt(v) for v in vals]
+        if "rs" in impls:
+            r = m("rs", where, case, size)
+            cells += [ratio(r, m(i, where, case, size)) for i in impls if i != "rs"]
+            rv = m("rust", where, rust[(case, size)], size) if (case, size) in rust else None
+            cells += [fmt(rv), ratio(r, rv)]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    if "rs" in impls:
+        a, b = m("rs", where, "slice put + quiet", 64), m("rs", where, "local slice assign", 64)
+        c = m("rs", where, "slice get", 64)
+        print(f"\nshmem_rs slice put / local NumPy assignment: {ratio(a, b)}; slice get / local NumPy assignment: {ratio(c, b)}.")
 EOF
 if [[ ${#problems[@]} -gt 0 ]]; then
     printf 'python.sh: %s\n' "${problems[@]}" >&2
     echo "python.sh: python.md in $RESULTS_DIR is left as it was" >&2
     exit 1
 fi
-# The versions the jobs ran (of the first implementation's environment).
 versions=$("$(venv_of "${impls[0]}")/bin/python" -c 'import importlib.metadata as m
-print("shmem4py " + m.version("shmem4py") + ", NumPy " + m.version("numpy"))' 2>/dev/null ||
-    echo "shmem4py (version unknown)")
+print("NumPy " + m.version("numpy"))' 2>/dev/null || echo "NumPy (version unknown)")
 {
-    echo "$versions. shmem4py built on each library as a user builds it (ours: with this"
-    echo "project's oshcc first on PATH; oshmem: OSHCC=oshcc), PE 0 to PE 1 (benches/python/latency.py):"
-    echo "shmem.put + shmem.quiet and shmem.get between an ordinary NumPy array and one in"
-    echo "symmetric memory (shmem.zeros); ours under this project's oshrun, oshmem under Open MPI's"
-    echo "oshrun --oversubscribe. Median over $ROUNDS rounds, the implementations alternating, of"
-    echo "each run's median of $REPS loops x $ITERS calls (1 MiB: $BIG_ITERS calls); time per call."
-    echo
+    echo "$versions. PE 0 to PE 1 at 2 PEs (benches/python/ops.py): shmem_rs (this project's"
+    echo "package, pip install ./shmem-py), shmem4py 1.0 built on this project's libshmem.so, and"
+    echo "shmem4py 1.0 built on Open MPI's oshmem; the Rust API's 1 MiB rows (latency --vec-mib) in"
+    echo "the same rounds. Median over $ROUNDS rounds, the jobs alternating, of each job's median of"
+    echo "$REPS loops x $ITERS calls (1 MiB: $BIG_ITERS; tcp: $UCX_ITERS and $UCX_BIG_ITERS); time per"
+    echo "call. Ratios below 1: shmem_rs is faster."
     cat "$results/table.md"
 } >"$results/python.md"
 results_write python.md benches/python.sh \
-    "IMPLS=\"${impls[*]}\" ROUNDS=$ROUNDS ITERS=$ITERS BIG_ITERS=$BIG_ITERS REPS=$REPS${OSHRUN_FLAGS:+ OSHRUN_FLAGS=\"$OSHRUN_FLAGS\"}" \
-    "The time of shmem4py's put + quiet and get of 8 B and 1 MiB between 2 PEs on one node, with shmem4py built on this project and on Open MPI's OpenSHMEM." \
+    "IMPLS=\"${impls[*]}\" PATHS=\"${paths[*]}\" ROUNDS=$ROUNDS ITERS=$ITERS BIG_ITERS=$BIG_ITERS REPS=$REPS UCX_ITERS=$UCX_ITERS UCX_BIG_ITERS=$UCX_BIG_ITERS" \
+    "The time per call of OpenSHMEM operations from Python at 2 PEs on one node: shmem_rs against shmem4py on this project and on Open MPI's OpenSHMEM, direct and over tcp." \
     "$results/python.md"

@@ -30,8 +30,9 @@
 #      8 hosts x 2 PEs, and heat (examples) on one host x 4, 8 and 16 PEs against 2, 4 and 8
 #      hosts x 2 PEs; without root or `ip netns` it is SKIPPED (a failure with
 #      SHMEM_TEST_REQUIRE_ROOT=1). Its own knobs (PERF_ITERS, HEAT_ITERS, ...): see hosts.sh.
-#   6. Python (benches/python.sh): shmem4py put + quiet and get of 8 B and 1 MiB at 2 PEs, with
-#      shmem4py built on ours and on oshmem.
+#   6. Python (benches/python.sh): put/get/p/g/fetch_add/slices/collectives at 2 PEs from
+#      shmem_rs (this project's package) against shmem4py built on ours and on oshmem, both
+#      paths; and (benches/python-init.sh) import + init from Python against Rust's start.
 # Prints the latency table, the collectives table (ours, oshmem, ratio per PE count), the
 # bandwidth lines, the copy-sweep table and the DSL/call table, and writes them, one Markdown
 # file per table family, to the results directory (benches/results/; TINY=1:
@@ -353,20 +354,25 @@ ROUNDS=$ROUNDS UCX_ITERS=$UCX_ITERS UCX_REPS=$UCX_REPS JOB_TIMEOUT=$JOB_TIMEOUT 
 if [[ $hosts_rc -ne 0 ]]; then
     side_problems+=("multi-host part (benches/hosts.sh): exit status $hosts_rc (see above)")
 fi
-# Part 6: Python, shmem4py's put and get on ours and on oshmem (benches/python.sh, its table to
-# $py_table; it writes python.md to the results directory itself). A tiny run builds nothing: it
-# runs the shmem4py environments already there (CI: ours, from scripts/shmem4py.sh), once, or
-# prints a SKIPPED line.
+# Part 6: Python, shmem_rs against shmem4py on ours and on oshmem (benches/python.sh, its table
+# to $py_table; it writes python.md to the results directory itself), then the start-up cost
+# (benches/python-init.sh, python-init.md). A tiny run builds nothing: it runs the environments
+# already there (CI: shmem_rs from scripts/python.sh, shmem4py on ours from
+# scripts/shmem4py.sh), once, or prints a SKIPPED line.
 py_table=$results/python-table.md
 if [[ $PYTHON != 0 ]]; then
-    echo "== Python (shmem4py)" >&2
+    echo "== Python (shmem_rs, shmem4py)" >&2
     py_rc=0
     if [[ $TINY == 1 ]]; then
-        BUILD=0 ROUNDS=1 ITERS=$ITERS BIG_ITERS=2 REPS=$REPS JOB_TIMEOUT=$JOB_TIMEOUT \
+        TINY=1 BUILD=0 ROUNDS=1 ITERS=$ITERS BIG_ITERS=2 REPS=$REPS JOB_TIMEOUT=$JOB_TIMEOUT \
             bash benches/python.sh >"$py_table" || py_rc=$?
+        if [[ -x target/python/venv/bin/python ]]; then
+            TINY=1 VENV=target/python/venv bash benches/python-init.sh >/dev/null || py_rc=$?
+        fi
     else
         ROUNDS=$PAIR_ROUNDS ITERS=$ITERS BIG_ITERS=$((ITERS / 50 > 0 ? ITERS / 50 : 1)) \
             REPS=$REPS JOB_TIMEOUT=$JOB_TIMEOUT bash benches/python.sh >"$py_table" || py_rc=$?
+        VENV=target/python/venv bash benches/python-init.sh >/dev/null || py_rc=$?
     fi
     if [[ $py_rc -ne 0 ]]; then
         side_problems+=("Python part (benches/python.sh): exit status $py_rc (see above)")

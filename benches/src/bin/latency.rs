@@ -59,11 +59,12 @@
 //! format; `benches/run.sh` runs both side by side.
 //!
 //! Run: `target/release/shmemrun -n 2 target/release/latency [--iters N] [--reps N] [--csv]
-//! [--collectives | --bandwidth | --basic | --small | --pipeline]` (add `UCX_TLS=tcp,self` to
+//! [--collectives | --bandwidth | --basic | --small | --vec-mib | --pipeline]` (add `UCX_TLS=tcp,self` to
 //! the environment to send everything through UCX). `--collectives` runs only the collectives
 //! (at any number of PEs, 2 or more), `--bandwidth` only the put/memcpy bandwidth case, `--basic`
 //! only the 8-byte put/get/p/g cases, heap and static, `--small` every 8-byte one-sided case
 //! (put/get/p/g, strided, atomics; heap and static: the rows of `benches/c-twin.sh`),
+//! `--vec-mib` only the `vec` put + quiet and get of 1 MiB (the Rust row of benches/python.sh),
 //! `--pipeline` only the point-to-point pipeline rows (any number of PEs; see `run_pipeline`):
 //! put 8 B + fence, the flag pipeline down the chain of all PEs (per row), and fcollect of
 //! 64 KiB per PE.
@@ -105,6 +106,10 @@ struct Args {
     /// of all PEs, and fcollect of 64 KiB per PE.
     #[arg(long, conflicts_with_all = ["collectives", "basic", "small"])]
     pipeline: bool,
+    /// Only the user-shaped (`vec`) put + quiet and get of 1 MiB: the Rust row that
+    /// benches/python.sh sets beside the Python packages' 1 MiB rows.
+    #[arg(long, conflicts_with_all = ["collectives", "basic", "small", "bandwidth", "pipeline"])]
+    vec_mib: bool,
 }
 
 /// Elements of the small target objects (`iput`/`iget` use 16 of them at stride 2).
@@ -372,17 +377,22 @@ fn report_distance(variant: &str, op: &str, bytes: usize, local: usize, remote: 
 fn run_user_shaped(world: &World, user: &SymArray<'_, u8>, args: &Args, rows: &mut Vec<Row>) {
     // The address of PE TARGET's copy in this process, for the distance report only.
     let remote_base = user.peer_slice(TARGET).map(|v| v.as_ptr() as usize);
-    let variants = [("vec", 0, 0), ("vec odd", LOCAL_ODD, HEAP_ODD)];
+    let all = [("vec", 0, 0), ("vec odd", LOCAL_ODD, HEAP_ODD)];
+    let (variants, sizes): (&[_], &[usize]) = if args.vec_mib {
+        (&all[..1], &[1 << 20])
+    } else {
+        (&all, &VEC_SIZES)
+    };
     // bufs[variant][0 put, 1 get][size]
     let mut bufs: Vec<[Vec<Vec<u8>>; 2]> = variants
         .iter()
         .map(|&(_, loff, _)| {
-            let one = || VEC_SIZES.iter().map(|&b| user_vec(loff + b)).collect();
+            let one = || sizes.iter().map(|&b| user_vec(loff + b)).collect();
             [one(), one()]
         })
         .collect();
     for (&(variant, loff, hoff), [put_bufs, get_bufs]) in variants.iter().zip(&mut bufs) {
-        for (&bytes, v) in VEC_SIZES.iter().zip(put_bufs.iter()) {
+        for (&bytes, v) in sizes.iter().zip(put_bufs.iter()) {
             let src = &v[loff..];
             report_distance(
                 variant,
@@ -397,7 +407,7 @@ fn run_user_shaped(world: &World, user: &SymArray<'_, u8>, args: &Args, rows: &m
             });
             rows.push(("put + quiet", bytes, variant, put));
         }
-        for (&bytes, v) in VEC_SIZES.iter().zip(get_bufs.iter_mut()) {
+        for (&bytes, v) in sizes.iter().zip(get_bufs.iter_mut()) {
             let dst = &mut v[loff..];
             report_distance(
                 variant,
@@ -749,7 +759,12 @@ fn run(args: &Args) -> Result<(), String> {
     world.barrier_all();
 
     let mut rows = Vec::new();
-    let full = !(args.basic || args.small || args.collectives || args.bandwidth || args.pipeline);
+    let full = !(args.basic
+        || args.small
+        || args.collectives
+        || args.bandwidth
+        || args.pipeline
+        || args.vec_mib);
     if args.pipeline {
         run_pipeline(&world, &pp, args, &mut rows)?;
     } else if args.bandwidth {
@@ -762,13 +777,17 @@ fn run(args: &Args) -> Result<(), String> {
             // The user-shaped cases run first (see run_user_shaped), their rows come after the
             // aligned ones.
             let mut user_rows = Vec::new();
-            if full {
+            if full || args.vec_mib {
                 run_user_shaped(&world, &user, args, &mut user_rows);
             }
-            run_sized(&world, &big, args, &mut rows);
+            if !args.vec_mib {
+                run_sized(&world, &big, args, &mut rows);
+            }
             rows.append(&mut user_rows);
-            run_cases(&world, &heap, "heap", false, args, &mut rows);
-            run_cases(&world, &STATIC_BUF, "static", true, args, &mut rows);
+            if !args.vec_mib {
+                run_cases(&world, &heap, "heap", false, args, &mut rows);
+                run_cases(&world, &STATIC_BUF, "static", true, args, &mut rows);
+            }
         }
         // The other PEs wait here (progressing UCX) for the one-sided cases.
         world.barrier_all();
