@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Runs the README's first programs in C and Python as a reader would (its Rust program is a
 # doctest of shmem-guide, run by `cargo test`): the ```c block is built with
-# target/release/oshcc and run with oshrun at 1, 3 and 4 PEs; the ```python block runs under
-# oshrun at 1, 3 and 4 PEs with the shmem4py that scripts/shmem4py.sh installed (its virtual
-# environment, SHMEM4PY_VENV, default target/shmem4py/venv). Each program checks its own result
-# and exits non-zero when it is wrong. Needs `cargo build --release` and scripts/shmem4py.sh
-# first; exits non-zero on the first failure.
+# target/release/oshcc and run with oshrun at 1, 3 and 4 PEs; the ```python block runs at 1, 3
+# and 4 PEs under the shmemrun of the environment where scripts/python.sh installed the package
+# with the README's `pip install ./shmem-py` (PY_VENV, default target/python/venv). Each program
+# checks its own result and exits non-zero when it is wrong. Needs `cargo build --release` and
+# scripts/python.sh first; exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-venv=${SHMEM4PY_VENV:-$root/target/shmem4py/venv}
+venv=${PY_VENV:-$root/target/python/venv}
 bin=$root/target/release
 work=$root/target/readme-programs
 rm -rf "$work"
@@ -37,11 +37,11 @@ for n in 1 3 4; do
 done
 echo "readme-programs: the README's C program ran at 1, 3 and 4 PEs"
 
-if [ ! -x "$venv/bin/python" ]; then
-    echo "readme-programs: no Python environment at $venv (run scripts/shmem4py.sh first)" >&2
+if [ ! -x "$venv/bin/shmemrun" ]; then
+    echo "readme-programs: no shmem_rs environment at $venv (run scripts/python.sh first)" >&2
     exit 1
 fi
 for n in 1 3 4; do
-    (cd "$work" && PATH=$venv/bin:$PATH timeout 120 "$bin/oshrun" -np "$n" python ring.py)
+    (cd "$work" && PATH=$venv/bin:$PATH timeout 120 shmemrun -n "$n" python ring.py)
 done
 echo "readme-programs: the README's Python program ran at 1, 3 and 4 PEs"
