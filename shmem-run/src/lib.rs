@@ -74,6 +74,7 @@ pub fn main() -> ! {
 /// process's: for a launcher started from another program (the Python package's `shmemrun`
 /// script, which runs inside the interpreter).
 pub fn main_with_args(args: Vec<std::ffi::OsString>) -> ! {
+    say::set_prog(args.first().map(|a| a.as_os_str()));
     // The host agent, which `shmemrun --hosts` starts on every host (hidden from --help).
     if args.get(1).is_some_and(|a| a == agent::FLAG) {
         std::process::exit(agent::main(&args[2..]));

@@ -7,17 +7,26 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::OnceLock;
 
+static NAME: OnceLock<String> = OnceLock::new();
+
+/// The file name of `arg0`, or `shmemrun`.
+fn name_of(arg0: Option<&std::ffi::OsStr>) -> String {
+    arg0.and_then(|a| Some(Path::new(a).file_name()?.to_str()?.to_owned()))
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "shmemrun".to_owned())
+}
+
+/// Names the launcher after `arg0` (the command line's first word given to
+/// `main_with_args`, which differs from the process's when an interpreter runs the launcher),
+/// before anything is said.
+pub fn set_prog(arg0: Option<&std::ffi::OsStr>) {
+    let _ = NAME.set(name_of(arg0));
+}
+
 /// The launcher's name as the user typed it: the file name of `argv[0]` (`oshrun`,
 /// `shmemrun`), `shmemrun` when there is none.
 pub fn prog() -> &'static str {
-    static NAME: OnceLock<String> = OnceLock::new();
-    NAME.get_or_init(|| {
-        std::env::args_os()
-            .next()
-            .and_then(|a| Some(Path::new(&a).file_name()?.to_str()?.to_owned()))
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| "shmemrun".to_owned())
-    })
+    NAME.get_or_init(|| name_of(std::env::args_os().next().as_deref()))
 }
 
 /// Writes `PROG: {msg}` and a newline to stderr in one write (see the module docs).
