@@ -134,7 +134,13 @@ OP_PROD: OP = OP.PROD
 """Product reduction."""
 
 
-def reduce(target, source, op: OP = OP_SUM, size: Optional[int] = None, team: Optional[Team] = None) -> None:
+def reduce(
+    target,
+    source,
+    op: OP = OP_SUM,
+    size: Optional[int] = None,
+    team: Optional[Team] = None,
+) -> None:
     """Reduce ``source`` element-wise over the PEs of ``team`` into ``target`` on every PE.
 
     Args:
@@ -152,7 +158,9 @@ def reduce(target, source, op: OP = OP_SUM, size: Optional[int] = None, team: Op
         NotSymmetricError: an array is not on the symmetric heap.
         RuntimeError: the team is invalid or destroyed.
     """
-    _native.reduce(target, source, str(op.value if isinstance(op, OP) else op), size, team)
+    if not isinstance(op, str):
+        raise TypeError(f"reduce: op must be an OP or its name, not {type(op).__name__}")
+    _native.reduce(target, source, op.value if isinstance(op, OP) else op, size, team)
 
 
 def _named_reduce(name: str, what: str):
