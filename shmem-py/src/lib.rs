@@ -8,10 +8,12 @@
 //! the launcher's entry point in `launch.rs`.
 
 mod buf;
+mod coll;
 mod ctx;
 mod launch;
 mod rma;
 mod state;
+mod team;
 
 use pyo3::prelude::*;
 
@@ -55,5 +57,20 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rma::quiet, m)?)?;
     m.add_function(wrap_pyfunction!(rma::fence, m)?)?;
     m.add_function(wrap_pyfunction!(launch::launcher_main, m)?)?;
+    // Teams and collectives (team.rs, coll.rs); Ctx's methods are in ctx.rs.
+    m.add_class::<team::PyTeam>()?;
+    m.add("TEAM_WORLD", team::PyTeam::constant(team::TeamRef::World))?;
+    m.add("TEAM_SHARED", team::PyTeam::constant(team::TeamRef::Shared))?;
+    m.add(
+        "TEAM_INVALID",
+        team::PyTeam::constant(team::TeamRef::Invalid),
+    )?;
+    m.add_function(wrap_pyfunction!(team::sync, m)?)?;
+    m.add_function(wrap_pyfunction!(coll::broadcast, m)?)?;
+    m.add_function(wrap_pyfunction!(coll::collect, m)?)?;
+    m.add_function(wrap_pyfunction!(coll::fcollect, m)?)?;
+    m.add_function(wrap_pyfunction!(coll::alltoall, m)?)?;
+    m.add_function(wrap_pyfunction!(coll::alltoalls, m)?)?;
+    m.add_function(wrap_pyfunction!(coll::reduce, m)?)?;
     Ok(())
 }
