@@ -114,8 +114,11 @@ pub(crate) fn init(py: Python<'_>, requested: i32) -> PyResult<i32> {
     let started = crate::rma::without_gil(py, level, shmem_core::init_thread);
     let (world, _) = started.map_err(|e| ShmemError::new_err(format!("init: {e}")))?;
     LEVEL.store(requested as u8, Ordering::Release);
-    WORLD.store(Box::into_raw(Box::new(world)), Ordering::Release);
+    let w = Box::into_raw(Box::new(world));
+    WORLD.store(w, Ordering::Release);
     end_job_on_panic();
+    // SAFETY: just leaked; dropped in place only by `finalize` (its memory kept).
+    crate::team::at_init(unsafe { &*w });
     Ok(requested)
 }
 

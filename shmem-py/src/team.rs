@@ -95,6 +95,14 @@ impl TeamEntry {
 static WORLD_TEAM: OnceLock<&'static TeamEntry> = OnceLock::new();
 static SHARED_TEAM: OnceLock<&'static TeamEntry> = OnceLock::new();
 
+/// Makes `TEAM_WORLD`'s and `TEAM_SHARED`'s entries, from `init` on every PE: across nodes
+/// making the node's team takes a collective step, which must not wait for a first use that
+/// only some PEs make.
+pub(crate) fn at_init(w: &'static shmem_core::World) {
+    WORLD_TEAM.get_or_init(|| TeamEntry::new(w.team_world(), 0));
+    SHARED_TEAM.get_or_init(|| TeamEntry::new(w.team_shared(), 0));
+}
+
 /// What a `Team` object stands for.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum TeamRef {
@@ -154,8 +162,7 @@ impl TeamRef {
                 )));
             }
             TeamRef::World => *WORLD_TEAM.get_or_init(|| TeamEntry::new(w.team_world(), 0)),
-            // On one node (as `shmemrun` starts jobs) this communicates with no other PE; across
-            // nodes the first use of TEAM_SHARED must be made by every PE, as a collective.
+            // Made by `at_init` (collectively across nodes); here only after a finalize.
             TeamRef::Shared => *SHARED_TEAM.get_or_init(|| TeamEntry::new(w.team_shared(), 0)),
             TeamRef::Made(e) => e,
         };
