@@ -1,8 +1,7 @@
 //! The PEs' output: their stdout and stderr read line by line and written, without blocking,
 //! to the agent's own as tagged records ([`output::record`]) that the launcher splits per PE.
-//! A partial line is recorded and cut once nothing more came for
-//! [`PARTIAL_LINE_WAIT`](output::PARTIAL_LINE_WAIT), and at the end of the pipe, as the
-//! launcher does with its own PEs' output (`output`).
+//! A partial line is recorded and cut once nothing more came for [`PARTIAL_LINE_WAIT`], and at
+//! the end of the pipe, as the launcher does with its own PEs' output (`output`).
 
 use std::collections::VecDeque;
 use std::io::{self, Read};
