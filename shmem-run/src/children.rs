@@ -39,9 +39,10 @@ pub struct Spec<'a> {
     pub args: &'a [OsString],
     /// Variables added to the launcher's environment.
     pub env: &'a [(OsString, OsString)],
-    /// Forward output line by line with a `[PE i] ` prefix instead of inheriting it.
+    /// Start every line of its output with `[PE i] ` (its output is forwarded line by line
+    /// either way, [`output`]).
     pub prefix: bool,
-    /// Keep the last lines of stderr here (which forwards stderr even without `prefix`).
+    /// Keep the last lines of stderr here.
     pub tail: Option<Arc<Tail>>,
     /// This PE's number: the id of its exit event (for a host agent, `job::agent_id`).
     pub pe: usize,
@@ -98,12 +99,10 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
         Input::Null => Stdio::null(),
         Input::Secret { .. } => Stdio::piped(),
     });
-    if spec.prefix || spec.tagged.is_some() {
-        cmd.stdout(Stdio::piped());
-    }
-    if spec.prefix || spec.tail.is_some() || spec.tagged.is_some() {
-        cmd.stderr(Stdio::piped());
-    }
+    // Always through the launcher, which writes whole lines only (`output`): PEs that shared
+    // its stdout and stderr would mix their lines mid-line.
+    cmd.stdout(Stdio::piped());
+    cmd.stderr(Stdio::piped());
     die_with_parent(&mut cmd);
     let mut child = cmd.spawn()?;
     let pid = child.id() as libc::pid_t;
@@ -134,31 +133,18 @@ pub fn spawn(spec: &Spec<'_>, notifier: &Notifier) -> io::Result<(libc::pid_t, u
         tail: if to_stderr { spec.tail.clone() } else { None },
     };
     if let Some(t) = &spec.tagged {
-        for (pipe, to_stderr) in [
-            (
-                child
-                    .stdout
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
-                false,
-            ),
-            (
-                child
-                    .stderr
-                    .take()
-                    .map(|p| Box::new(p) as Box<dyn io::Read + Send>),
-                true,
-            ),
-        ] {
-            if let Some(pipe) = pipe {
-                let how = output::Tagged {
-                    to_stderr,
-                    host_tail: if to_stderr { spec.tail.clone() } else { None },
-                    ..t.clone()
-                };
-                output::forward_tagged(how, pipe, notifier.clone())?;
-                forwarders += 1;
-            }
+        let split = |to_stderr: bool| output::Tagged {
+            to_stderr,
+            host_tail: if to_stderr { spec.tail.clone() } else { None },
+            ..t.clone()
+        };
+        if let Some(out) = child.stdout.take() {
+            output::forward_tagged(split(false), out, notifier.clone())?;
+            forwarders += 1;
+        }
+        if let Some(err) = child.stderr.take() {
+            output::forward_tagged(split(true), err, notifier.clone())?;
+            forwarders += 1;
         }
     }
     if let Some(out) = child.stdout.take() {

@@ -19,6 +19,13 @@ SHMEM_INIT_TIMEOUT, SHMEM_NODE (the index of its host, from 0), SHMEM_NNODES (th
 hosts), SHMEM_LOCAL_RANK and SHMEM_LOCAL_SIZE (its index among its host's PEs, and their \
 number) and SHMEM_BIND_TO (--bind-to) in its environment. Only PE 0 reads stdin.
 
+Output: every PE's stdout and stderr pass through shmemrun (on other hosts through the host \
+agent), which writes them to its own stdout and stderr line by line, whole lines only, so that \
+lines of different PEs never mix, even when a PE writes a line's text and its newline apart. \
+A partial line (a prompt) is passed on once nothing follows it for 0.1 s, and at the PE's end. \
+Without --prefix the bytes are exactly the PE's. The PEs' stdout is a pipe, not a terminal (as \
+under srun): C's stdio buffers it in blocks, Python too unless run with -u.
+
 Security: every job has a random 256-bit secret; every connection to shmemrun and every \
 start-up record proves it (HMAC-SHA256), so other users cannot join or disturb the job. \
 shmemrun listens on 127.0.0.1 (with --hosts: on the addresses the hosts reach it at; --bind to \
@@ -74,7 +81,8 @@ pub struct Cli {
     )]
     pub np: Option<u32>,
 
-    /// Prefix every line a PE writes to stdout or stderr with "[PE i] ".
+    /// Prefix every line a PE writes to stdout or stderr with "[PE i] " (a partial line cut
+    /// by a pause ends there, and its rest gets a label of its own).
     #[arg(short, long)]
     pub prefix: bool,
 

@@ -1,12 +1,15 @@
 //! The PEs' output: their stdout and stderr read line by line and written, without blocking,
 //! to the agent's own as tagged records ([`output::record`]) that the launcher splits per PE.
+//! A partial line is recorded and cut once nothing more came for [`PARTIAL_LINE_WAIT`], and at
+//! the end of the pipe, as the launcher does with its own PEs' output (`output`).
 
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::{ChildStderr, ChildStdout};
+use std::time::Instant;
 
-use crate::output::{self, MAX_PIECE};
+use crate::output::{self, MAX_PIECE, PARTIAL_LINE_WAIT};
 
 use super::Agent;
 
@@ -18,6 +21,39 @@ pub(super) struct OutPipe {
     /// Whether the next byte starts a line.
     pub(super) line_start: bool,
     pub(super) open: bool,
+    /// When the last bytes came (`buf` holds a partial line since).
+    pub(super) last_read: Instant,
+}
+
+impl OutPipe {
+    /// A PE's stdout or stderr (`to_stderr`), just opened.
+    pub(super) fn new(fd: Box<dyn ReadFd>, to_stderr: bool) -> OutPipe {
+        OutPipe {
+            fd,
+            to_stderr,
+            buf: Vec::new(),
+            line_start: true,
+            open: true,
+            last_read: Instant::now(),
+        }
+    }
+
+    /// A pause after a partial line, or the end of the stream: records what is left of the
+    /// line and, if it was not at its end, that it was cut ([`output::cut_record`]).
+    pub(super) fn record_cut(&mut self, sinks: &mut [Sink; 2], pe: usize) {
+        if !self.buf.is_empty() {
+            emit(sinks, pe, self.to_stderr, &self.buf, self.line_start, false);
+            self.buf.clear();
+            self.line_start = false;
+        }
+        if !self.line_start {
+            let sink = &mut sinks[usize::from(self.to_stderr)];
+            if !sink.broken {
+                sink.buf.extend(output::cut_record(pe));
+            }
+            self.line_start = true;
+        }
+    }
 }
 
 /// The agent's stdout or stderr, written without blocking from what its PEs wrote.
@@ -86,6 +122,7 @@ impl Agent {
                     break;
                 }
                 Ok(n) => {
+                    o.last_read = Instant::now();
                     o.buf.extend_from_slice(&chunk[..n]);
                     let mut start = 0;
                     while let Some(at) = o.buf[start..].iter().position(|&b| b == b'\n') {
@@ -111,11 +148,18 @@ impl Agent {
                 }
             }
         }
-        if !o.buf.is_empty() || !o.line_start {
-            let start = o.line_start;
-            emit(&mut self.sinks, pe, o.to_stderr, &o.buf, start, true);
-            o.buf.clear();
-            o.line_start = true;
+        o.record_cut(&mut self.sinks, pe);
+    }
+
+    /// Records (and cuts) the partial lines that nothing followed for [`PARTIAL_LINE_WAIT`].
+    pub(super) fn record_idle_partials(&mut self) {
+        let now = Instant::now();
+        for (i, p) in self.pes.iter_mut().enumerate() {
+            for o in &mut p.pipes {
+                if !o.buf.is_empty() && now.duration_since(o.last_read) >= PARTIAL_LINE_WAIT {
+                    o.record_cut(&mut self.sinks, self.first_pe + i);
+                }
+            }
         }
     }
 }

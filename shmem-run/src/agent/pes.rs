@@ -54,13 +54,7 @@ impl Agent {
                 for (fd, to_stderr) in [(out, false), (err, true)] {
                     if let Some(fd) = fd {
                         set_nonblocking(fd.as_raw_fd(), true);
-                        pipes.push(OutPipe {
-                            fd,
-                            to_stderr,
-                            buf: Vec::new(),
-                            line_start: true,
-                            open: true,
-                        });
+                        pipes.push(OutPipe::new(fd, to_stderr));
                     }
                 }
                 self.pes.push(Pe {

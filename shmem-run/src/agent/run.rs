@@ -7,7 +7,6 @@ use std::net::Shutdown;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
-use super::forward::emit;
 use super::{Agent, LINGER, OUTPUT_HIGH, REAP_EVERY, UPSTREAM_HIGH};
 
 impl Agent {
@@ -16,6 +15,7 @@ impl Agent {
         let mut done_at: Option<Instant> = None;
         loop {
             self.poll_once();
+            self.record_idle_partials();
             self.reap();
             // The exits go out now, not a round later.
             self.write_up();
@@ -40,11 +40,7 @@ impl Agent {
     fn finish(&mut self) {
         for (i, p) in self.pes.iter_mut().enumerate() {
             for o in &mut p.pipes {
-                if !o.buf.is_empty() {
-                    let pe = self.first_pe + i;
-                    emit(&mut self.sinks, pe, o.to_stderr, &o.buf, o.line_start, true);
-                    o.buf.clear();
-                }
+                o.record_cut(&mut self.sinks, self.first_pe + i);
             }
         }
         for sink in &mut self.sinks {
