@@ -5,15 +5,21 @@
 //!
 //! Where things are: the runtime's state, the heap table and the exception classes in
 //! `state.rs`; NumPy arrays as addresses in `buf.rs`; contexts in `ctx.rs`; RMA in `rma.rs`;
-//! the launcher's entry point in `launch.rs`.
+//! the launcher's entry point in `launch.rs`; AMOs in `amo.rs`; waits, tests and signals in
+//! `sync.rs`; locks in `lock.rs`; `ptr` and the accessibility queries in `query.rs`; teams in
+//! `team.rs`; collectives in `coll.rs`.
 
+mod amo;
 mod buf;
 mod coll;
 mod ctx;
 mod launch;
+mod lock;
+mod query;
 mod rma;
 mod state;
 mod team;
+mod sync;
 
 use pyo3::prelude::*;
 
@@ -72,5 +78,62 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(coll::alltoall, m)?)?;
     m.add_function(wrap_pyfunction!(coll::alltoalls, m)?)?;
     m.add_function(wrap_pyfunction!(coll::reduce, m)?)?;
+    // Queries, AMOs, point-to-point synchronization, signals and locks.
+    m.add("VERSION", shmem_core::VERSION)?;
+    m.add("VENDOR_STRING", shmem_core::VENDOR_STRING)?;
+    m.add("MAX_NAME_LEN", shmem_core::MAX_NAME_LEN)?;
+    for f in [
+        wrap_pyfunction!(query::pe_accessible, m)?,
+        wrap_pyfunction!(query::addr_accessible, m)?,
+        wrap_pyfunction!(query::ptr, m)?,
+        wrap_pyfunction!(amo::atomic_set, m)?,
+        wrap_pyfunction!(amo::atomic_inc, m)?,
+        wrap_pyfunction!(amo::atomic_add, m)?,
+        wrap_pyfunction!(amo::atomic_and, m)?,
+        wrap_pyfunction!(amo::atomic_or, m)?,
+        wrap_pyfunction!(amo::atomic_xor, m)?,
+        wrap_pyfunction!(amo::atomic_fetch, m)?,
+        wrap_pyfunction!(amo::atomic_swap, m)?,
+        wrap_pyfunction!(amo::atomic_compare_swap, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_inc, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_add, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_and, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_or, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_xor, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_nbi, m)?,
+        wrap_pyfunction!(amo::atomic_swap_nbi, m)?,
+        wrap_pyfunction!(amo::atomic_compare_swap_nbi, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_inc_nbi, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_add_nbi, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_and_nbi, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_or_nbi, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_xor_nbi, m)?,
+        wrap_pyfunction!(amo::atomic_op, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_op, m)?,
+        wrap_pyfunction!(amo::atomic_fetch_op_nbi, m)?,
+        wrap_pyfunction!(sync::wait_until, m)?,
+        wrap_pyfunction!(sync::wait_until_all, m)?,
+        wrap_pyfunction!(sync::wait_until_any, m)?,
+        wrap_pyfunction!(sync::wait_until_some, m)?,
+        wrap_pyfunction!(sync::wait_until_all_vector, m)?,
+        wrap_pyfunction!(sync::wait_until_any_vector, m)?,
+        wrap_pyfunction!(sync::wait_until_some_vector, m)?,
+        wrap_pyfunction!(sync::test, m)?,
+        wrap_pyfunction!(sync::test_all, m)?,
+        wrap_pyfunction!(sync::test_any, m)?,
+        wrap_pyfunction!(sync::test_some, m)?,
+        wrap_pyfunction!(sync::test_all_vector, m)?,
+        wrap_pyfunction!(sync::test_any_vector, m)?,
+        wrap_pyfunction!(sync::test_some_vector, m)?,
+        wrap_pyfunction!(sync::signal_fetch, m)?,
+        wrap_pyfunction!(sync::signal_wait_until, m)?,
+        wrap_pyfunction!(sync::put_signal, m)?,
+        wrap_pyfunction!(sync::put_signal_nbi, m)?,
+        wrap_pyfunction!(lock::set_lock, m)?,
+        wrap_pyfunction!(lock::test_lock, m)?,
+        wrap_pyfunction!(lock::clear_lock, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     Ok(())
 }
