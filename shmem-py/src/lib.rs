@@ -11,6 +11,7 @@ mod buf;
 mod ctx;
 mod launch;
 mod rma;
+mod sdo;
 mod state;
 
 use pyo3::prelude::*;
@@ -55,5 +56,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rma::quiet, m)?)?;
     m.add_function(wrap_pyfunction!(rma::fence, m)?)?;
     m.add_function(wrap_pyfunction!(launch::launcher_main, m)?)?;
+    // Symmetric data objects (sdo.rs).
+    m.add_class::<sdo::SdoBase>()?;
     Ok(())
 }
