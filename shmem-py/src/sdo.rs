@@ -363,9 +363,25 @@ impl SdoBase {
         if sel.count == 0 {
             return Ok(());
         }
-        let p = plan(&sel.dims);
         let base = sel.addr as *mut u8;
         let size = self.kind.size;
+        let p = plan(&sel.dims);
+        if p.outer.is_empty() && (p.n == 1 || (p.stride == 1 && !bcast)) {
+            // The fast path: one contiguous run (one element, or a step-1 selection), on a
+            // mapped peer: one copy, with the GIL held.
+            let bytes = p.n * size;
+            let first = base.wrapping_add(sel.first * size);
+            // SAFETY: the run lies in the live block (the selection was checked).
+            if let Some(at) = unsafe { raw::locate::<u8>(first, bytes, sel.pe) }
+                && at.is_plain()
+                && bytes < DETACH_BYTES
+            {
+                // SAFETY: `local` holds the run's bytes (readable for a put, writable for a
+                // get), outside the block's element range being written.
+                unsafe { if put { at.put(local) } else { at.get(local) } }
+                return Ok(());
+            }
+        }
         // SAFETY: the object is a live heap block of this size; `sel.pe` is a PE of the job.
         let plain = unsafe { raw::locate::<u8>(base, 1, sel.pe) }.is_some_and(|l| l.is_plain());
         let wait = !plain || sel.count * size >= DETACH_BYTES;
