@@ -7,7 +7,7 @@
 //! `state.rs`; NumPy arrays as addresses in `buf.rs`; contexts in `ctx.rs`; RMA in `rma.rs`;
 //! the launcher's entry point in `launch.rs`; AMOs in `amo.rs`; waits, tests and signals in
 //! `sync.rs`; locks in `lock.rs`; `ptr` and the accessibility queries in `query.rs`; teams in
-//! `team.rs`; collectives in `coll.rs`.
+//! `team.rs`; collectives in `coll.rs`; symmetric data objects (`sdo`) in `sdo.rs`.
 
 mod amo;
 mod buf;
@@ -17,9 +17,10 @@ mod launch;
 mod lock;
 mod query;
 mod rma;
+mod sdo;
 mod state;
-mod team;
 mod sync;
+mod team;
 
 use pyo3::prelude::*;
 
@@ -135,5 +136,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ] {
         m.add_function(f)?;
     }
+    // Symmetric data objects (sdo.rs).
+    m.add_class::<sdo::SdoBase>()?;
     Ok(())
 }
