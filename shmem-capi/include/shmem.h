@@ -1,5 +1,5 @@
 /*
- * shmem.h: the OpenSHMEM 1.5 C API of shmem-rs (libshmem, built by the shmem-capi crate).
+ * shmem.h: the OpenSHMEM 1.6 C API of shmem-rs (libshmem, built by the shmem-capi crate).
  *
  * Compile and link with the wrappers next to libshmem.so: `target/release/shmemcc` (C) and
  * `target/release/shmemc++` (C++). The typed functions are declared from X-macro tables, one
@@ -17,7 +17,7 @@
 /* ---------------------------------------------------------------- constants */
 
 #define SHMEM_MAJOR_VERSION 1
-#define SHMEM_MINOR_VERSION 5
+#define SHMEM_MINOR_VERSION 6
 #define SHMEM_MAX_NAME_LEN 256
 #define SHMEM_VENDOR_STRING "shmem-rs 0.1.0"
 
@@ -44,6 +44,10 @@
 #define SHMEM_MALLOC_SIGNAL_REMOTE (1L << 1)
 
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+
+/* Session options and configuration fields (1.6). */
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
 
 /*
  * What this library has, in the words of shmem4py (the Python bindings, PyPI `shmem4py`). Its
@@ -115,6 +119,10 @@ typedef struct shmem_ctx_opaque *shmem_ctx_t;
 typedef struct {
     int num_contexts;
 } shmem_team_config_t;
+/* The hints of a session (1.6); this library reads none of them. */
+typedef struct {
+    size_t total_ops;
+} shmem_ctx_session_config_t;
 
 #define SHMEM_TEAM_INVALID ((shmem_team_t)0)
 #define SHMEM_TEAM_WORLD ((shmem_team_t)1)
@@ -204,6 +212,7 @@ extern "C" {
 void shmem_init(void);
 int shmem_init_thread(int requested, int *provided);
 void shmem_query_thread(int *provided);
+void shmem_query_initialized(int *initialized);
 void shmem_finalize(void);
 void shmem_global_exit(int status);
 int shmem_my_pe(void);
@@ -260,6 +269,10 @@ int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
 int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 void shmem_ctx_destroy(shmem_ctx_t ctx);
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+/* Sessions (1.6): hints, accepted and checked; nothing else to do here. */
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
+                             const shmem_ctx_session_config_t *config, long config_mask);
+void shmem_ctx_session_stop(shmem_ctx_t ctx);
 
 /* Ordering and synchronization */
 void shmem_fence(void);
@@ -267,6 +280,7 @@ void shmem_quiet(void);
 void shmem_ctx_fence(shmem_ctx_t ctx);
 void shmem_ctx_quiet(shmem_ctx_t ctx);
 void shmem_pe_quiet(const int *target_pes, size_t npes);
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 void shmem_barrier_all(void);
 void shmem_sync_all(void);
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
@@ -275,6 +289,10 @@ void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
 /* Signals and locks */
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
+void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
 void shmem_set_lock(long *lock);
 void shmem_clear_lock(long *lock);
 int shmem_test_lock(long *lock);
@@ -302,6 +320,14 @@ static inline void shmem_pcontrol(const int level, ...) { (void)level; }
                           size_t nelems, int pe); \
     void shmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, \
                               ptrdiff_t sst, size_t nelems, int pe); \
+    void shmem_##N##_ibput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, \
+                           size_t bsize, size_t nblocks, int pe); \
+    void shmem_ctx_##N##_ibput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe); \
+    void shmem_##N##_ibget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, \
+                           size_t bsize, size_t nblocks, int pe); \
+    void shmem_ctx_##N##_ibget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe); \
     void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, \
                                 uint64_t signal, int sig_op, int pe); \
     void shmem_ctx_##N##_put_signal(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, \
@@ -363,7 +389,15 @@ SHMEM_X_SIZED(SHMEM_DECL_SIZED)
     void shmem_iget##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
                        size_t nelems, int pe); \
     void shmem_ctx_iget##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, \
-                           ptrdiff_t sst, size_t nelems, int pe);
+                           ptrdiff_t sst, size_t nelems, int pe); \
+    void shmem_ibput##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
+                        size_t bsize, size_t nblocks, int pe); \
+    void shmem_ctx_ibput##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, \
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe); \
+    void shmem_ibget##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
+                        size_t bsize, size_t nblocks, int pe); \
+    void shmem_ctx_ibget##S(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, \
+                            ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 SHMEM_DECL_STRIDED(8) SHMEM_DECL_STRIDED(16) SHMEM_DECL_STRIDED(32) SHMEM_DECL_STRIDED(64)
 SHMEM_DECL_STRIDED(128)
 
@@ -485,6 +519,12 @@ void shmem_wait_until(long *ivar, int cmp, long cmp_value);
 SHMEM_X_REDUCE_BIT(SHMEM_DECL_REDUCE_BIT)
 SHMEM_X_REDUCE_MINMAX(SHMEM_DECL_REDUCE_MINMAX)
 SHMEM_X_REDUCE_SUM(SHMEM_DECL_REDUCE_SUM)
+
+/* Team scans (1.6): inclusive and exclusive prefix sums, over the types of sum_reduce. */
+#define SHMEM_DECL_SCAN(N, T) \
+    int shmem_##N##_sum_inscan(shmem_team_t team, T *dest, const T *source, size_t nelems); \
+    int shmem_##N##_sum_exscan(shmem_team_t team, T *dest, const T *source, size_t nelems);
+SHMEM_X_REDUCE_SUM(SHMEM_DECL_SCAN)
 
 /* Deprecated active-set collectives */
 #define SHMEM_DECL_ACTIVE(S) \
@@ -615,6 +655,8 @@ void shmem_generic_type_not_supported(void);
     SHMEM_GEN_CTX_(SHMEM_XG_RMA, get_nbi, SHMEM_G_, SHMEM_GC_, __VA_ARGS__)
 #define shmem_iput(...) SHMEM_GEN_CTX_(SHMEM_XG_RMA, iput, SHMEM_G_, SHMEM_GC_, __VA_ARGS__)
 #define shmem_iget(...) SHMEM_GEN_CTX_(SHMEM_XG_RMA, iget, SHMEM_G_, SHMEM_GC_, __VA_ARGS__)
+#define shmem_ibput(...) SHMEM_GEN_CTX_(SHMEM_XG_RMA, ibput, SHMEM_G_, SHMEM_GC_, __VA_ARGS__)
+#define shmem_ibget(...) SHMEM_GEN_CTX_(SHMEM_XG_RMA, ibget, SHMEM_G_, SHMEM_GC_, __VA_ARGS__)
 #define shmem_p(...) SHMEM_GEN_CTX_(SHMEM_XG_RMA, p, SHMEM_G_, SHMEM_GC_, __VA_ARGS__)
 #define shmem_g(...) \
     SHMEM_GEN_CTX_(SHMEM_XG_RMA, g, SHMEM_GCONST_, SHMEM_GCCONST_, __VA_ARGS__)
@@ -718,6 +760,16 @@ void shmem_generic_type_not_supported(void);
 #define shmem_min_reduce(...) SHMEM_GEN2_(SHMEM_XG_REDUCE_MINMAX, min_reduce, __VA_ARGS__)
 #define shmem_sum_reduce(...) SHMEM_GEN2_(SHMEM_XG_REDUCE_SUM, sum_reduce, __VA_ARGS__)
 #define shmem_prod_reduce(...) SHMEM_GEN2_(SHMEM_XG_REDUCE_SUM, prod_reduce, __VA_ARGS__)
+#define shmem_sum_inscan(...) SHMEM_GEN2_(SHMEM_XG_REDUCE_SUM, sum_inscan, __VA_ARGS__)
+#define shmem_sum_exscan(...) SHMEM_GEN2_(SHMEM_XG_REDUCE_SUM, sum_exscan, __VA_ARGS__)
+
+/* shmem_signal_add/_set with or without a context first (1.6). */
+#define shmem_signal_add(...) \
+    _Generic(SHMEM_ARG1_(__VA_ARGS__, 0), shmem_ctx_t: shmem_ctx_signal_add, \
+             default: shmem_signal_add)(__VA_ARGS__)
+#define shmem_signal_set(...) \
+    _Generic(SHMEM_ARG1_(__VA_ARGS__, 0), shmem_ctx_t: shmem_ctx_signal_set, \
+             default: shmem_signal_set)(__VA_ARGS__)
 
 /* shmem_sync(team) (1.5) and shmem_sync(PE_start, logPE_stride, PE_size, pSync) (deprecated). */
 #define shmem_sync(...) \
@@ -741,6 +793,10 @@ void shmem_generic_type_not_supported(void);
     static inline void shmem_iput(shmem_ctx_t c, T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe) { shmem_ctx_##N##_iput(c, d, s, dst, sst, n, pe); } \
     static inline void shmem_iget(T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe) { shmem_##N##_iget(d, s, dst, sst, n, pe); } \
     static inline void shmem_iget(shmem_ctx_t c, T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t n, int pe) { shmem_ctx_##N##_iget(c, d, s, dst, sst, n, pe); } \
+    static inline void shmem_ibput(T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t n, int pe) { shmem_##N##_ibput(d, s, dst, sst, b, n, pe); } \
+    static inline void shmem_ibput(shmem_ctx_t c, T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t n, int pe) { shmem_ctx_##N##_ibput(c, d, s, dst, sst, b, n, pe); } \
+    static inline void shmem_ibget(T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t n, int pe) { shmem_##N##_ibget(d, s, dst, sst, b, n, pe); } \
+    static inline void shmem_ibget(shmem_ctx_t c, T *d, const T *s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t n, int pe) { shmem_ctx_##N##_ibget(c, d, s, dst, sst, b, n, pe); } \
     static inline void shmem_p(T *d, T v, int pe) { shmem_##N##_p(d, v, pe); } \
     static inline void shmem_p(shmem_ctx_t c, T *d, T v, int pe) { shmem_ctx_##N##_p(c, d, v, pe); } \
     static inline T shmem_g(const T *s, int pe) { return shmem_##N##_g(s, pe); } \
@@ -827,6 +883,12 @@ SHMEM_XG_REDUCE_MINMAX(SHMEM_CXX_REDUCE_, max)
 SHMEM_XG_REDUCE_MINMAX(SHMEM_CXX_REDUCE_, min)
 SHMEM_XG_REDUCE_SUM(SHMEM_CXX_REDUCE_, sum)
 SHMEM_XG_REDUCE_SUM(SHMEM_CXX_REDUCE_, prod)
+#define SHMEM_CXX_SCAN_(N, T, OP) \
+    static inline int shmem_sum_##OP##scan(shmem_team_t t, T *d, const T *s, size_t n) { return shmem_##N##_sum_##OP##scan(t, d, s, n); }
+SHMEM_XG_REDUCE_SUM(SHMEM_CXX_SCAN_, in)
+SHMEM_XG_REDUCE_SUM(SHMEM_CXX_SCAN_, ex)
+static inline void shmem_signal_add(shmem_ctx_t c, uint64_t *sig, uint64_t v, int pe) { shmem_ctx_signal_add(c, sig, v, pe); }
+static inline void shmem_signal_set(shmem_ctx_t c, uint64_t *sig, uint64_t v, int pe) { shmem_ctx_signal_set(c, sig, v, pe); }
 #endif /* __cplusplus */
 
 #endif /* SHMEM_RS_SHMEM_H */

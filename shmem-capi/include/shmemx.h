@@ -1,4 +1,4 @@
-/* shmemx.h: shmem-rs extensions to OpenSHMEM 1.5. */
+/* shmemx.h: shmem-rs extensions to OpenSHMEM 1.6. */
 #ifndef SHMEM_RS_SHMEMX_H
 #define SHMEM_RS_SHMEMX_H
 #include <shmem.h>

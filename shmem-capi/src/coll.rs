@@ -1,5 +1,6 @@
 //! Team collectives: `shmem_TYPE_{broadcast,collect,fcollect,alltoall,alltoalls}`, their `mem`
-//! forms, and the reductions `shmem_TYPE_{and,or,xor,max,min,sum,prod}_reduce`.
+//! forms, the reductions `shmem_TYPE_{and,or,xor,max,min,sum,prod}_reduce`, and the scans
+//! `shmem_TYPE_sum_{inscan,exscan}` (OpenSHMEM 1.6).
 //!
 //! The source is copied before the collective starts, so that C's in-place calls (`dest ==
 //! source`) never make the runtime read memory it is writing.
@@ -291,6 +292,15 @@ macro_rules! reduce_sum {
     )* } };
 }
 
+/// The scans (OpenSHMEM 1.6): `sum_inscan` and `sum_exscan`, over the types of `sum`.
+macro_rules! scan_sum {
+    ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
+        reduce_fn!($t, [<shmem_ $name _sum_inscan>], sum_inscan);
+        reduce_fn!($t, [<shmem_ $name _sum_exscan>], sum_exscan);
+    )* } };
+}
+
 reduce_bitwise_types!(reduce_bitwise);
 reduce_minmax_types!(reduce_minmax);
 reduce_sum_types!(reduce_sum);
+reduce_sum_types!(scan_sum);

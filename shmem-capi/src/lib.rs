@@ -1,4 +1,4 @@
-//! The OpenSHMEM 1.5 C API over `shmem-core`: `libshmem.so` and `libshmem.a`, with the headers
+//! The OpenSHMEM 1.6 C API over `shmem-core`: `libshmem.so` and `libshmem.a`, with the headers
 //! in `shmem-capi/include` (`shmem.h`, `pshmem.h`, `shmemx.h`) and the compiler wrappers
 //! `shmemcc` and `shmemc++` that the build writes next to `shmemrun`.
 //!

@@ -286,6 +286,83 @@ pub(crate) unsafe fn iget<E: Element>(
     c.ctx.iget(&s, pe, .., sst, d, dstr);
 }
 
+/// Elements spanned by `nblocks` blocks of `bsize` elements, one every `s` elements
+/// (`(nblocks - 1) * s + bsize`).
+fn block_span(op: &str, (bsize, nblocks): (usize, usize), s: usize) -> usize {
+    match (nblocks - 1)
+        .checked_mul(s)
+        .and_then(|x| x.checked_add(bsize))
+    {
+        Some(v) => v,
+        None => fatal!(
+            "{op}: {nblocks} blocks of {bsize} elements at stride {s} overflow the address space"
+        ),
+    }
+}
+
+/// The block strides of `shmem_ibput`/`shmem_ibget`, checked: positive and at least `bsize`.
+fn block_strides(op: &str, bsize: usize, (tst, sst): (isize, isize)) -> (usize, usize) {
+    let (tst, sst) = (stride(op, "dest", tst), stride(op, "source", sst));
+    for (which, s) in [("dest", tst), ("source", sst)] {
+        if s < bsize {
+            fatal!(
+                "{op}: the {which} stride {s} is less than the block size {bsize}; blocks may not \
+                 overlap"
+            );
+        }
+    }
+    (tst, sst)
+}
+
+/// `shmem_ibput` (1.6): `nblocks` blocks of `bsize` elements, the blocks `dst` elements apart at
+/// `dest` and `sst` apart at `source`.
+///
+/// # Safety
+/// `source` holds the blocks, readable.
+pub(crate) unsafe fn ibput<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    (dest, tst): (*mut E, isize),
+    (source, sst): (*const E, isize),
+    (bsize, nblocks): (usize, usize),
+    pe: c_int,
+) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    if bsize == 0 || nblocks == 0 {
+        return;
+    }
+    let (tst, sst) = block_strides(op, bsize, (tst, sst));
+    let d = sym(op, "dest", dest, block_span(op, (bsize, nblocks), tst));
+    // SAFETY: per this function's contract.
+    let s = unsafe { src(op, source, block_span(op, (bsize, nblocks), sst)) };
+    c.ctx.ibput(&d, pe, .., tst, s, sst, bsize);
+}
+
+/// `shmem_ibget` (1.6): as [`ibput`] in the other direction.
+///
+/// # Safety
+/// `dest` holds the blocks, writable, and nothing else touches its span during the call.
+pub(crate) unsafe fn ibget<E: Element>(
+    op: &str,
+    c: ShmemCtx,
+    (dest, dst_stride): (*mut E, isize),
+    (source, sst): (*const E, isize),
+    (bsize, nblocks): (usize, usize),
+    pe: c_int,
+) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    if bsize == 0 || nblocks == 0 {
+        return;
+    }
+    let (dstr, sst) = block_strides(op, bsize, (dst_stride, sst));
+    let s = sym(op, "source", source, block_span(op, (bsize, nblocks), sst));
+    // SAFETY: per this function's contract.
+    let d = unsafe { dst(op, dest, block_span(op, (bsize, nblocks), dstr)) };
+    c.ctx.ibget(&s, pe, .., sst, d, dstr, bsize);
+}
+
 /// `shmem_put_nbi`.
 ///
 /// # Safety
@@ -436,6 +513,39 @@ macro_rules! rma_block {
             }
         }
     };
+    (@blocked $t:ty, $pt:ty, $name:ident $cname:ident, $f:ident) => {
+        #[doc = concat!("`", stringify!($name), "` (OpenSHMEM 1.6).")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the call's buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            dest: *mut $pt, source: *const $pt, dst: isize, sst: isize, bsize: usize,
+            nblocks: usize, pe: c_int,
+        ) {
+            // SAFETY: the caller keeps C's contract for the local buffer.
+            unsafe {
+                $f::<$t>(stringify!($name), DEFAULT, (dest.cast(), dst), (source.cast(), sst),
+                    (bsize, nblocks), pe)
+            }
+        }
+
+        #[doc = concat!("`", stringify!($cname), "` (OpenSHMEM 1.6).")]
+        ///
+        /// # Safety
+        /// The C standard's contract for the call's buffers.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $cname(
+            ctx: ShmemCtx, dest: *mut $pt, source: *const $pt, dst: isize, sst: isize,
+            bsize: usize, nblocks: usize, pe: c_int,
+        ) {
+            // SAFETY: the caller keeps C's contract for the local buffer.
+            unsafe {
+                $f::<$t>(stringify!($cname), ctx, (dest.cast(), dst), (source.cast(), sst),
+                    (bsize, nblocks), pe)
+            }
+        }
+    };
     (@signal $t:ty, $pt:ty, $name:ident $cname:ident) => {
         #[doc = concat!("`", stringify!($name), "`.")]
         ///
@@ -522,6 +632,8 @@ macro_rules! rma_typed {
             [<shmem_ $name _put_signal>] [<shmem_ctx_ $name _put_signal>]
             [<shmem_ $name _put_signal_nbi>] [<shmem_ctx_ $name _put_signal_nbi>]);
 
+        rma_block!(@blocked $t, $t, [<shmem_ $name _ibput>] [<shmem_ctx_ $name _ibput>], ibput);
+        rma_block!(@blocked $t, $t, [<shmem_ $name _ibget>] [<shmem_ctx_ $name _ibget>], ibget);
         rma_elem!($name, $t);
     )* } };
 }
@@ -541,8 +653,18 @@ macro_rules! rma_sized {
     )* } };
 }
 
+/// The sized blocked strided forms (`shmem_ibput8` .. `shmem_ibput128`; OpenSHMEM 1.6 has no
+/// `mem` form of these).
+macro_rules! rma_sized_blocked {
+    ($($n:tt: $t:ty),* $(,)?) => { pastey::paste! { $(
+        rma_block!(@blocked $t, c_void, [<shmem_ibput $n>] [<shmem_ctx_ibput $n>], ibput);
+        rma_block!(@blocked $t, c_void, [<shmem_ibget $n>] [<shmem_ctx_ibget $n>], ibget);
+    )* } };
+}
+
 rma_types!(rma_typed);
 sized_types!(rma_sized);
+rma_sized_blocked! { 8: u8, 16: u16, 32: u32, 64: u64, 128: [u64; 2] }
 
 /// `shmem_signal_fetch`: this PE's value of the signal word at `sig_addr`.
 #[unsafe(no_mangle)]
@@ -550,4 +672,42 @@ pub extern "C" fn shmem_signal_fetch(sig_addr: *const u64) -> u64 {
     sym("shmem_signal_fetch", "sig_addr", sig_addr, 1)
         .signal(0)
         .fetch()
+}
+
+/// `shmem_signal_add` / `shmem_signal_set` and their context forms (1.6): updates the signal
+/// word at `sig_addr` on `pe` without data.
+fn signal_update(op: &str, c: ShmemCtx, sig_addr: *mut u64, (add, value): (bool, u64), pe: c_int) {
+    let c = state::ctx(op, c);
+    let pe = c.pe(op, pe);
+    let sig = sym(op, "sig_addr", sig_addr, 1);
+    if add {
+        c.ctx.signal_add(sig.signal(0), pe, value);
+    } else {
+        c.ctx.signal_set(sig.signal(0), pe, value);
+    }
+}
+
+/// `shmem_signal_add` (1.6): atomically adds `signal` to the signal word at `sig_addr` on `pe`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_signal_add(sig_addr: *mut u64, signal: u64, pe: c_int) {
+    signal_update("shmem_signal_add", DEFAULT, sig_addr, (true, signal), pe);
+}
+
+/// `shmem_ctx_signal_add` (1.6).
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_ctx_signal_add(ctx: ShmemCtx, sig_addr: *mut u64, signal: u64, pe: c_int) {
+    signal_update("shmem_ctx_signal_add", ctx, sig_addr, (true, signal), pe);
+}
+
+/// `shmem_signal_set` (1.6): atomically writes `signal` into the signal word at `sig_addr` on
+/// `pe`.
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_signal_set(sig_addr: *mut u64, signal: u64, pe: c_int) {
+    signal_update("shmem_signal_set", DEFAULT, sig_addr, (false, signal), pe);
+}
+
+/// `shmem_ctx_signal_set` (1.6).
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_ctx_signal_set(ctx: ShmemCtx, sig_addr: *mut u64, signal: u64, pe: c_int) {
+    signal_update("shmem_ctx_signal_set", ctx, sig_addr, (false, signal), pe);
 }

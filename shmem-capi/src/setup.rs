@@ -5,14 +5,15 @@ use crate::state::{self, ShmemCtx, g, world_pe};
 use shmem_core::prelude::*;
 use std::ffi::{c_char, c_int, c_void};
 
-/// `shmem_init`: starts the runtime (a second call while it runs does nothing).
+/// `shmem_init`: starts the runtime. While it runs, a further call (OpenSHMEM 1.6) only counts:
+/// each needs its `shmem_finalize`, and the last one ends the library.
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_init() {
     state::initialize(3);
 }
 
 /// `shmem_init_thread`: starts the runtime with a thread level; the level provided is the one
-/// requested. Returns 0.
+/// requested (by the first call, for a further one: OpenSHMEM 1.6, as `shmem_init`). Returns 0.
 ///
 /// # Safety
 /// `provided` is NULL or writable.
@@ -39,16 +40,33 @@ pub unsafe extern "C" fn shmem_query_thread(provided: *mut c_int) {
     }
 }
 
-/// `shmem_finalize`: completes this PE's operations and finalizes the runtime (collective).
+/// `shmem_finalize`: completes this PE's operations and, when it matches the last
+/// initialization outstanding, finalizes the runtime (collective).
 #[unsafe(no_mangle)]
 pub extern "C" fn shmem_finalize() {
     state::finalize();
 }
 
-/// `start_pes` (deprecated): `shmem_init`.
+/// `shmem_query_initialized` (1.6): nonzero in `*initialized` between an initialization and
+/// the `shmem_finalize` that ends the library, zero before and after. Callable at any time.
+///
+/// # Safety
+/// `initialized` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_query_initialized(initialized: *mut c_int) {
+    if !initialized.is_null() {
+        // SAFETY: per the C contract.
+        unsafe { initialized.write(c_int::from(state::initialized())) };
+    }
+}
+
+/// `start_pes` (deprecated): `shmem_init`, once (further calls do nothing, as before
+/// OpenSHMEM 1.2).
 #[unsafe(no_mangle)]
 pub extern "C" fn start_pes(_npes: c_int) {
-    shmem_init();
+    if !state::initialized() {
+        shmem_init();
+    }
 }
 
 /// Defines the deprecated cache-management routines (OpenSHMEM 1.3 and earlier): no-ops, since
@@ -147,7 +165,7 @@ pub(crate) fn peer_ptr(dest: *const c_void, pe: usize) -> *mut c_void {
     }
 }
 
-/// `shmem_info_get_version`: 1.5.
+/// `shmem_info_get_version`: [`shmem_core::VERSION`], 1.6.
 ///
 /// # Safety
 /// Both pointers are writable.
@@ -233,6 +251,49 @@ pub unsafe extern "C" fn shmem_pe_quiet(target_pes: *const c_int, npes: usize) {
     let pes = unsafe { state::src(op, target_pes, npes) };
     let pes: Vec<usize> = pes.iter().map(|&p| world_pe(op, p)).collect();
     g(op).world.pe_quiet(&pes);
+}
+
+/// `shmem_ctx_pe_quiet` (1.6): completes the operations of context `ctx` to the `npes` PEs in
+/// `target_pes` (PE numbers of the context's team).
+///
+/// # Safety
+/// `target_pes` holds `npes` ints.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_ctx_pe_quiet(ctx: ShmemCtx, target_pes: *const c_int, npes: usize) {
+    let op = "shmem_ctx_pe_quiet";
+    let c = state::ctx(op, ctx);
+    // SAFETY: per the C contract.
+    let pes = unsafe { state::src(op, target_pes, npes) };
+    let pes: Vec<usize> = pes.iter().map(|&p| c.pe(op, p)).collect();
+    c.ctx.pe_quiet(&pes);
+}
+
+/// `shmem_ctx_session_start` (1.6): a hint that the program is about to issue a batch of
+/// operations on `ctx`. The library needs none (small puts and atomics are not held back), so
+/// it checks the context and otherwise does nothing; `SHMEM_CTX_INVALID` does nothing, as the
+/// standard says.
+///
+/// # Safety
+/// `config` is NULL or points to a `shmem_ctx_session_config_t` (it is not read).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn shmem_ctx_session_start(
+    ctx: ShmemCtx,
+    _options: std::ffi::c_long,
+    _config: *const c_void,
+    _config_mask: std::ffi::c_long,
+) {
+    if !ctx.is_null() {
+        state::ctx("shmem_ctx_session_start", ctx);
+    }
+}
+
+/// `shmem_ctx_session_stop` (1.6): ends a session on `ctx` (nothing to undo: see
+/// [`shmem_ctx_session_start`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn shmem_ctx_session_stop(ctx: ShmemCtx) {
+    if !ctx.is_null() {
+        state::ctx("shmem_ctx_session_stop", ctx);
+    }
 }
 
 /// `shmemx_wtime`: seconds since an arbitrary point, as a double.

@@ -16,7 +16,7 @@ macro_rules! warn {
 use shmem_core::prelude::*;
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// C's `shmem_ctx_t`: an opaque pointer, here a small integer id.
@@ -94,6 +94,9 @@ unsafe impl Send for Globals {}
 
 static GLOBALS: AtomicPtr<Globals> = AtomicPtr::new(std::ptr::null_mut());
 static FINALIZED: AtomicBool = AtomicBool::new(false);
+/// Calls of the initialization routines not yet matched by a `shmem_finalize` (OpenSHMEM 1.6
+/// lets a program initialize more than once; the last matching finalize ends the library).
+static INIT_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 /// The tables of live handles, heap blocks and held locks.
 pub(crate) struct Tables {
@@ -171,9 +174,17 @@ fn not_initialized(op: &str) -> ! {
     std::process::exit(1)
 }
 
-/// Starts the runtime (idempotent while it runs).
+/// Whether the library is initialized: an initialization routine was called and not yet
+/// matched by as many `shmem_finalize` calls (`shmem_query_initialized`).
+pub(crate) fn initialized() -> bool {
+    try_g().is_some()
+}
+
+/// Starts the runtime, or counts one more initialization while it runs (matched by one more
+/// `shmem_finalize`).
 pub(crate) fn initialize(requested: c_int) -> &'static Globals {
     if let Some(g) = try_g() {
+        INIT_COUNT.fetch_add(1, Ordering::AcqRel);
         return g;
     }
     if FINALIZED.load(Ordering::Acquire) {
@@ -230,6 +241,7 @@ pub(crate) fn initialize(requested: c_int) -> &'static Globals {
         t.teams.insert(TEAM_WORLD, team_world);
         t.teams.insert(TEAM_SHARED, team_shared);
     }
+    INIT_COUNT.store(1, Ordering::Release);
     GLOBALS.store(globals, Ordering::Release);
     // A panic (a check of shmem-core, with its message) ends the whole job, not just this PE.
     // Its message is one line written whole, as every message of the library (the default
@@ -262,11 +274,15 @@ pub(crate) fn initialize(requested: c_int) -> &'static Globals {
     globals
 }
 
-/// `shmem_finalize`: quiet, destroy the contexts, leak what would need collective steps to
-/// drop (teams, heap blocks), then finalize the runtime.
+/// `shmem_finalize`: quiet; then, unless it matches an initialization other than the last
+/// one outstanding, destroy the contexts, leak what would need collective steps to drop
+/// (teams, heap blocks), and finalize the runtime.
 pub(crate) fn finalize() {
     let Some(g) = try_g() else { return };
     g.world.quiet();
+    if INIT_COUNT.fetch_sub(1, Ordering::AcqRel) > 1 {
+        return;
+    }
     {
         let mut t = tables();
         for (_, c) in std::mem::take(&mut t.ctxs) {

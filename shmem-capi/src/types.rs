@@ -226,6 +226,18 @@ mod tests {
     }
 
     #[test]
+    fn version_matches() {
+        let header = include_str!("../include/shmem.h");
+        let (major, minor) = shmem_core::VERSION;
+        for want in [
+            format!("#define SHMEM_MAJOR_VERSION {major}\n"),
+            format!("#define SHMEM_MINOR_VERSION {minor}\n"),
+        ] {
+            assert!(header.contains(&want), "shmem.h must contain {want}");
+        }
+    }
+
+    #[test]
     fn vendor_string_matches() {
         let header = include_str!("../include/shmem.h");
         let want = format!(

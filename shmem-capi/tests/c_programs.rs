@@ -169,6 +169,45 @@ fn team_split() {
     run_everywhere("teams.c");
 }
 
+/// Runs `name` over UCX's tcp at each of `pes` PEs.
+fn run_over_ucx(name: &'static str, pes: &[usize]) {
+    let bin = program(name);
+    for &n in pes {
+        let (status, stdout, stderr) = run_job_status(n, Path::Ucx, bin, &[]);
+        assert!(
+            status.success(),
+            "{name} on {n} PEs over UCX failed: {status}\n{stdout}\n{stderr}"
+        );
+    }
+}
+
+/// OpenSHMEM 1.6 `shmem_ibput`/`shmem_ibget`: typed, sized, context and generic forms.
+#[test]
+fn blocked_strided_put_and_get() {
+    run_everywhere("blocked.c");
+    run_over_ucx("blocked.c", &[3]);
+}
+
+/// OpenSHMEM 1.6 `shmem_signal_add`/`_set` and `shmem_[ctx_]pe_quiet`.
+#[test]
+fn signal_updates_and_pe_quiet() {
+    run_everywhere("signal_ops.c");
+    run_over_ucx("signal_ops.c", &[3]);
+}
+
+/// OpenSHMEM 1.6 `shmem_sum_inscan`/`_exscan`.
+#[test]
+fn scans() {
+    run_everywhere("scan.c");
+    run_over_ucx("scan.c", &[3]);
+}
+
+/// OpenSHMEM 1.6 `shmem_query_initialized`, repeated initialization, sessions, `shmem_team_ptr`.
+#[test]
+fn repeated_init_query_and_sessions() {
+    run_everywhere("init_query.c");
+}
+
 #[test]
 fn header_compiles_as_cxx11_and_runs() {
     let bin = build("shmemc++", "cxx_header.cpp", &["-std=c++11"]);

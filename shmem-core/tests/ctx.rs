@@ -327,3 +327,90 @@ fn contexts_made_and_dropped_in_a_loop_cost_no_memory() {
         },
     );
 }
+
+#[symmetric]
+static GRID: [u32; 48] = [0; 48];
+
+/// OpenSHMEM 1.6 blocked strided transfers (`ibput`/`ibget`) on the runtime's own route and on a
+/// context, with small blocks (packed over UCX) and blocks over one active message (a put or
+/// get each); the signal updates and `pe_quiet` of a context. Values are read on the PE that
+/// did not write them.
+#[test]
+fn blocked_strided_signals_and_pe_quiet_on_contexts() {
+    common::multi_pe_at(
+        "blocked_strided_signals_and_pe_quiet_on_contexts",
+        &[2, 3],
+        |world| {
+            let (me, n) = (world.my_pe(), world.n_pes());
+            let right = (me + 1) % n;
+            let left = (me + n - 1) % n;
+            let (m, l) = (me as u32, left as u32);
+            let ctx = world
+                .ctx_create::<Private>(CtxOptions::default())
+                .expect("ctx");
+            world.barrier_all();
+            // Blocks of 3 every 8 elements from 1 (three of them), from blocks every 4.
+            let src: Vec<u32> = (0..12).map(|k| m * 100 + k).collect();
+            GRID.ibput(right, 1..24, 8, &src, 4, 3);
+            ctx.ibput(&GRID, right, 25..48, 8, &src, 4, 3);
+            world.quiet();
+            ctx.quiet();
+            world.barrier_all();
+            for base in [1, 25] {
+                for k in 0..3 {
+                    for e in 0..3 {
+                        let i = base + 8 * k + e;
+                        let want = l * 100 + (4 * k + e) as u32;
+                        assert_eq!(GRID.local_get(i), want, "GRID[{i}]");
+                    }
+                    assert_eq!(GRID.local_get(base + 8 * k + 3), 0, "between blocks");
+                }
+            }
+            let mut packed = [0u32; 9];
+            GRID.ibget(right, 1..24, 8, &mut packed, 3, 3);
+            let mut from_ctx = [0u32; 9];
+            ctx.ibget(&GRID, right, 25..48, 8, &mut from_ctx, 3, 3);
+            for k in 0..3 {
+                for e in 0..3 {
+                    let want = m * 100 + (4 * k + e) as u32;
+                    assert_eq!(packed[3 * k + e], want);
+                    assert_eq!(from_ctx[3 * k + e], want);
+                }
+            }
+            // Two blocks of 96 KiB (more than one active message each), 128 KiB apart.
+            const BLOCK: usize = 12 << 10;
+            let big = world.alloc::<u64>(2 * 2 * BLOCK);
+            let src: Vec<u64> = (0..2 * BLOCK as u64)
+                .map(|k| (me as u64) << 40 | k)
+                .collect();
+            world.barrier_all();
+            ctx.ibput(&big, right, .., 2 * BLOCK, &src, BLOCK, BLOCK);
+            ctx.pe_quiet(&[right]);
+            world.barrier_all();
+            for (i, want) in [(0, 0), (BLOCK - 1, BLOCK - 1), (2 * BLOCK, BLOCK)] {
+                assert_eq!(
+                    big.local_get(i),
+                    (left as u64) << 40 | want as u64,
+                    "big[{i}]"
+                );
+            }
+            assert_eq!(big.local_get(BLOCK), 0, "between the big blocks");
+            let mut back = vec![0u64; 2 * BLOCK];
+            big.ibget(right, .., 2 * BLOCK, &mut back, BLOCK, BLOCK);
+            assert_eq!(back, src);
+            // Signal updates on the context.
+            let sig = world.alloc::<u64>(1);
+            world.barrier_all();
+            ctx.signal_add(sig.signal(0), 0, me as u64 + 1);
+            ctx.quiet();
+            if me == 0 {
+                let want = (n * (n + 1) / 2) as u64;
+                assert_eq!(sig.wait_until(0, Cmp::Eq, want), want);
+            }
+            world.barrier_all();
+            ctx.signal_set(sig.signal(0), right, 7 + me as u64);
+            sig.wait_until(0, Cmp::Eq, 7 + left as u64);
+            world.barrier_all();
+        },
+    );
+}

@@ -22,7 +22,7 @@ fn ucx_only() -> bool {
 fn accessibility_and_version() {
     multi_pe_at("accessibility_and_version", COUNTS, |world| {
         let n = world.n_pes();
-        assert_eq!(shmem_core::VERSION, (1, 5));
+        assert_eq!(shmem_core::VERSION, (1, 6));
         assert!(shmem_core::VENDOR_STRING.starts_with("shmem-rs"));
         let heap = world.alloc::<u32>(4);
         for pe in 0..n {

@@ -80,6 +80,74 @@ pub(crate) fn strided_selection<R: RangeBounds<usize>>(
     (start, count)
 }
 
+/// The one check of a blocked strided transfer (`ibput`, `ibget`): `(start, count)` of the
+/// blocks of `block` elements that `range` holds, one starting every `stride` elements from its
+/// start (the blocks that end inside the range), after checking that a block holds at least
+/// one element, that neither stride is less than the block (blocks may not overlap), and that
+/// the local side (`local_len` elements, a block every `local_stride`) holds as many blocks.
+/// With `block == 1` this is [`strided_selection`]'s count.
+#[inline]
+#[track_caller]
+pub(crate) fn blocked_selection<R: RangeBounds<usize>>(
+    op: &str,
+    (range, len, stride): (&R, usize, usize),
+    (local_len, local_stride): (usize, usize),
+    block: usize,
+    (sym_side, local_side): (&str, &str),
+) -> (usize, usize) {
+    let (start, span) = resolve(range, len, op);
+    if block == 0 {
+        zero_block(op);
+    }
+    let count = blocked_count(span, stride, block, op, sym_side);
+    let have = blocked_count(local_len, local_stride, block, op, local_side);
+    if count != have {
+        block_mismatch(op, (count, block), local_side, have);
+    }
+    (start, count)
+}
+
+/// Number of blocks of `block` elements, one every `stride`, that end within `span` elements.
+#[inline]
+#[track_caller]
+fn blocked_count(span: usize, stride: usize, block: usize, op: &str, which: &str) -> usize {
+    if stride < block {
+        overlapping_blocks(op, which, stride, block);
+    }
+    if span < block {
+        0
+    } else {
+        (span - block) / stride + 1
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn zero_block(op: &str) -> ! {
+    panic!("shmem: {op}: the block size is 0; a block holds at least one element")
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn overlapping_blocks(op: &str, which: &str, stride: usize, block: usize) -> ! {
+    panic!(
+        "shmem: {op}: the {which} stride {stride} is less than the block size {block}; \
+         blocks may not overlap"
+    )
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn block_mismatch(op: &str, (count, block): (usize, usize), local_side: &str, have: usize) -> ! {
+    panic!(
+        "shmem: {op}: the symmetric range holds {count} blocks of {block} elements but the \
+         {local_side} holds {have}; the block counts must match"
+    )
+}
+
 #[cold]
 #[inline(never)]
 #[track_caller]

@@ -19,7 +19,9 @@
 //! `transport::route`.
 
 use super::amo::Remote;
-use super::rma::{NbiScope, SymmetricArray, iget_via, iput_via, put_signal_via};
+use super::rma::{
+    NbiScope, SymmetricArray, ibget_via, ibput_via, iget_via, iput_via, put_signal_via,
+};
 use super::signal::{Signal, SignalOp};
 use crate::element::Element;
 use crate::error::Result;
@@ -457,6 +459,161 @@ impl<M: CtxMode> Ctx<'_, M> {
             dst,
             dst_stride,
         );
+    }
+
+    /// `shmem_ctx_ibput` (OpenSHMEM 1.6): like [`SymmetricArray::ibput`], on this context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static PAIRS: [i32; 8] = [0; 8];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// // Two blocks of two, four apart, from two blocks of two, three apart.
+    /// ctx.ibput(&PAIRS, me, .., 4, &[1, 2, 0, 3, 4], 3, 2);
+    /// ctx.quiet();
+    /// let mut all = [0; 8];
+    /// PAIRS.local_read(.., &mut all);
+    /// assert_eq!(all, [1, 2, 0, 0, 3, 4, 0, 0]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_ctx_ibput")]
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)] // the standard's argument list, less the pointers
+    pub fn ibput<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        stride: usize,
+        src: &[E],
+        src_stride: usize,
+        block: usize,
+    ) {
+        ibput_via(
+            self.tp,
+            self.peer(pe),
+            target,
+            range,
+            (stride, block),
+            src,
+            src_stride,
+        );
+    }
+
+    /// `shmem_ctx_ibget` (OpenSHMEM 1.6): like [`SymmetricArray::ibget`], on this context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static ROWS: [i32; 6] = [1, 2, 3, 4, 5, 6];
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// let mut firsts = [0; 4];
+    /// ctx.ibget(&ROWS, me, .., 3, &mut firsts, 2, 2); // the first two of each row of three
+    /// assert_eq!(firsts, [1, 2, 4, 5]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_ctx_ibget")]
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)] // the standard's argument list, less the pointers
+    pub fn ibget<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+        &self,
+        target: &A,
+        pe: usize,
+        range: R,
+        stride: usize,
+        dst: &mut [E],
+        dst_stride: usize,
+        block: usize,
+    ) {
+        ibget_via(
+            self.tp,
+            self.peer(pe),
+            target,
+            range,
+            (stride, block),
+            dst,
+            dst_stride,
+        );
+    }
+
+    /// `shmem_ctx_signal_add` (OpenSHMEM 1.6): like [`Signal::add`], on this context.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static HITS: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.signal_add(HITS.signal(), 0, 2);
+    /// ctx.quiet();
+    /// if world.my_pe() == 0 {
+    ///     HITS.signal().wait_until(Cmp::Eq, 2 * world.n_pes() as u64);
+    /// }
+    /// # world.barrier_all();
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_ctx_signal_add")]
+    #[track_caller]
+    pub fn signal_add(&self, signal: Signal<'_>, pe: usize, value: u64) {
+        signal.remote_update_via(self.peer(pe), true, value);
+    }
+
+    /// `shmem_ctx_signal_set` (OpenSHMEM 1.6): like [`Signal::set`], on this context.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static GO: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let right = (world.my_pe() + 1) % world.n_pes();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.signal_set(GO.signal(), right, 7);
+    /// assert_eq!(GO.signal().wait_until(Cmp::Eq, 7), 7);
+    /// # world.barrier_all();
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_ctx_signal_set")]
+    #[track_caller]
+    pub fn signal_set(&self, signal: Signal<'_>, pe: usize, value: u64) {
+        signal.remote_update_via(self.peer(pe), false, value);
+    }
+
+    /// `shmem_ctx_pe_quiet` (OpenSHMEM 1.6): completes this context's operations to the PEs in
+    /// `pes` (as [`quiet`](Self::quiet), for those PEs only). Panics if a PE is out of range.
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// #[symmetric]
+    /// static DATA: [u32; 2] = [0; 2];
+    /// #[symmetric]
+    /// static READY: u64 = 0;
+    /// let world = shmem_core::init()?;
+    /// let right = (world.my_pe() + 1) % world.n_pes();
+    /// let ctx = world.ctx_create::<Private>(CtxOptions::default())?;
+    /// ctx.put(&DATA, right, .., &[5, 6]);
+    /// ctx.pe_quiet(&[right]); // the data is at `right` ...
+    /// READY.signal().set(right, 1); // ... before the flag
+    /// READY.signal().wait_until(Cmp::Eq, 1);
+    /// assert_eq!(DATA.local_get(1), 6);
+    /// # world.barrier_all();
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_ctx_pe_quiet")]
+    #[track_caller]
+    pub fn pe_quiet(&self, pes: &[usize]) {
+        for &pe in pes {
+            self.tp.flush_peer(self.peer(pe));
+        }
+        // Direct stores become visible in program order once fenced.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Non-blocking operations on this context (`shmem_ctx_put_nbi`, `shmem_ctx_get_nbi`,

@@ -10,7 +10,7 @@
 use super::rma::SymmetricArray;
 use super::signal::{Cmp, Signal};
 use super::wait::{WaitWord, load_local};
-use crate::transport::Transport;
+use crate::transport::{Peer, Transport};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The checked inputs of one wait or test: which elements take part and what each is compared
@@ -473,7 +473,14 @@ impl Signal<'_> {
     #[track_caller]
     fn remote_update(self, pe: usize, add: bool, value: u64) {
         let tp = self.transport();
-        let peer = tp.peer(pe);
+        self.remote_update_via(tp.peer(pe), add, value);
+    }
+
+    /// [`add`](Self::add) (`add`) or [`set`](Self::set) through `peer` (the runtime's own, or a
+    /// context's).
+    #[track_caller]
+    pub(crate) fn remote_update_via(self, peer: &Peer, add: bool, value: u64) {
+        let tp = self.transport();
         let offset = self.heap_offset();
         if tp.is_direct(peer) {
             // SAFETY: a signal is an 8-byte aligned u64 of a symmetric object, inside the peer's

@@ -18,9 +18,9 @@ use std::marker::PhantomData;
 /// (`SHMEM_MAJOR_VERSION`, `SHMEM_MINOR_VERSION`, `shmem_info_get_version`).
 ///
 /// ```
-/// assert_eq!(shmem_core::VERSION, (1, 5));
+/// assert_eq!(shmem_core::VERSION, (1, 6));
 /// ```
-pub const VERSION: (u32, u32) = (1, 5);
+pub const VERSION: (u32, u32) = (1, 6);
 
 /// The vendor string (`SHMEM_VENDOR_STRING`, `shmem_info_get_name`): this library's name and
 /// version.

@@ -6,7 +6,9 @@
 use crate::element::Element;
 use crate::mem::word::SignalKind;
 use crate::object::SymObject;
-use crate::object::bounds::{check_index, checked_offset, elem_offset, strided_selection};
+use crate::object::bounds::{
+    blocked_selection, check_index, checked_offset, elem_offset, strided_selection,
+};
 use crate::object::heap::SymArray;
 use crate::object::statics::Symmetric;
 use crate::object::view::SymSlice;
@@ -360,6 +362,94 @@ pub trait SymmetricArray<E: Element>: SymObject<E> {
         iget_via(tp, tp.peer(pe), self, range, stride, dst, dst_stride);
     }
 
+    /// `shmem_ibput` (OpenSHMEM 1.6): blocked strided put. Writes blocks of `block` contiguous
+    /// elements on PE `pe`, one starting every `stride` elements from the start of `range` (the
+    /// blocks that end inside it), from blocks of `src` starting every `src_stride` elements. Both
+    /// sides must hold the same number of blocks; a block holds at least one element and neither
+    /// stride may be less than it. With `block == 1` this is [`iput`](Self::iput).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let grid = world.alloc::<u32>(12); // a 3 x 4 matrix, row-major
+    /// // Columns 1 and 2 of every row, from the pairs of `src` (every third element is skipped).
+    /// let src = [1, 2, 0, 3, 4, 0, 5, 6];
+    /// grid.ibput(me, 1..12, 4, &src, 3, 2);
+    /// world.quiet();
+    /// let mut all = [0; 12];
+    /// grid.local_read(.., &mut all);
+    /// assert_eq!(all, [0, 1, 2, 0, 0, 3, 4, 0, 0, 5, 6, 0]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_ibput")]
+    #[track_caller]
+    fn ibput<R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        stride: usize,
+        src: &[E],
+        src_stride: usize,
+        block: usize,
+    ) {
+        let tp = self.__transport();
+        ibput_via(
+            tp,
+            tp.peer(pe),
+            self,
+            range,
+            (stride, block),
+            src,
+            src_stride,
+        );
+    }
+
+    /// `shmem_ibget` (OpenSHMEM 1.6): blocked strided get. Reads blocks of `block` contiguous
+    /// elements of PE `pe`, one starting every `stride` elements from the start of `range` (the
+    /// blocks that end inside it), into blocks of `dst` starting every `dst_stride` elements.
+    /// Both sides must hold the same number of blocks; a block holds at least one element and
+    /// neither stride may be less than it. With `block == 1` this is [`iget`](Self::iget).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let me = world.my_pe();
+    /// let grid = world.alloc::<i32>(12); // a 3 x 4 matrix, row-major
+    /// grid.local_write(.., &[0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23]);
+    /// // The first two columns of every row, packed.
+    /// let mut left = [0; 6];
+    /// grid.ibget(me, .., 4, &mut left, 2, 2);
+    /// assert_eq!(left, [0, 1, 10, 11, 20, 21]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_ibget")]
+    #[track_caller]
+    fn ibget<R: RangeBounds<usize>>(
+        &self,
+        pe: usize,
+        range: R,
+        stride: usize,
+        dst: &mut [E],
+        dst_stride: usize,
+        block: usize,
+    ) {
+        let tp = self.__transport();
+        ibget_via(
+            tp,
+            tp.peer(pe),
+            self,
+            range,
+            (stride, block),
+            dst,
+            dst_stride,
+        );
+    }
+
     /// `shmem_get` into a symmetric destination: copies elements `range` of this array on PE
     /// `pe` into this PE's own copy of `dest` (all of it; use [`slice`](Self::slice) to place
     /// them), as C programs pass `&sym[k]` as the destination. Lengths must match; `pe` may be
@@ -709,4 +799,77 @@ pub(crate) fn iget_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds
     // SAFETY: every offset lies inside the object (k < count, checked by strided_selection);
     // every local pointer is an element of `dst`, a unique borrow that outlives the call.
     unsafe { tp.get_elems(peer, elems, size_of::<E>()) }
+}
+
+/// `ibput` into `target` through `peer` (the runtime's own, or a context's): one strided
+/// transfer whose elements are the blocks ([`Transport::put_elems`]: copies on the direct path;
+/// through UCX, blocks of up to 64 KiB travel packed in active messages, larger ones as one put
+/// each).
+#[track_caller]
+pub(crate) fn ibput_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+    tp: &Transport,
+    peer: &Peer,
+    target: &A,
+    range: R,
+    (stride, block): (usize, usize),
+    src: &[E],
+    src_stride: usize,
+) {
+    let (start, count) = blocked_selection(
+        "ibput",
+        (&range, target.len(), stride),
+        (src.len(), src_stride),
+        block,
+        ("target", "source"),
+    );
+    if count == 0 {
+        return;
+    }
+    let base = target.__heap_offset();
+    let blocks = (0..count).map(|k| {
+        (
+            elem_offset::<E>(base, start + k * stride),
+            // SAFETY: k * src_stride + block <= src.len() (the counts match, checked above).
+            unsafe { src.as_ptr().add(k * src_stride) }.cast::<u8>(),
+        )
+    });
+    // SAFETY: every block lies inside the object and inside `src` (checked by
+    // blocked_selection); `block` elements of a non-empty object fit in memory.
+    unsafe { tp.put_elems(peer, blocks, block * size_of::<E>()) }
+}
+
+/// `ibget` from `target` through `peer` (the runtime's own, or a context's), as
+/// [`ibput_via`] in the other direction ([`Transport::get_elems`]).
+#[track_caller]
+pub(crate) fn ibget_via<E: Element, A: SymmetricArray<E> + ?Sized, R: RangeBounds<usize>>(
+    tp: &Transport,
+    peer: &Peer,
+    target: &A,
+    range: R,
+    (stride, block): (usize, usize),
+    dst: &mut [E],
+    dst_stride: usize,
+) {
+    let (start, count) = blocked_selection(
+        "ibget",
+        (&range, target.len(), stride),
+        (dst.len(), dst_stride),
+        block,
+        ("source", "destination"),
+    );
+    if count == 0 {
+        return;
+    }
+    let base = target.__heap_offset();
+    let blocks = (0..count).map(|k| {
+        (
+            elem_offset::<E>(base, start + k * stride),
+            // SAFETY: k * dst_stride + block <= dst.len() (the counts match, checked above).
+            unsafe { dst.as_mut_ptr().add(k * dst_stride) }.cast::<u8>(),
+        )
+    });
+    // SAFETY: every block lies inside the object and inside `dst`, a unique borrow that
+    // outlives the call (checked by blocked_selection); blocks never overlap (strides are at
+    // least a block).
+    unsafe { tp.get_elems(peer, blocks, block * size_of::<E>()) }
 }

@@ -18,7 +18,7 @@ mod array;
 pub mod array;
 
 pub use array::SymmetricArray;
-pub(crate) use array::{iget_via, iput_via, put_signal_via};
+pub(crate) use array::{ibget_via, ibput_via, iget_via, iput_via, put_signal_via};
 
 use super::signal::{Signal, SignalOp};
 use crate::element::Element;
