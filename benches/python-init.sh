@@ -88,17 +88,20 @@ def objects(n):
          if l.startswith("objects,")]
     return max(v) if v else None
 ms = lambda ns: "-" if ns is None else f"{ns / 1e6:.2f}"
-print("| PEs | Python: import + init, ms (median / max over PEs) | Rust: exec + init, ms | Rust: init() alone, ms | Python / Rust (median) | Python objects left by the import |")
-print("|---:|---:|---:|---:|---:|---:|")
+print("| PEs | Python: imports + init, ms (median / max over PEs) | Rust: exec + init, ms | Python / Rust | Python: init() alone, ms | Rust: init() alone, ms | Python / Rust | Python objects left |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+def ratio(a, b):
+    return f"{a / b:.3f}" if a and b else "-"
 for n in npes:
-    p, r, i = per_round("python", n, "init_ns"), per_round("rust", n, "exec_init_ns"), per_round("rust", n, "init_ns")
-    ratio = f"{p[0] / r[0]:.3f}" if p[0] and r[0] else "-"
-    print(f"| {n} | {ms(p[0])} / {ms(p[1])} | {ms(r[0])} / {ms(r[1])} | {ms(i[0])} / {ms(i[1])} | {ratio} | {objects(n)} |")
+    p, r = per_round("python", n, "init_ns"), per_round("rust", n, "exec_init_ns")
+    pi, ri = per_round("python", n, "init_only_ns"), per_round("rust", n, "init_ns")
+    print(f"| {n} | {ms(p[0])} / {ms(p[1])} | {ms(r[0])} / {ms(r[1])} | {ratio(p[0], r[0])} | {ms(pi[0])} / {ms(pi[1])} | {ms(ri[0])} / {ms(ri[1])} | {ratio(pi[0], ri[0])} | {objects(n)} |")
 EOF
 {
-    echo "Python: the time of \`from shmem_rs import shmem\` on each PE (after NumPy is imported);"
+    echo "Python: \`import shmem_rs\` (the extension and UCX's and PMIx's libraries), \`init()\` and"
+    echo "\`from shmem_rs import shmem\` on each PE, after NumPy is imported, and \`init()\` alone;"
     echo "Rust: from just before the exec of benches/src/bin/init_cost.rs to the end of its"
-    echo "\`init()\` (what a Rust program pays to load its libraries and start), and \`init()\`"
+    echo "\`init()\` (what a Rust program pays to load the same libraries and start), and \`init()\`"
     echo "alone. Every PE of a job waits for a common start time first. Median over $ROUNDS rounds,"
     echo "the two alternating, of the median (and maximum) over the job's PEs."
     echo

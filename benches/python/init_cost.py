@@ -1,11 +1,13 @@
-"""The cost of `from shmem_rs import shmem` (the import, which starts the runtime) on each PE,
-for benches/python-init.sh, beside the Rust init's (benches/src/bin/init_cost.rs).
+"""The cost of starting the runtime from Python on each PE, for benches/python-init.sh, beside
+the Rust program's (benches/src/bin/init_cost.rs).
 
 Every PE imports NumPy, then sleeps until the wall-clock time START_AT (seconds since the epoch,
 from the environment) so that all PEs begin together however long their interpreters took to
-start; then it times the import. PE 0 prints one line per PE, `init_ns,PE,NANOSECONDS`, and
-`objects,PE0,N`: the number of objects the garbage collector tracks after the import minus
-before it (the package keeps no Python object per peer, so N does not grow with the PEs).
+start; then it times `import shmem_rs` (the extension and its libraries), `shmem_rs.init()` and
+`from shmem_rs import shmem` (shmem4py's API, on a started runtime). PE 0 prints one line per PE
+and figure: `init_ns,PE,N` (all three), `init_only_ns,PE,N` (`init()` alone), and
+`objects,0,N`: the number of objects the garbage collector tracks after the imports minus before
+them (the package keeps no Python object per peer, so N does not grow with the PEs).
 """
 
 import gc
@@ -20,16 +22,23 @@ if delay > 0:
     time.sleep(delay)
 before = len(gc.get_objects())
 t0 = time.perf_counter_ns()
+import shmem_rs  # noqa: E402
+
+t1 = time.perf_counter_ns()
+shmem_rs.init()
+t2 = time.perf_counter_ns()
 from shmem_rs import shmem  # noqa: E402
 
 ns = time.perf_counter_ns() - t0
+only = t2 - t1
 objects = len(gc.get_objects()) - before
 me, n = shmem.my_pe(), shmem.n_pes()
-allns = shmem.zeros(n, dtype=np.uint64)
-shmem.put(allns[me : me + 1], np.array([ns], dtype=np.uint64), 0)
+allns = shmem.zeros(2 * n, dtype=np.uint64)
+shmem.put(allns[2 * me : 2 * me + 2], np.array([ns, only], dtype=np.uint64), 0)
 shmem.barrier_all()
 if me == 0:
     for pe in range(n):
-        print(f"init_ns,{pe},{allns[pe]}")
+        print(f"init_ns,{pe},{allns[2 * pe]}")
+        print(f"init_only_ns,{pe},{allns[2 * pe + 1]}")
     print(f"objects,0,{objects}")
 shmem.barrier_all()
