@@ -4,6 +4,8 @@
 //!   block), its sync and barrier;
 //! - [`mailbox`]: eager small-message exchanges through mailbox slots (broadcast, all-reduce,
 //!   all-gather, all-to-all);
+//! - [`large`]: large reductions on the direct path (loads from the members'
+//!   mapped memory);
 //! - [`collectives`]: broadcast, fcollect, collect, alltoall(s), the scans;
 //! - [`reduce`]: the reduction type sets and the `*_reduce` operations;
 //! - [`split`]: making teams (`SHMEM_TEAM_SHARED`, splits).
@@ -11,6 +13,7 @@
 //! May use: `ops`, `object`, `transport`, `mem` and the base modules.
 
 pub(crate) mod collectives;
+pub(crate) mod large;
 pub(crate) mod mailbox;
 pub(crate) mod split;
 // Public when rustdoc checks examples (see the note in lib.rs).

@@ -6,6 +6,7 @@
 //! `coll::mailbox` (the all-reduce), `ops::rma`, and the base modules.
 
 use super::collectives::{check_fits, own_copy, scan_chunks};
+use super::large::{self, Source};
 use super::mailbox;
 use super::team::Team;
 use crate::complex::{Complex32, Complex64};
@@ -196,7 +197,7 @@ macro_rules! reductions {
         $(#[$doc])*
         #[track_caller]
         pub fn $name<E: $tr, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
-            self.reduce_into(dest, source, $op, stringify!($name));
+            self.reduce_into(dest, Source::Slice(source), $op, stringify!($name));
         }
 
         #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name), ") in place: ")]
@@ -206,24 +207,41 @@ macro_rules! reductions {
         $(#[$in_doc])*
         #[track_caller]
         pub fn $in_place<E: $tr, A: SymmetricArray<E> + ?Sized>(&self, dest: &A) {
-            let source = own_copy(dest);
-            self.reduce_into(dest, &source, $op, stringify!($in_place));
+            self.reduce_into(dest, Source::InPlace, $op, stringify!($in_place));
         }
     )*};
 }
 
 impl Team<'_> {
-    /// Reduces element-wise over the members, result in `dest[..source.len()]` on every member.
+    /// Reduces element-wise over the members, result in `dest[..len]` on every member (`len`:
+    /// the source's length, or all of `dest` in place). Large reductions on the direct path
+    /// read the members' memory straight ([`large`]); the others go through the mailbox.
     #[track_caller]
     fn reduce_into<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
         dest: &A,
-        source: &[E],
-        op: fn(E, E) -> E,
+        source: Source<'_, E>,
+        op: impl Fn(E, E) -> E + Copy,
         name: &str,
     ) {
-        check_fits(dest, source.len(), name);
-        let mut out = source.to_vec();
+        let len = match source {
+            Source::Slice(s) => s.len(),
+            Source::InPlace => dest.len(),
+        };
+        check_fits(dest, len, name);
+        let at = dest.__heap_offset();
+        if self.n_pes() > 1
+            && len * size_of::<E>() >= large::REDUCE_MIN
+            && large::all_mapped(self, at)
+        {
+            dest.__transport().check_live();
+            large::reduce(self, at, source, len, op);
+            return;
+        }
+        let mut out = match source {
+            Source::Slice(s) => s.to_vec(),
+            Source::InPlace => own_copy(dest),
+        };
         mailbox::allreduce(self, &mut out, op, name);
         dest.local_write(0..out.len(), &out);
     }

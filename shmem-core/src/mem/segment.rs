@@ -54,6 +54,10 @@ pub(crate) const BARRIER_FLAGS: usize = 0;
 pub(crate) const DATA_FLAGS: usize = BARRIER_FLAGS + ROUNDS * 8;
 /// The flag of the large broadcast's tree.
 pub(crate) const DOWN_FLAG: usize = DATA_FLAGS + ROUNDS * 8;
+/// In the 64 bytes of [`DOWN_FLAG`]'s line: the offset (in this PE's symmetric memory) where
+/// this PE's contribution to the current large direct reduction lies, which the members read
+/// in its mapped team block (`coll::large`).
+pub(crate) const CONTRIB: usize = DOWN_FLAG + 8;
 /// The last eager-broadcast epoch this PE has taken out of its ring (parents read it before
 /// reusing a ring slot).
 pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;

@@ -659,6 +659,21 @@ impl Transport {
         at.checked_add(len).is_some_and(|end| end <= limit)
     }
 
+    /// The offset of `bytes` bytes at local address `addr` when they lie in this PE's
+    /// symmetric memory (the user part of the heap, or the data segment), `None` otherwise: the
+    /// inverse of [`local`](Self::local) for a collective that is handed a plain slice.
+    pub(crate) fn symmetric_offset(&self, addr: *const u8, bytes: usize) -> Option<usize> {
+        let a = addr as usize;
+        let past_statics = a.wrapping_sub(self.statics_at);
+        if past_statics < self.statics_span {
+            return (bytes <= self.statics_span - past_statics).then(|| a - self.base as usize);
+        }
+        let (data, data_len) = self.data;
+        let in_data = a.wrapping_sub(data as usize);
+        (in_data < data_len && bytes <= data_len - in_data)
+            .then_some(crate::mem::dataseg::DATA_OFFSET + in_data)
+    }
+
     /// Local heap base.
     pub(crate) fn base(&self) -> *mut u8 {
         self.base

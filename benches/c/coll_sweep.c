@@ -1,0 +1,148 @@
+/* Collectives from 8 B to 4 MiB per PE over all PEs: the C twin of
+ * benches/src/bin/coll_sweep.rs (read its header: the same cases, sizes, timing and output).
+ * OpenSHMEM 1.4 calls, which Open MPI 4.1.4's oshmem and this runtime's C API both have:
+ * shmem_float_sum_to_all, shmem_longlong_sum_to_all (i64), shmem_broadcast64 (root 0; in 1.4
+ * the root's own dest is not written), shmem_fcollect64, shmem_alltoall64, over the active set
+ * of every PE. Sources are symmetric, as C asks.
+ *
+ * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B]
+ * Output on PE 0: case,size,npes,median_ns,min_ns. */
+#include <shmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static long psync[2][SHMEM_REDUCE_SYNC_SIZE > SHMEM_ALLTOALL_SYNC_SIZE
+                         ? (SHMEM_REDUCE_SYNC_SIZE > SHMEM_COLLECT_SYNC_SIZE
+                                ? SHMEM_REDUCE_SYNC_SIZE
+                                : SHMEM_COLLECT_SYNC_SIZE)
+                         : (SHMEM_ALLTOALL_SYNC_SIZE > SHMEM_COLLECT_SYNC_SIZE
+                                ? SHMEM_ALLTOALL_SYNC_SIZE
+                                : SHMEM_COLLECT_SYNC_SIZE)];
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+enum { C_F32, C_I64, C_BCAST, C_FCOLLECT, C_ALLTOALL, NCASES };
+static const char *names[NCASES] = {"reduce_sum_f32", "reduce_sum_i64", "broadcast", "fcollect",
+                                    "alltoall"};
+
+static float *src_f32, *dst_f32, *wrk_f32;
+static long long *src_i64, *dst_i64, *wrk_i64;
+static int npes, me;
+
+static void op(int c, long size, long i)
+{
+    long k32 = size / 4 > 0 ? size / 4 : 1, k64 = size / 8 > 0 ? size / 8 : 1;
+    long *ps = psync[i & 1];
+    switch (c) {
+    case C_F32:
+        shmem_float_sum_to_all(dst_f32, src_f32, (int)k32, 0, 0, npes, wrk_f32, ps);
+        break;
+    case C_I64:
+        shmem_longlong_sum_to_all(dst_i64, src_i64, (int)k64, 0, 0, npes, wrk_i64, ps);
+        break;
+    case C_BCAST:
+        shmem_broadcast64(dst_i64, src_i64, k64, 0, 0, 0, npes, ps);
+        break;
+    case C_FCOLLECT:
+        shmem_fcollect64(dst_i64, src_i64, k64, 0, 0, npes, ps);
+        break;
+    default: {
+        long block = k64 / npes > 0 ? k64 / npes : 1;
+        shmem_alltoall64(dst_i64, src_i64, block, 0, 0, npes, ps);
+    }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    long iters = 2000, reps = 9, max_bytes = 4 << 20, budget = 64 << 20;
+    for (int a = 1; a + 1 < argc; a += 2) {
+        long v = strtol(argv[a + 1], NULL, 10);
+        if (!strcmp(argv[a], "iters")) iters = v;
+        else if (!strcmp(argv[a], "reps")) reps = v;
+        else if (!strcmp(argv[a], "max_bytes")) max_bytes = v;
+        else if (!strcmp(argv[a], "budget")) budget = v;
+    }
+    shmem_init();
+    npes = shmem_n_pes();
+    me = shmem_my_pe();
+    for (int k = 0; k < 2; k++)
+        for (size_t j = 0; j < sizeof psync[0] / sizeof psync[0][0]; j++)
+            psync[k][j] = SHMEM_SYNC_VALUE;
+    long max = 8;
+    for (long s = 16; s <= max_bytes && s <= (4 << 20); s *= 4) max = s;
+    long e32 = max / 4, e64 = max / 8 + 1;
+    src_f32 = shmem_align(4096, e32 * 4);
+    dst_f32 = shmem_align(4096, e32 * 4);
+    wrk_f32 = shmem_malloc((e32 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * 4);
+    src_i64 = shmem_align(4096, e64 * 8);
+    dst_i64 = shmem_align(4096, npes * e64 * 8);
+    wrk_i64 = shmem_malloc((e64 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * 8);
+    double *means = shmem_malloc(npes * sizeof(double));
+    if (!src_f32 || !dst_f32 || !wrk_f32 || !src_i64 || !dst_i64 || !wrk_i64 || !means) {
+        fprintf(stderr, "coll_sweep: PE %d: out of symmetric memory\n", me);
+        return 1;
+    }
+    for (long i = 0; i < e32; i++) src_f32[i] = (float)(i % 1000) + me;
+    for (long i = 0; i < e64; i++) src_i64[i] = i * (me + 1);
+    double *fig = malloc(reps * sizeof(double));
+    shmem_barrier_all();
+    for (long size = 8; size <= max; size = size == 8 ? 16 : size * 4) {
+        long it = budget / size;
+        if (it > iters) it = iters;
+        if (it < 2) it = 2;
+        for (int c = 0; c < NCASES; c++) {
+            long warm = (it + 3) / 4 > 2 ? (it + 3) / 4 : 2;
+            for (long i = 0; i < warm; i++) {
+                shmem_barrier_all();
+                op(c, size, i);
+            }
+            for (long r = 0; r < reps; r++) {
+                double spent = 0;
+                for (long i = 0; i < it; i++) {
+                    shmem_barrier_all();
+                    double t0 = now_ns();
+                    op(c, size, i);
+                    spent += now_ns() - t0;
+                }
+                double mean = spent / it;
+                shmem_double_p(&means[me], mean, 0);
+                shmem_barrier_all();
+                if (me == 0) {
+                    double sum = 0;
+                    for (int p = 0; p < npes; p++) sum += means[p];
+                    fig[r] = sum / npes;
+                } else {
+                    fig[r] = mean;
+                }
+            }
+            qsort(fig, reps, sizeof(double), cmp);
+            double median = reps % 2 ? fig[reps / 2] : (fig[reps / 2 - 1] + fig[reps / 2]) / 2;
+            if (me == 0)
+                printf("%s,%ld,%d,%.1f,%.1f\n", names[c], size, npes, median, fig[0]);
+        }
+    }
+    /* A check: element 1 of the i64 sum is sum(p + 1) = n(n+1)/2. */
+    shmem_barrier_all();
+    shmem_longlong_sum_to_all(dst_i64, src_i64, 2, 0, 0, npes, wrk_i64, psync[0]);
+    if (dst_i64[1] != (long long)npes * (npes + 1) / 2) {
+        fprintf(stderr, "coll_sweep: PE %d: check reduction gave %lld\n", me, dst_i64[1]);
+        return 1;
+    }
+    fflush(stdout);
+    shmem_finalize();
+    return 0;
+}

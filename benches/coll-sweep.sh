@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Collectives from 8 B to 4 MiB per PE (benches/src/bin/coll_sweep.rs and its C twin
+# benches/c/coll_sweep.c): ours in Rust, ours in C (coll_sweep.c built with this project's
+# shmemcc) and Open MPI's oshmem (coll_sweep.c built with its oshcc), alternating run by run,
+# at each PE count of NPES_LIST, on the direct path and over UCX_TLS=tcp,self (oshmem over tcp
+# with run.sh's OSH_TCP_UCX settings). Writes coll-sweep.md to the results directory
+# (benches/results-lib.sh; TINY=1: target/bench-results, small loops, sizes up to 64 KiB).
+#
+# Knobs: ROUNDS (runs of each program per PE count and path; the table takes the median of
+# their medians), ITERS, REPS, MAX_BYTES, BUDGET, NPES_LIST, JOB_TIMEOUT.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/results-lib.sh"
+results_init
+cd "$results_root"
+TINY=${TINY:-0}
+if [[ $TINY == 1 ]]; then
+    ROUNDS=${ROUNDS:-1} ITERS=${ITERS:-20} REPS=${REPS:-3} MAX_BYTES=${MAX_BYTES:-65536}
+    BUDGET=${BUDGET:-1048576} NPES_LIST=${NPES_LIST:-2}
+fi
+ROUNDS=${ROUNDS:-3} ITERS=${ITERS:-2000} REPS=${REPS:-9} MAX_BYTES=${MAX_BYTES:-4194304}
+BUDGET=${BUDGET:-67108864} NPES_LIST=${NPES_LIST:-"2 4 8"} JOB_TIMEOUT=${JOB_TIMEOUT:-900}
+export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-512M}
+
+cargo build --release -p shmem-benches --bin coll_sweep >&2
+# shmem-capi's build script writes target/release/shmemcc (and libshmem.so).
+cargo build --release -p shmem-run -p shmem-capi >&2
+out=target/c-bench
+mkdir -p "$out"
+oshcc -O2 -Wall -o "$out/coll_sweep" benches/c/coll_sweep.c
+target/release/shmemcc -O2 -Wall -o "$out/coll_sweep-ours" benches/c/coll_sweep.c
+OSH_TCP_UCX=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_SIZE=256k
+    -x UCX_MAX_RNDV_LANES=1)
+raw=target/bench-results/coll-sweep
+rm -rf "$raw"
+mkdir -p "$raw"
+t=(timeout -k 10 "$JOB_TIMEOUT")
+for n in $NPES_LIST; do
+    osh=(oshrun --allow-run-as-root --oversubscribe -np "$n" -x SHMEM_SYMMETRIC_SIZE)
+    for path in direct tcp; do
+        env_ours=()
+        osh_extra=()
+        if [[ $path == tcp ]]; then
+            env_ours=(UCX_TLS=tcp,self)
+            osh_extra=("${OSH_TCP_UCX[@]}")
+        fi
+        for r in $(seq 1 "$ROUNDS"); do
+            echo "== $n PEs, $path, round $r" >&2
+            env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
+                target/release/coll_sweep --iters "$ITERS" --reps "$REPS" \
+                --max-bytes "$MAX_BYTES" --budget "$BUDGET" >"$raw/rust.$n.$path.$r.csv" ||
+                echo "coll-sweep.sh: rust $n $path $r failed" >&2
+            env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
+                "$out/coll_sweep-ours" iters "$ITERS" reps "$REPS" max_bytes "$MAX_BYTES" \
+                budget "$BUDGET" >"$raw/c.$n.$path.$r.csv" ||
+                echo "coll-sweep.sh: c $n $path $r failed" >&2
+            # oshmem segfaults in shmem_finalize here (FINDINGS.md): its rows are printed before.
+            "${t[@]}" "${osh[@]}" "${osh_extra[@]}" "$out/coll_sweep" iters "$ITERS" \
+                reps "$REPS" max_bytes "$MAX_BYTES" budget "$BUDGET" 2>/dev/null |
+                grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' >"$raw/oshmem.$n.$path.$r.csv" || true
+        done
+    done
+done
+
+body=$(mktemp)
+# The median over rounds of each run's median, per program, case, size, PEs and path.
+for f in "$raw"/*.csv; do
+    b=${f##*/}
+    IFS=. read -r prog n path _ <<<"$b"
+    sed "s/^/$prog,$path,/" "$f"
+done | awk -F, '
+    { key = $3 "," $4 "," $5 "," $2; v[key, $1] = v[key, $1] " " $6; keys[key] = 1 }
+    function med(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
+        for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+    function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
+    END {
+        print "| case | size (B) | PEs | path | ours Rust (ns) | ours C (ns) | oshmem (ns) | Rust / oshmem | C / oshmem |"
+        print "|---|---:|---:|---|---:|---:|---:|---:|---:|"
+        for (key in keys) {
+            split(key, p, ",")
+            r = med(v[key, "rust"]); c = med(v[key, "c"]); o = med(v[key, "oshmem"])
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3], p[4], r, c, o, ratio(r, o), ratio(c, o)
+        }
+    }' | { read -r h1; read -r h2; echo "$h1"; echo "$h2"; sort -t'|' -k2,2 -k4,4n -k5,5 -k3,3n; } >"$body"
+results_write coll-sweep.md benches/coll-sweep.sh \
+    "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" TINY=$TINY" \
+    "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources), ours from C and Open MPI's oshmem (the same C program, symmetric sources)." \
+    "$body"
+rm -f "$body"

@@ -1,0 +1,184 @@
+//! Collectives from 8 B to 4 MiB per PE over all PEs: `reduce_sum_f32`, `reduce_sum_i64`,
+//! `broadcast` (root 0), `fcollect` and `alltoall`; `benches/c/coll_sweep.c` runs the same
+//! cases on a C OpenSHMEM (this runtime's C API or Open MPI's oshmem) with the same output, and
+//! `benches/coll-sweep.sh` runs the three side by side.
+//!
+//! Sizes: 8 B, then 16 B to 4 MiB by powers of 4 (`--max-bytes` caps them). A size is the bytes
+//! of one PE's source: the reduced array, the broadcast array, one PE's fcollect contribution
+//! (the destination holds `npes` of them), one PE's whole alltoall source (`npes` blocks of
+//! `size / npes` bytes, rounded down to whole 8-byte elements, at least one).
+//!
+//! Timing is OSU style, as `latency.rs`'s collectives: every iteration is an untimed
+//! `barrier_all` followed by the collective, and only the collective is timed, on every PE; a
+//! loop's figure is the average over the PEs of each PE's mean time per call (gathered to PE 0
+//! by a put, then `barrier_all`); the row is the median over `--reps` loops of that figure, and
+//! the minimum. A loop has `--iters` calls at 8 B and fewer for large sizes (about `--budget`
+//! bytes per PE per loop, at least 2).
+//!
+//! Sources are private vectors here (what a Rust program passes); the C twin's are symmetric,
+//! as C asks. Output: `case,size,npes,median_ns,min_ns`, one line per case and size, on PE 0.
+//!
+//! Run: `target/release/shmemrun -n 2 target/release/coll_sweep [--iters N] [--reps N]
+//! [--max-bytes B] [--budget B]` (`SHMEM_SYMMETRIC_SIZE` must hold `npes + 1` times the
+//! largest size plus slack, e.g. 256M at 8 PEs and 4 MiB).
+
+use clap::Parser;
+use shmem_core::prelude::*;
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Parser, Debug)]
+#[command(about = "Collectives from 8 B to 4 MiB per PE (OSU-style timing)")]
+struct Args {
+    /// Calls per timed loop at the smallest size.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    iters: u64,
+    /// Timed loops per case and size; the median and minimum are taken over these.
+    #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u64).range(1..))]
+    reps: u64,
+    /// The largest size, in bytes per PE.
+    #[arg(long, default_value_t = 4 << 20)]
+    max_bytes: usize,
+    /// The smallest size, in bytes per PE.
+    #[arg(long, default_value_t = 8)]
+    min_bytes: usize,
+    /// Only these cases (comma-separated names; default: all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Bytes per PE that one timed loop moves at large sizes (it sets the calls per loop).
+    #[arg(long, default_value_t = 64 << 20)]
+    budget: usize,
+}
+
+/// The sizes: 8 B, then 16 B to 4 MiB by powers of 4, up to `max`.
+fn sizes(max: usize) -> Vec<usize> {
+    let mut v = vec![8];
+    let mut s = 16;
+    while s <= max.min(4 << 20) {
+        v.push(s);
+        s *= 4;
+    }
+    v
+}
+
+/// Median and minimum of `v` (not empty).
+fn stats(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (median, v[0])
+}
+
+/// OSU-style timing of `op` (see the module docs): (median, min) ns per call.
+fn measure(
+    world: &World,
+    means: &SymArray<'_, f64>,
+    iters: u64,
+    reps: u64,
+    mut op: impl FnMut(u64),
+) -> (f64, f64) {
+    let (me, n) = (world.my_pe(), world.n_pes());
+    for i in 0..iters.div_ceil(4).max(2) {
+        world.barrier_all();
+        op(i);
+    }
+    let mut figures = Vec::new();
+    for _ in 0..reps {
+        let mut spent = Duration::ZERO;
+        for i in 0..iters {
+            world.barrier_all();
+            let start = Instant::now();
+            op(black_box(i));
+            spent += start.elapsed();
+        }
+        let mean = spent.as_nanos() as f64 / iters as f64;
+        means.p(0, me, mean);
+        // Completes the put; no PE writes `means` again before PE 0 has read them all.
+        world.barrier_all();
+        figures.push(if me == 0 {
+            (0..n).map(|pe| means.local_get(pe)).sum::<f64>() / n as f64
+        } else {
+            mean
+        });
+    }
+    stats(figures)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let world = match shmem_core::init() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("coll_sweep: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (me, n) = (world.my_pe(), world.n_pes());
+    let team = world.team_world();
+    let means = world.alloc::<f64>(n);
+    let max = sizes(args.max_bytes).last().copied().unwrap_or(8);
+    // Elements of 4 bytes (f32) or 8 bytes (everything else) that the largest size needs.
+    let max_elems = max / 4;
+    let src_f32: Vec<f32> = (0..max_elems)
+        .map(|i| (i % 1000) as f32 + me as f32)
+        .collect();
+    let src_i64: Vec<i64> = (0..max / 8 + 1)
+        .map(|i| i as i64 * (me as i64 + 1))
+        .collect();
+    let dest_f32 = world.alloc_aligned::<f32>(max_elems.max(1), 4096);
+    let dest_i64 = world.alloc_aligned::<i64>(n * (max / 8 + 1), 4096);
+    let mut rows = Vec::new();
+    let want = |case: &str| args.only.is_empty() || args.only.iter().any(|c| c == case);
+    for size in sizes(args.max_bytes)
+        .into_iter()
+        .filter(|&s| s >= args.min_bytes)
+    {
+        let iters = (args.budget / size).clamp(2, args.iters as usize) as u64;
+        let reps = args.reps;
+        let k32 = (size / 4).max(1);
+        let k64 = (size / 8).max(1);
+        let mut case = |name: &'static str, op: &mut dyn FnMut()| {
+            if want(name) {
+                let r = measure(&world, &means, iters, reps, |_| op());
+                rows.push((name, size, r));
+            }
+        };
+        case("reduce_sum_f32", &mut || {
+            team.sum_reduce(&dest_f32, &src_f32[..k32])
+        });
+        case("reduce_sum_i64", &mut || {
+            team.sum_reduce(&dest_i64, &src_i64[..k64])
+        });
+        case("broadcast", &mut || {
+            team.broadcast(&dest_i64, &src_i64[..k64], 0)
+        });
+        case("fcollect", &mut || {
+            team.fcollect(&dest_i64, &src_i64[..k64])
+        });
+        let block = (k64 / n).max(1);
+        case("alltoall", &mut || {
+            team.alltoall(&dest_i64, &src_i64[..block * n])
+        });
+    }
+    // A check that the last reduction summed: element 1 of the i64 sum is sum(p + 1) = n(n+1)/2.
+    team.sum_reduce(&dest_i64, &src_i64[..2]);
+    let want = (n * (n + 1) / 2) as i64;
+    if dest_i64.local_get(1) != want {
+        eprintln!(
+            "coll_sweep: PE {me}: the check reduction gave {} instead of {want}",
+            dest_i64.local_get(1)
+        );
+        return ExitCode::FAILURE;
+    }
+    if me == 0 {
+        for (case, size, (median, min)) in rows {
+            println!("{case},{size},{n},{median:.1},{min:.1}");
+        }
+    }
+    ExitCode::SUCCESS
+}
