@@ -5,6 +5,10 @@
 #      (no C compiler involved), then the test extras (pytest, cffi);
 #   2. the package's pytest suite (shmem-py/tests/) as multi-PE jobs under the installed
 #      `shmemrun`, at 1, 2 and 4 PEs, on the direct path and with UCX_TLS=tcp,self;
+#   2b. the type stubs and annotations: mypy's stubtest compares the stubs of the extension
+#      module (shmem_rs/_native.pyi, installed with the package) with the module itself, and
+#      `mypy --strict` (shmem-py/pyproject.toml's [tool.mypy]) checks the package's modules
+#      and stubs;
 #   3. the same suite at 2 PEs under Open MPI's `mpirun` (the PMIx path), and
 #      shmem-py/tests/mpi_check.py at 4 PEs with mpi4py imported before and after shmem_rs;
 #   4. shmem4py 1.0's own test suite (from its source distribution), its import lines changed
@@ -15,7 +19,8 @@
 #   5. the examples in examples/python at 1, 3 and 4 PEs;
 #   6. the package's suite at 2 PEs in the NumPy 1.x environment (the first has NumPy 2).
 #
-#   bash scripts/python.sh [STEP ...]     (steps: install pytest mpirun shmem4py examples numpy1;
+#   bash scripts/python.sh [STEP ...]     (steps: install pytest stubs mpirun shmem4py examples
+#                                          numpy1;
 #                                          default: all)
 #
 # Needs python3 with venv, PyPI (pip), Open MPI's mpirun and a C compiler for mpi4py's build
@@ -28,7 +33,7 @@ work=$root/target/python
 venv=${PY_VENV:-$work/venv}
 limit=${PY_TIMEOUT:-600}
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(install pytest mpirun shmem4py examples numpy1)
+[ ${#steps[@]} -gt 0 ] || steps=(install pytest stubs mpirun shmem4py examples numpy1)
 mkdir -p "$work"
 status=0
 want() { [[ " ${steps[*]} " == *" $1 "* ]]; }
@@ -41,8 +46,9 @@ job() {
     timeout -k 10 "$limit" "$@" >"$work/$name.log" 2>&1 || rc=$?
     local took=$(($(date +%s) - start))
     local summary
-    # pytest's last line on one PE ("114 passed in 1.5s"), unittest's "Ran N tests".
-    summary=$(grep -m1 -E '^=* *[0-9]+ (passed|failed|error)|^Ran [0-9]+ tests' "$work/$name.log" |
+    # pytest's last line on one PE ("114 passed in 1.5s"), unittest's "Ran N tests", mypy's
+    # and stubtest's verdicts.
+    summary=$(grep -m1 -E '^=* *[0-9]+ (passed|failed|error)|^Ran [0-9]+ tests|^Success: no issues|^Found [0-9]+ errors? ' "$work/$name.log" |
         sed 's/=//g; s/^ *//; s/ *$//' || true)
     if [ $rc -eq 0 ]; then
         echo "python.sh: $name: PASS ${summary:+($summary) }in ${took} s"
@@ -83,6 +89,22 @@ if want pytest; then
         job "pytest.tcp.np$np" env UCX_TLS=tcp,self "$run" -n "$np" "$py" -m pytest -q \
             -p no:cacheprovider "${tests[@]}"
     done
+fi
+
+if want stubs; then
+    # mypy 1.18 and later know @disjoint_base (PEP 800), which stubtest asks of Ctx and Team.
+    "$venv/bin/pip" install -q --disable-pip-version-check "mypy>=1.18" >"$work/mypy-install.log" 2>&1 || {
+        tail -n 10 "$work/mypy-install.log"
+        echo "python.sh: mypy did not install (log $work/mypy-install.log)"
+        status=1
+    }
+    allow=()
+    [ ! -f shmem-py/stubtest-allowlist.txt ] || allow=(--allowlist shmem-py/stubtest-allowlist.txt)
+    # The installed module against the stubs installed with it (the wheel's copy).
+    job stubs.stubtest "$py" -m mypy.stubtest shmem_rs._native ${allow[@]+"${allow[@]}"}
+    # The sources; where a module has a stub (.pyi), mypy reads the stub.
+    job stubs.mypy "$py" -m mypy --config-file shmem-py/pyproject.toml --cache-dir "$work/mypy-cache" \
+        shmem-py/python/shmem_rs
 fi
 
 if want mpirun; then

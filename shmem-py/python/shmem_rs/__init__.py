@@ -14,7 +14,7 @@ needs the runtime) starts it, as ``rc`` says. Run programs with ``shmemrun -n 4 
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ._native import FreedError, NotSymmetricError, ShmemError
 
@@ -56,15 +56,15 @@ class Rc:
     thread_level: str = "multiple"
     finalize: Optional[bool] = None
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         self(**kwargs)
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: Any) -> None:
         if not hasattr(self, name):
             raise TypeError(f"object has no attribute {name!r}")
         super().__setattr__(name, value)
 
-    def __call__(self, **kwargs) -> None:
+    def __call__(self, **kwargs: Any) -> None:
         for key in kwargs:
             if not hasattr(self, key):
                 raise TypeError(f"unexpected argument {key!r}")

@@ -8,7 +8,7 @@ before any member starts waiting, and releases the GIL while it waits.
 from __future__ import annotations
 
 import enum as _enum
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _native
 from ._native import (
@@ -28,6 +28,23 @@ from ._native import (
     sync,
     sync_all,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Protocol
+
+    from numpy.typing import NDArray
+
+    class _Reduction(Protocol):
+        """The signature of ``and_reduce`` ... ``prod_reduce``."""
+
+        def __call__(
+            self,
+            target: NDArray[Any],
+            source: NDArray[Any],
+            size: Optional[int] = None,
+            team: Optional[Team] = None,
+        ) -> None: ...
+
 
 __all__ = [
     "CTX",
@@ -135,9 +152,9 @@ OP_PROD: OP = OP.PROD
 
 
 def reduce(
-    target,
-    source,
-    op: OP = OP_SUM,
+    target: NDArray[Any],
+    source: NDArray[Any],
+    op: Union[OP, str] = OP_SUM,
     size: Optional[int] = None,
     team: Optional[Team] = None,
 ) -> None:
@@ -163,8 +180,13 @@ def reduce(
     _native.reduce(target, source, op.value if isinstance(op, OP) else op, size, team)
 
 
-def _named_reduce(name: str, what: str):
-    def fn(target, source, size: Optional[int] = None, team: Optional[Team] = None) -> None:
+def _named_reduce(name: str, what: str) -> _Reduction:
+    def fn(
+        target: NDArray[Any],
+        source: NDArray[Any],
+        size: Optional[int] = None,
+        team: Optional[Team] = None,
+    ) -> None:
         _native.reduce(target, source, name, size, team)
 
     fn.__name__ = fn.__qualname__ = f"{name}_reduce"

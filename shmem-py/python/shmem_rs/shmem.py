@@ -19,82 +19,85 @@ from __future__ import annotations
 import ctypes as _ctypes
 import enum as _enum
 import os as _os
-import sys as _sys
-from typing import TYPE_CHECKING, Any, List, NoReturn, Optional, Sequence, Tuple, Union
+import sys
+from typing import TYPE_CHECKING, Any, List, Literal, NoReturn, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _native, _runtime
-from ._native import (  # noqa: F401  (re-exported: native, no Python layer on the hot paths)
-    CTX_DEFAULT,
-    CTX_INVALID,
-    Ctx,
-    FreedError,
-    NotSymmetricError,
-    ShmemError,
-    atomic_add,
-    atomic_and,
-    atomic_compare_swap,
-    atomic_compare_swap_nbi,
-    atomic_fetch,
-    atomic_fetch_add,
-    atomic_fetch_add_nbi,
-    atomic_fetch_and,
-    atomic_fetch_and_nbi,
-    atomic_fetch_inc,
-    atomic_fetch_inc_nbi,
-    atomic_fetch_nbi,
-    atomic_fetch_op,
-    atomic_fetch_op_nbi,
-    atomic_fetch_or,
-    atomic_fetch_or_nbi,
-    atomic_fetch_xor,
-    atomic_fetch_xor_nbi,
-    atomic_inc,
-    atomic_op,
-    atomic_or,
-    atomic_set,
-    atomic_swap,
-    atomic_swap_nbi,
-    atomic_xor,
-    barrier_all,
-    clear_lock,
-    fence,
-    get,
-    get_nbi,
-    iget,
-    iput,
-    my_pe,
-    n_pes,
-    pe_accessible,
-    addr_accessible,
-    put,
-    put_nbi,
-    put_signal,
-    put_signal_nbi,
-    quiet,
-    set_lock,
-    signal_fetch,
-    signal_wait_until,
-    sync_all,
-    test,
-    test_all,
-    test_all_vector,
-    test_any,
-    test_any_vector,
-    test_lock,
-    test_some,
-    test_some_vector,
-    wait_until,
-    wait_until_all,
-    wait_until_all_vector,
-    wait_until_any,
-    wait_until_any_vector,
-    wait_until_some,
-    wait_until_some_vector,
+# Re-exported (``X as X``: explicitly, for type checkers): native, no Python layer on the hot
+# paths.
+from ._native import (  # noqa: F401
+    CTX_DEFAULT as CTX_DEFAULT,
+    CTX_INVALID as CTX_INVALID,
+    Ctx as Ctx,
+    FreedError as FreedError,
+    NotSymmetricError as NotSymmetricError,
+    ShmemError as ShmemError,
+    atomic_add as atomic_add,
+    atomic_and as atomic_and,
+    atomic_compare_swap as atomic_compare_swap,
+    atomic_compare_swap_nbi as atomic_compare_swap_nbi,
+    atomic_fetch as atomic_fetch,
+    atomic_fetch_add as atomic_fetch_add,
+    atomic_fetch_add_nbi as atomic_fetch_add_nbi,
+    atomic_fetch_and as atomic_fetch_and,
+    atomic_fetch_and_nbi as atomic_fetch_and_nbi,
+    atomic_fetch_inc as atomic_fetch_inc,
+    atomic_fetch_inc_nbi as atomic_fetch_inc_nbi,
+    atomic_fetch_nbi as atomic_fetch_nbi,
+    atomic_fetch_op as atomic_fetch_op,
+    atomic_fetch_op_nbi as atomic_fetch_op_nbi,
+    atomic_fetch_or as atomic_fetch_or,
+    atomic_fetch_or_nbi as atomic_fetch_or_nbi,
+    atomic_fetch_xor as atomic_fetch_xor,
+    atomic_fetch_xor_nbi as atomic_fetch_xor_nbi,
+    atomic_inc as atomic_inc,
+    atomic_op as atomic_op,
+    atomic_or as atomic_or,
+    atomic_set as atomic_set,
+    atomic_swap as atomic_swap,
+    atomic_swap_nbi as atomic_swap_nbi,
+    atomic_xor as atomic_xor,
+    barrier_all as barrier_all,
+    clear_lock as clear_lock,
+    fence as fence,
+    get as get,
+    get_nbi as get_nbi,
+    iget as iget,
+    iput as iput,
+    my_pe as my_pe,
+    n_pes as n_pes,
+    pe_accessible as pe_accessible,
+    addr_accessible as addr_accessible,
+    put as put,
+    put_nbi as put_nbi,
+    put_signal as put_signal,
+    put_signal_nbi as put_signal_nbi,
+    quiet as quiet,
+    set_lock as set_lock,
+    signal_fetch as signal_fetch,
+    signal_wait_until as signal_wait_until,
+    sync_all as sync_all,
+    test as test,
+    test_all as test_all,
+    test_all_vector as test_all_vector,
+    test_any as test_any,
+    test_any_vector as test_any_vector,
+    test_lock as test_lock,
+    test_some as test_some,
+    test_some_vector as test_some_vector,
+    wait_until as wait_until,
+    wait_until_all as wait_until_all,
+    wait_until_all_vector as wait_until_all_vector,
+    wait_until_any as wait_until_any,
+    wait_until_any_vector as wait_until_any_vector,
+    wait_until_some as wait_until_some,
+    wait_until_some_vector as wait_until_some_vector,
 )
 
-if _sys.version_info >= (3, 11):
+# `sys.version_info` by that name, as type checkers read version checks (`sys` is deleted after).
+if sys.version_info >= (3, 11):
     from enum import StrEnum as _StrEnum
 else:  # pragma: no cover
 
@@ -103,9 +106,11 @@ else:  # pragma: no cover
 
         __str__ = str.__str__
 
+del sys
+
 
 if TYPE_CHECKING:  # pragma: no cover
-    from numpy.typing import DTypeLike, NDArray
+    from numpy.typing import ArrayLike, DTypeLike, NDArray
 
     Number = Union[int, float, complex, np.number]
     SigAddr = NDArray[np.uint64]
@@ -309,8 +314,8 @@ def free(mem: Union[memoryview, NDArray[Any]]) -> None:
 def fromalloc(
     mem: memoryview,
     shape: Optional[Union[int, Sequence[int]]] = None,
-    dtype: DTypeLike = None,
-    order: str = "C",
+    dtype: Optional[DTypeLike] = None,
+    order: Literal["C", "F"] = "C",
 ) -> NDArray[Any]:
     """Return a NumPy array over memory of `alloc`.
 
@@ -325,13 +330,14 @@ def fromalloc(
     dtype = np.dtype(dtype)
     if shape is None:
         shape = mem.nbytes // dtype.itemsize
-    return np.ndarray(shape, dtype, buffer=mem, order=order)
+    a: NDArray[Any] = np.ndarray(shape, dtype, buffer=mem, order=order)
+    return a
 
 
 def new_array(
     shape: Union[int, Sequence[int]],
     dtype: DTypeLike = float,
-    order: str = "C",
+    order: Literal["C", "F"] = "C",
     *,
     align: Optional[int] = None,
     hints: Optional[int] = None,
@@ -367,14 +373,15 @@ def del_array(a: NDArray[Any]) -> None:
 def _sym_like(tmp: NDArray[Any], align: Optional[int], hints: Optional[int]) -> NDArray[Any]:
     """A symmetric array of ``tmp``'s shape, dtype and memory layout (not initialized)."""
     mem = alloc(tmp.size, tmp.dtype.itemsize, align, hints, False)
-    return np.ndarray(tmp.shape, tmp.dtype, buffer=mem, strides=tmp.strides)
+    a: NDArray[Any] = np.ndarray(tmp.shape, tmp.dtype, buffer=mem, strides=tmp.strides)
+    return a
 
 
 def array(
     obj: Any,
-    dtype: DTypeLike = None,
+    dtype: Optional[DTypeLike] = None,
     *,
-    order: str = "K",
+    order: Literal["K", "A", "C", "F"] = "K",
     align: Optional[int] = None,
     hints: Optional[int] = None,
 ) -> NDArray[Any]:
@@ -399,7 +406,7 @@ def array(
 def empty(
     shape: Union[int, Sequence[int]],
     dtype: DTypeLike = float,
-    order: str = "C",
+    order: Literal["C", "F"] = "C",
     *,
     align: Optional[int] = None,
     hints: Optional[int] = None,
@@ -419,7 +426,7 @@ def empty(
 def zeros(
     shape: Union[int, Sequence[int]],
     dtype: DTypeLike = float,
-    order: str = "C",
+    order: Literal["C", "F"] = "C",
     *,
     align: Optional[int] = None,
     hints: Optional[int] = None,
@@ -439,7 +446,7 @@ def zeros(
 def ones(
     shape: Union[int, Sequence[int]],
     dtype: DTypeLike = float,
-    order: str = "C",
+    order: Literal["C", "F"] = "C",
     *,
     align: Optional[int] = None,
     hints: Optional[int] = None,
@@ -461,9 +468,9 @@ def ones(
 
 def full(
     shape: Union[int, Sequence[int]],
-    fill_value: Number,
-    dtype: DTypeLike = None,
-    order: str = "C",
+    fill_value: ArrayLike,
+    dtype: Optional[DTypeLike] = None,
+    order: Literal["C", "F"] = "C",
     *,
     align: Optional[int] = None,
     hints: Optional[int] = None,
@@ -508,7 +515,9 @@ def ptr(target: NDArray[Any], pe: int) -> Optional[NDArray[Any]]:
     at = _native.ptr(addr, nbytes, pe)
     if at is None:
         return None
-    a = np.ndarray(target.shape, target.dtype, buffer=_view(at, nbytes), strides=target.strides)
+    a: NDArray[Any] = np.ndarray(
+        target.shape, target.dtype, buffer=_view(at, nbytes), strides=target.strides
+    )
     a.flags.writeable = target.flags.writeable
     return a
 
@@ -767,7 +776,7 @@ def _getbuffer(obj: NDArray[Any], readonly: bool = False) -> Tuple[Any, int, str
         if not flags.f_contiguous:
             raise ValueError("_getbuffer: the array is not contiguous")
         obj = obj.T
-    char = obj.dtype.char
+    char: str = obj.dtype.char
     if char == "S" and obj.dtype.itemsize != 1:
         char = "?S"
     names = _ctypes_of.get(char)
