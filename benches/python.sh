@@ -56,7 +56,7 @@ results=$root/target/bench-results/python
 rm -rf "$results"
 mkdir -p "$results"
 # The rows every Python job prints (ops.py), and the Rust job's.
-PY_ROWS=14
+PY_ROWS=13
 RUST_ROWS=2
 # The oshmem tcp jobs' UCX settings: the transport ours uses and the settings shmemrun gives
 # its PEs on top of UCX's defaults (as benches/run.sh's oshmem-tcp job).
