@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from typing_extensions import Self, TypeAlias, disjoint_base
 
 __all__ = [
+    "_SdoBase",
     "ShmemError",
     "NotSymmetricError",
     "FreedError",
@@ -689,3 +690,43 @@ def clear_lock(lock: NDArray[Any]) -> None:
 
 def launcher_main(args: Sequence[str]) -> NoReturn:
     """Run the launcher (``shmemrun``) with the command line ``args`` and exit with the job's status."""
+
+# --- symmetric data objects (the native base of shmem_rs.SymmetricArray)
+
+@disjoint_base
+class _SdoBase:
+    """The native part of `shmem_rs.SymmetricArray`: the heap block, the key parsing and the transfers."""
+
+    def __new__(cls, addr: int, local: NDArray[Any]) -> Self: ...
+    def __getitem__(self, key: Any, /) -> Any:
+        """``x[pe, ...]``: a get from PE ``pe`` (a new array, or a scalar for one element)."""
+    def __setitem__(self, key: Any, value: Any, /) -> None:
+        """``x[pe, ...] = src``: a put to PE ``pe`` (``same_kind`` casting, broadcasting)."""
+    def __len__(self) -> int:
+        """The length of the first dimension."""
+    def free(self) -> None:
+        """Free the object, collectively."""
+    @property
+    def freed(self) -> bool:
+        """Whether the object was freed."""
+    @property
+    def local(self) -> NDArray[Any]:
+        """This PE's copy, a NumPy view of the heap memory."""
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The NumPy element type."""
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape."""
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+    @property
+    def itemsize(self) -> int:
+        """The size of one element in bytes."""
+    @property
+    def nbytes(self) -> int:
+        """The number of bytes of each PE's copy."""
