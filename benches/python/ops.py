@@ -16,7 +16,8 @@ local side an ordinary NumPy array, wherever NumPy put it. Cases:
   for shmem4py (which has no p or g) `put`/`get` of a 1-element array;
 - `fetch_add`: `shmem.atomic_fetch_add` of an int64;
 - `slice put + quiet`, `slice get`: 8 int64 at stride 2 on the target: `x[1, 0:16:2] = b` and
-  `b = x[1, 0:16:2]` on an sdo, and for shmem4py `shmem.iput`/`shmem.iget` with `tst=2`;
+  `b = x[1, 0:16:2]` (a new array) on an sdo, and for shmem4py `shmem.iput`/`shmem.iget`
+  (into an array made beforehand) with stride 2;
   `local slice assign` is `x.local[0:16:2] = b`, the NumPy assignment of the same elements on
   this PE (the yardstick of the slice rows);
 - `barrier_all`, `sum_reduce` (one int64), `alltoall` (one int64 per PE).
@@ -163,7 +164,7 @@ def main():
                 shmem.quiet()
 
             def sget():
-                dst[:] = x[1, 0:16:2]
+                return x[1, 0:16:2]  # a new array, as `b = x[pe, 0:16:2]` makes
 
         else:
 
@@ -180,7 +181,8 @@ def main():
         row("slice put + quiet", 64, timed(sput, its, reps))
         row("slice get", 64, timed(sget, its, reps))
         row("local slice assign", 64, timed(lput, its, reps))
-        check(np.array_equal(dst, src), f"slice get: {dst}")
+        got = sget() if native else (sget(), dst)[1]
+        check(np.array_equal(got, src), f"slice get: {got}")
     shmem.barrier_all()
 
     # Collectives, on both PEs.
