@@ -83,7 +83,7 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
         "coll",
         &[
             &["coll::team"],
-            &["coll::mailbox"],
+            &["coll::mailbox", "coll::large"],
             &["coll::collectives"],
             &["coll::reduce", "coll::split"],
             &["coll"],
