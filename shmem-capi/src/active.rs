@@ -18,9 +18,11 @@
 //! source is ready) and an exit barrier (nobody changes its source or `pSync` before everyone
 //! has read it); results are written locally after it, so `dest == source` works.
 
+use crate::coll::source_of;
 use crate::state::{self, dst, sym};
 use shmem_core::prelude::*;
 use shmem_core::{ReduceBitwise, ReduceSum};
+use std::borrow::Cow;
 use std::ffi::{c_int, c_long, c_void};
 
 /// An active set, with the caller's place in it.
@@ -427,22 +429,29 @@ unsafe fn to_all<E: Element>(
     }
 }
 
-/// The world team, C's `dest` as a symmetric object of `n` elements and a copy of `source`
-/// (so that `dest == source` works), for a broadcast or reduction over a set of every PE;
-/// `None` when `n` is 0 (nothing to do).
+/// What [`world_operands`] gives: the world team, `dest` and the source.
+type WorldOperands<E> = (
+    &'static Team<'static>,
+    SymSlice<'static, E>,
+    Cow<'static, [E]>,
+);
+
+/// The world team, C's `dest` as a symmetric object of `n` elements and `source` (itself, or
+/// a copy where it overlaps `dest`, so that `dest == source` works), for a broadcast or
+/// reduction over a set of every PE; `None` when `n` is 0 (nothing to do).
 ///
 /// # Safety
 /// `source` holds `n` readable elements.
 unsafe fn world_operands<E: Element>(
     op: &str,
     (dest, source, n): (*mut E, *const E, usize),
-) -> Option<(&'static Team<'static>, SymSlice<'static, E>, Vec<E>)> {
+) -> Option<WorldOperands<E>> {
     if n == 0 {
         return None;
     }
     let d = sym(op, "dest", dest.cast_const(), n);
     // SAFETY: per this function's contract.
-    let s = unsafe { state::src(op, source, n) }.to_vec();
+    let s = unsafe { source_of(op, source, n, (dest, n * size_of::<E>())) };
     Some((&state::g(op).team_world.team, d, s))
 }
 

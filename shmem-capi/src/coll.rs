@@ -2,11 +2,14 @@
 //! forms, the reductions `shmem_TYPE_{and,or,xor,max,min,sum,prod}_reduce`, and the scans
 //! `shmem_TYPE_sum_{inscan,exscan}` (OpenSHMEM 1.6).
 //!
-//! The source is copied before the collective starts, so that C's in-place calls (`dest ==
-//! source`) never make the runtime read memory it is writing.
+//! The source is handed to the collective as it lies when it does not overlap `dest` (one copy
+//! less at large sizes); C's in-place calls (`dest == source`) take the runtime's in-place
+//! reductions, and the other overlapping calls copy the source first, so that the runtime never
+//! reads memory it is writing.
 
 use crate::state::{ShmemTeam, TeamEntry, src, stride, sym, team_or_invalid};
 use shmem_core::prelude::*;
+use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
 
 /// The team, or `None` for `SHMEM_TEAM_INVALID` (the call then does nothing and returns -1).
@@ -29,6 +32,30 @@ fn team(op: &str, h: ShmemTeam) -> Option<&'static TeamEntry> {
 unsafe fn copy_of<E: Element>(op: &str, p: *const E, n: usize) -> Vec<E> {
     // SAFETY: per this function's contract.
     unsafe { src(op, p, n) }.to_vec()
+}
+
+/// C's source of `n` elements as the collective reads it: the buffer itself when it does not
+/// overlap the `dest_bytes` bytes at `dest`, a copy of it otherwise.
+///
+/// # Safety
+/// `p` holds `n` readable elements, which nothing writes while the result lives unless they
+/// overlap `dest`.
+pub(crate) unsafe fn source_of<'a, E: Element>(
+    op: &str,
+    p: *const E,
+    n: usize,
+    (dest, dest_bytes): (*const E, usize),
+) -> Cow<'a, [E]> {
+    let (s, d) = (p as usize, dest as usize);
+    let bytes = n.saturating_mul(size_of::<E>());
+    let apart = s.saturating_add(bytes) <= d || d.saturating_add(dest_bytes) <= s;
+    if apart {
+        // SAFETY: per this function's contract (nothing writes a source apart from `dest`).
+        Cow::Borrowed(unsafe { src(op, p, n) })
+    } else {
+        // SAFETY: per this function's contract.
+        Cow::Owned(unsafe { copy_of(op, p, n) })
+    }
 }
 
 /// The longest symmetric object of `E` that starts at `addr` (for `collect`, whose total length
@@ -78,7 +105,7 @@ pub(crate) unsafe fn broadcast<E: Element>(
     }
     let d = sym(op, "dest", dest, n);
     // SAFETY: per this function's contract.
-    let s = unsafe { copy_of(op, source, n) };
+    let s = unsafe { source_of(op, source, n, (dest, d.len() * size_of::<E>())) };
     t.team.broadcast(&d, &s, root);
     0
 }
@@ -95,7 +122,7 @@ pub(crate) unsafe fn collect<E: Element>(
     let Some(t) = team(op, h) else { return -1 };
     let d = sym_to_end(op, dest);
     // SAFETY: per this function's contract.
-    let s = unsafe { copy_of(op, source, n) };
+    let s = unsafe { source_of(op, source, n, (dest, d.len() * size_of::<E>())) };
     t.team.collect(&d, &s);
     0
 }
@@ -115,7 +142,7 @@ pub(crate) unsafe fn fcollect<E: Element>(
     }
     let d = sym(op, "dest", dest, per_team(op, n, t));
     // SAFETY: per this function's contract.
-    let s = unsafe { copy_of(op, source, n) };
+    let s = unsafe { source_of(op, source, n, (dest, d.len() * size_of::<E>())) };
     t.team.fcollect(&d, &s);
     0
 }
@@ -136,7 +163,7 @@ pub(crate) unsafe fn alltoall<E: Element>(
     let all = per_team(op, n, t);
     let d = sym(op, "dest", dest, all);
     // SAFETY: per this function's contract.
-    let s = unsafe { copy_of(op, source, all) };
+    let s = unsafe { source_of(op, source, all, (dest, d.len() * size_of::<E>())) };
     t.team.alltoall(&d, &s);
     0
 }
@@ -167,7 +194,7 @@ pub(crate) unsafe fn alltoalls<E: Element>(
     };
     let d = sym(op, "dest", dest, span(dst));
     // SAFETY: per this function's contract.
-    let s = unsafe { copy_of(op, source, span(sst)) };
+    let s = unsafe { source_of(op, source, span(sst), (dest, d.len() * size_of::<E>())) };
     t.team.alltoalls(&d, dst, &s, sst, n);
     0
 }
@@ -239,7 +266,7 @@ coll_fns!(u8, c_void, shmem_broadcastmem shmem_collectmem shmem_fcollectmem shme
 
 /// One team reduction.
 macro_rules! reduce_fn {
-    ($t:ty, $name:ident, $method:ident) => {
+    ($t:ty, $name:ident, $method:ident $(, $in_place:ident)?) => {
         #[doc = concat!("`", stringify!($name), "`.")]
         ///
         /// # Safety
@@ -259,8 +286,14 @@ macro_rules! reduce_fn {
                 return 0;
             }
             let d = sym(op, "dest", dest, nreduce);
+            $(
+                if std::ptr::eq(dest.cast_const(), source) {
+                    t.team.$in_place(&d);
+                    return 0;
+                }
+            )?
             // SAFETY: per the C contract.
-            let s = unsafe { copy_of(op, source, nreduce) };
+            let s = unsafe { source_of(op, source, nreduce, (dest, nreduce * size_of::<$t>())) };
             t.team.$method(&d, &s);
             0
         }
@@ -270,25 +303,25 @@ macro_rules! reduce_fn {
 /// `and`, `or`, `xor` reductions.
 macro_rules! reduce_bitwise {
     ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
-        reduce_fn!($t, [<shmem_ $name _and_reduce>], and_reduce);
-        reduce_fn!($t, [<shmem_ $name _or_reduce>], or_reduce);
-        reduce_fn!($t, [<shmem_ $name _xor_reduce>], xor_reduce);
+        reduce_fn!($t, [<shmem_ $name _and_reduce>], and_reduce, and_reduce_in_place);
+        reduce_fn!($t, [<shmem_ $name _or_reduce>], or_reduce, or_reduce_in_place);
+        reduce_fn!($t, [<shmem_ $name _xor_reduce>], xor_reduce, xor_reduce_in_place);
     )* } };
 }
 
 /// `max`, `min` reductions.
 macro_rules! reduce_minmax {
     ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
-        reduce_fn!($t, [<shmem_ $name _max_reduce>], max_reduce);
-        reduce_fn!($t, [<shmem_ $name _min_reduce>], min_reduce);
+        reduce_fn!($t, [<shmem_ $name _max_reduce>], max_reduce, max_reduce_in_place);
+        reduce_fn!($t, [<shmem_ $name _min_reduce>], min_reduce, min_reduce_in_place);
     )* } };
 }
 
 /// `sum`, `prod` reductions.
 macro_rules! reduce_sum {
     ($($name:ident: $t:ty),* $(,)?) => { pastey::paste! { $(
-        reduce_fn!($t, [<shmem_ $name _sum_reduce>], sum_reduce);
-        reduce_fn!($t, [<shmem_ $name _prod_reduce>], prod_reduce);
+        reduce_fn!($t, [<shmem_ $name _sum_reduce>], sum_reduce, sum_reduce_in_place);
+        reduce_fn!($t, [<shmem_ $name _prod_reduce>], prod_reduce, prod_reduce_in_place);
     )* } };
 }
 

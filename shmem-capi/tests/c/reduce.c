@@ -56,6 +56,42 @@ int main(void) {
             if (bdst[i] != (me == root ? -1 - me : 1000 * root + i)) bad = 1;
         shmem_barrier_all();
     }
+    /* Large: past the direct path's thresholds (16 KiB), symmetric sources passed straight
+     * through, in place (dest == source), broadcasts from every root (team and active set). */
+    {
+        const long L = 100003;
+        long *ls = shmem_malloc(L * sizeof(long)), *ld = shmem_malloc(L * sizeof(long));
+        for (long i = 0; i < L; i++) ls[i] = i * 7 + me;
+        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, ld, ls, L);
+        for (long i = 0; i < L; i++)
+            if (ld[i] != n * i * 7 + (long)n * (n - 1) / 2) bad = 1;
+        shmem_long_max_reduce(SHMEM_TEAM_WORLD, ls, ls, L);
+        for (long i = 0; i < L; i++)
+            if (ls[i] != i * 7 + n - 1) bad = 1;
+        for (int root = 0; root < n; root++) {
+            for (long i = 0; i < L; i++) {
+                ls[i] = 1000 * root + i;
+                ld[i] = -1 - me;
+            }
+            shmem_barrier_all();
+            shmem_broadcastmem(SHMEM_TEAM_WORLD, ld, ls, L * sizeof(long) - 3, root);
+            for (long i = 0; i < L - 1; i++)
+                if (ld[i] != 1000 * root + i) bad = 1;
+            shmem_barrier_all();
+            for (long i = 0; i < L; i++) ld[i] = -1 - me;
+            shmem_barrier_all();
+            shmem_broadcast64(ld, ls, L, root, 0, 0, n, bsync);
+            for (long i = 0; i < L; i++)
+                if (ld[i] != (me == root ? -1 - me : 1000 * root + i)) bad = 1;
+            shmem_barrier_all();
+            shmem_long_broadcast(SHMEM_TEAM_WORLD, ls, ls, L, root);
+            for (long i = 0; i < L; i++)
+                if (ls[i] != 1000 * root + i) bad = 1;
+            shmem_barrier_all();
+        }
+        shmem_free(ls);
+        shmem_free(ld);
+    }
     if (bad) fprintf(stderr, "PE %d: wrong reduction or broadcast\n", me);
     shmem_finalize();
     return bad;
