@@ -5,7 +5,8 @@
  * the root's own dest is not written), shmem_fcollect64, shmem_alltoall64, over the active set
  * of every PE. Sources are symmetric, as C asks.
  *
- * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B]
+ * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B] [min_bytes B]
+ *      [only CASE] (CASE: one case's name; default: all)
  * Output on PE 0: case,size,npes,median_ns,min_ns. */
 #include <shmem.h>
 #include <stdio.h>
@@ -68,9 +69,12 @@ static void op(int c, long size, long i)
 
 int main(int argc, char **argv)
 {
-    long iters = 2000, reps = 9, max_bytes = 4 << 20, budget = 64 << 20;
+    long iters = 2000, reps = 9, max_bytes = 4 << 20, budget = 64 << 20, min_bytes = 8;
+    const char *only = NULL;
     for (int a = 1; a + 1 < argc; a += 2) {
         long v = strtol(argv[a + 1], NULL, 10);
+        if (!strcmp(argv[a], "only")) only = argv[a + 1];
+        else if (!strcmp(argv[a], "min_bytes")) min_bytes = v;
         if (!strcmp(argv[a], "iters")) iters = v;
         else if (!strcmp(argv[a], "reps")) reps = v;
         else if (!strcmp(argv[a], "max_bytes")) max_bytes = v;
@@ -104,7 +108,9 @@ int main(int argc, char **argv)
         long it = budget / size;
         if (it > iters) it = iters;
         if (it < 2) it = 2;
+        if (size < min_bytes) continue;
         for (int c = 0; c < NCASES; c++) {
+            if (only && strcmp(only, names[c])) continue;
             long warm = (it + 3) / 4 > 2 ? (it + 3) / 4 : 2;
             for (long i = 0; i < warm; i++) {
                 shmem_barrier_all();
