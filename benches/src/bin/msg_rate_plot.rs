@@ -135,15 +135,14 @@ fn draw(path: &str, series: &Series) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `1 B`, `4 KiB`, `1 MiB` for a power of 2; empty otherwise.
+/// A tick label of the size axis (the log scale puts ticks at powers of 10): `10 B`,
+/// `1 kB`, `1 MB`.
 fn size_label(x: f64) -> String {
-    let b = x.round() as u64;
-    if !b.is_power_of_two() || (x - b as f64).abs() > 0.01 {
-        return String::new();
-    }
-    match b {
-        0..1024 => format!("{b} B"),
-        1024..1_048_576 => format!("{} KiB", b >> 10),
-        _ => format!("{} MiB", b >> 20),
+    if x >= 1e6 {
+        format!("{:.0} MB", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.0} kB", x / 1e3)
+    } else {
+        format!("{x:.0} B")
     }
 }
