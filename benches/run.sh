@@ -67,6 +67,7 @@
 #   JOB_TIMEOUT=300            seconds before a single job is killed
 #   PLOT=1                     0 skips the plots (latency.png, copy_sweep.png)
 #   RESULTS_DIR=benches/results   where the result files go (TINY: target/bench-results)
+#   MSG_RATE=1                 run benches/msg-rate.sh (msg-rate.md, msg_rate.png); 0 skips it
 #   PYTHON=1                   0 skips part 6 (Python: benches/python.sh, which builds shmem4py
 #                              for ours and oshmem from PyPI when missing; TINY: only those built)
 # Needs: cargo, and oshcc/oshrun from the Debian packages openmpi-bin and libopenmpi-dev.
@@ -376,6 +377,23 @@ if [[ $PYTHON != 0 ]]; then
     fi
     if [[ $py_rc -ne 0 ]]; then
         side_problems+=("Python part (benches/python.sh): exit status $py_rc (see above)")
+    fi
+fi
+# Part 7: the message-rate sweep (benches/msg-rate.sh: put/get/put_nbi/get_nbi windows of
+# 1 B - 1 MiB, ours Rust and C against oshmem, direct and tcp, and put-then-consume); it
+# writes msg-rate.md and msg_rate.png to the results directory itself. MSG_RATE=0 skips it.
+if [[ ${MSG_RATE:-1} != 0 ]]; then
+    echo "== message rate (benches/msg-rate.sh)" >&2
+    mr_rc=0
+    if [[ $TINY == 1 ]]; then
+        TINY=1 PLOT=$PLOT JOB_TIMEOUT=$JOB_TIMEOUT bash benches/msg-rate.sh >/dev/null ||
+            mr_rc=$?
+    else
+        ROUNDS=$ROUNDS PLOT=$PLOT JOB_TIMEOUT=$JOB_TIMEOUT bash benches/msg-rate.sh \
+            >/dev/null || mr_rc=$?
+    fi
+    if [[ $mr_rc -ne 0 ]]; then
+        side_problems+=("message-rate part (benches/msg-rate.sh): exit status $mr_rc (see above)")
     fi
 fi
 elapsed=$((SECONDS - t_start))

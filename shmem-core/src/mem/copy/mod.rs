@@ -547,6 +547,56 @@ mod tests {
         }
     }
 
+    /// Every length from 0 to 9000 bytes (the short moves, the vector loops' head, body and
+    /// tail at every residue, across one and two page boundaries), at odd and aligned source
+    /// and destination offsets in both loop directions: exactly the bytes arrive, and the
+    /// bytes on either side of the destination stay as they were.
+    #[test]
+    fn copies_exactly_at_every_length_to_9000() {
+        const PAGE: usize = 4096;
+        const MAX: usize = 9000;
+        let mut src_buf = vec![0u8; MAX + 3 * PAGE];
+        let mut dst_buf = vec![0u8; MAX + 3 * PAGE];
+        for (i, b) in src_buf.iter_mut().enumerate() {
+            *b = (i * 131 + 7) as u8;
+        }
+        let place = |base: usize, off: usize| PAGE + (off + PAGE - base % PAGE) % PAGE;
+        let (sbase, dbase) = (src_buf.as_ptr() as usize, dst_buf.as_ptr() as usize);
+        // (source page offset, destination page offset): aligned, odd on either side, and
+        // distances (destination - source) in the aliasing window, below and above half a page.
+        let mut pairs = vec![
+            (0usize, 0usize),
+            (1, 7),
+            (3, 4093),
+            (2053, 5),
+            (16, 0),
+            (0, 2080),
+        ];
+        let mut lens: Vec<usize> = (0..=MAX).collect();
+        if cfg!(miri) {
+            pairs.truncate(2);
+            lens = (0..=MAX).step_by(97).collect();
+        }
+        for &(so, doff) in &pairs {
+            let (s_at, d_at) = (place(sbase, so), place(dbase, doff));
+            for &len in &lens {
+                dst_buf[d_at - 1..d_at + len + 1].fill(0xEE);
+                let src = src_buf[s_at..].as_ptr();
+                let dst = dst_buf[d_at..].as_mut_ptr();
+                // SAFETY: both buffers hold `len` bytes at these places (at most two pages in,
+                // `MAX` plus three pages long) and do not overlap.
+                unsafe { copy_bytes(dst, src, len) };
+                let what = format!("len {len}, source at {so}, destination at {doff}");
+                assert!(
+                    dst_buf[d_at..d_at + len] == src_buf[s_at..s_at + len],
+                    "bytes differ: {what}"
+                );
+                assert_eq!(dst_buf[d_at - 1], 0xEE, "byte before, {what}");
+                assert_eq!(dst_buf[d_at + len], 0xEE, "byte after, {what}");
+            }
+        }
+    }
+
     #[test]
     fn element_sizes() {
         for size in [1usize, 2, 3, 4, 8, 12, 16, 24] {
