@@ -316,10 +316,10 @@ pub(crate) fn get_nbi(
     rma_nbi("get_nbi", false, target, s, t, size, pe, ctx)
 }
 
-/// Runs `$body` with `$E` the unsigned type (or array of them) of `$size` bytes, or raises
-/// `TypeError` for an element size no strided operation handles.
+/// Runs `$body` with `$E` the unsigned type (or array of them) of `$size` bytes (1, 2, 4, 8, 16
+/// or 32), else evaluates `$other`: the element types of the strided paths (`rma.rs`, `sdo.rs`).
 macro_rules! by_size {
-    ($op:expr, $size:expr, $E:ident => $body:expr) => {
+    ($size:expr, $E:ident => $body:expr, _ => $other:expr) => {
         match $size {
             1 => {
                 type $E = u8;
@@ -345,13 +345,11 @@ macro_rules! by_size {
                 type $E = [u64; 4];
                 $body
             }
-            n => Err(PyTypeError::new_err(format!(
-                "{}: elements of {} bytes are not supported",
-                $op, n
-            ))),
+            _ => $other,
         }
     };
 }
+pub(crate) use by_size;
 
 /// `n` elements of `E` read from `at`, every `stride`-th, into a private vector (the memory may
 /// be written meanwhile by another thread or PE, so it is read through raw pointers only).
@@ -467,7 +465,10 @@ fn irma(
     } else {
         (s.ptr, sst, t.ptr, tst)
     };
-    by_size!(op, t.kind.size, E => strided::<E>(py, op, put, c, remote, rst, local, lst, n, wpe))
+    let size = t.kind.size;
+    by_size!(size, E => strided::<E>(py, op, put, c, remote, rst, local, lst, n, wpe), _ => {
+        Err(PyTypeError::new_err(format!("{op}: elements of {size} bytes are not supported")))
+    })
 }
 
 /// Strided put: element ``i*tst`` of ``target`` on PE ``pe`` gets element ``i*sst`` of

@@ -13,7 +13,7 @@
 //! (`__setitem__`, `__getitem__`) stay native.
 
 use crate::buf::Kind;
-use crate::rma::{DETACH_BYTES, not_symmetric, sym_at, without_gil};
+use crate::rma::{DETACH_BYTES, by_size, not_symmetric, sym_at, without_gil};
 use crate::state::{self, FreedError, world};
 use numpy::npyffi::{PY_ARRAY_API, npy_intp};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
@@ -127,38 +127,6 @@ fn freed(op: &str) -> PyErr {
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 struct Scalar([u8; 32]);
-
-/// Runs `$body` with `$E` the unsigned type (or array) of `$size` bytes.
-macro_rules! with_elem {
-    ($size:expr, $E:ident => $body:expr) => {
-        match $size {
-            1 => {
-                type $E = u8;
-                $body
-            }
-            2 => {
-                type $E = u16;
-                $body
-            }
-            4 => {
-                type $E = u32;
-                $body
-            }
-            8 => {
-                type $E = u64;
-                $body
-            }
-            16 => {
-                type $E = [u64; 2];
-                $body
-            }
-            _ => {
-                type $E = [u64; 4];
-                $body
-            }
-        }
-    };
-}
 
 /// Moves the selection between the object (`base`, `total` elements, on PE `pe`) and the local
 /// C-order buffer `local` (the rows one after the other; one element when `bcast`, repeated
@@ -385,7 +353,8 @@ impl SdoBase {
         // SAFETY: the object is a live heap block of this size; `sel.pe` is a PE of the job.
         let plain = unsafe { raw::locate::<u8>(base, 1, sel.pe) }.is_some_and(|l| l.is_plain());
         let wait = !plain || sel.count * size >= DETACH_BYTES;
-        let ok = with_elem!(size, E => {
+        // The element size is one of by_size!'s (checked when the object was made).
+        let ok = by_size!(size, E => {
             let slice = sym_at::<E>(op, "object", base, self.size)?;
             let job = (slice, local);
             let go = |(slice, local): (SymSlice<'static, E>, *mut u8)| {
@@ -394,7 +363,7 @@ impl SdoBase {
                 unsafe { transfer::<E>(&slice, put, base, sel.pe, sel.first, &p, local, bcast) }
             };
             if wait { without_gil(py, job, go) } else { go(job) }
-        });
+        }, _ => false);
         if ok {
             Ok(())
         } else {

@@ -17,7 +17,7 @@ PRV = (ME - 1) % N
 
 
 def test_info_and_constants():
-    assert shmem.info_get_version() == (shmem.MAJOR_VERSION, shmem.MINOR_VERSION) == (1, 5)
+    assert shmem.info_get_version() == (shmem.MAJOR_VERSION, shmem.MINOR_VERSION) == (1, 6)
     assert shmem.info_get_name() == shmem.VENDOR_STRING
     assert shmem.VENDOR_STRING.startswith("shmem-rs")
     assert shmem.query_thread() in list(shmem.THREAD)
