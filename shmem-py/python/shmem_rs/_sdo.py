@@ -66,7 +66,16 @@ def _coerce(value, dtype, shape, op="SymmetricArray put"):
                 f"{op}: cannot cast a Python {type(value).__name__} to {dtype} "
                 f"(NumPy's same_kind casting)"
             )
-        src = np.array(value, dtype=dtype)  # raises OverflowError for an int out of range
+        if kind in "bi" and dtype.kind in "iu":
+            # NumPy 2 raises OverflowError for a Python int out of the type's range; NumPy 1
+            # wraps it (with a warning): raise under both.
+            info = np.iinfo(dtype)
+            if not info.min <= value <= info.max:
+                raise OverflowError(
+                    f"{op}: Python integer {value} out of bounds for {dtype} "
+                    f"({info.min}..{info.max})"
+                )
+        src = np.array(value, dtype=dtype)
     else:
         src = np.asarray(value)
         if src.dtype != dtype:
