@@ -55,6 +55,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(state::alloc, m)?)?;
     m.add_function(wrap_pyfunction!(state::free, m)?)?;
     m.add_function(wrap_pyfunction!(state::block_len, m)?)?;
+    m.add_function(wrap_pyfunction!(state::view, m)?)?;
+    m.add_class::<state::Block>()?;
     m.add_function(wrap_pyfunction!(rma::put, m)?)?;
     m.add_function(wrap_pyfunction!(rma::get, m)?)?;
     m.add_function(wrap_pyfunction!(rma::put_nbi, m)?)?;

@@ -301,3 +301,77 @@ pub(crate) fn sync_all(py: Python<'_>) -> PyResult<()> {
     crate::rma::without_gil(py, w, |w| w.sync_all());
     Ok(())
 }
+
+/// The owner of a NumPy view of a heap block (the view's `base`): its address and size, by
+/// which `free` finds the block again. It owns nothing: the block lives until `free` or
+/// `finalize`, and the heap stays mapped after that, so a view never points at unmapped memory.
+#[pyclass(module = "shmem_rs._native", name = "Block", frozen)]
+pub(crate) struct Block {
+    /// The block's address.
+    #[pyo3(get)]
+    addr: usize,
+    /// The view's size in bytes.
+    #[pyo3(get)]
+    nbytes: usize,
+}
+
+/// A writable one-dimensional `uint8` NumPy array over `nbytes` bytes, whose `base` is a
+/// [`Block`] naming them: without `pe`, the bytes at `addr`, a live block of `alloc`
+/// (`ValueError` otherwise); with `pe`, PE `pe`'s copy of the symmetric bytes at `addr` when
+/// it is mapped into this process (`None` when it is not; `IndexError`, `NotSymmetricError` as
+/// `ptr`).
+#[pyfunction]
+#[pyo3(signature = (addr, nbytes, pe = None))]
+pub(crate) fn view(
+    py: Python<'_>,
+    addr: usize,
+    nbytes: usize,
+    pe: Option<i64>,
+) -> PyResult<Option<Py<PyAny>>> {
+    use numpy::npyffi::{NPY_ARRAY_CARRAY, NPY_TYPES, NpyTypes, PY_ARRAY_API, get_type_object};
+    let addr = match pe {
+        None => match block_len(addr) {
+            Some(len) if nbytes <= len => addr,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "view: {addr:#x} is not a live block of the symmetric heap of at least \
+                     {nbytes} bytes"
+                )));
+            }
+        },
+        Some(pe) => match crate::query::ptr(addr, nbytes, pe)? {
+            Some(at) => at,
+            None => return Ok(None),
+        },
+    };
+    let owner = Bound::new(py, Block { addr, nbytes })?;
+    let mut dims = [nbytes as numpy::npyffi::npy_intp];
+    // SAFETY: the NumPy C API with the GIL held: a new array of `nbytes` uint8 over symmetric
+    // memory (a live block, or a peer's copy mapped here: checked above; the heap stays mapped
+    // until the process ends), which it does not own; `PyArray_NewFromDescr`
+    // steals the descriptor's reference (a new one from `PyArray_DescrFromType`).
+    let arr = unsafe {
+        let descr = PY_ARRAY_API.PyArray_DescrFromType(py, NPY_TYPES::NPY_UBYTE as i32);
+        PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            get_type_object(py, NpyTypes::PyArray_Type),
+            descr,
+            1,
+            dims.as_mut_ptr(),
+            std::ptr::null_mut(),
+            addr as *mut std::ffi::c_void,
+            NPY_ARRAY_CARRAY,
+            std::ptr::null_mut(),
+        )
+    };
+    // SAFETY: a new reference, or null with an exception set.
+    let arr = unsafe { Bound::from_owned_ptr_or_err(py, arr) }?;
+    // SAFETY: `arr` is the array just made; `PyArray_SetBaseObject` steals the reference to the
+    // owner given to it (hence `into_ptr`), and fails only with an exception set.
+    let rc =
+        unsafe { PY_ARRAY_API.PyArray_SetBaseObject(py, arr.as_ptr().cast(), owner.into_ptr()) };
+    if rc != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    Ok(Some(arr.unbind()))
+}

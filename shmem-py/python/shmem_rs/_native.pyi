@@ -12,7 +12,7 @@ operation does not take, ``ValueError`` for sizes.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, NoReturn, Optional, SupportsFloat, SupportsIndex, Union, overload
+from typing import Any, ClassVar, final, NoReturn, Optional, SupportsFloat, SupportsIndex, Union, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +20,8 @@ from typing_extensions import Self, TypeAlias, disjoint_base
 
 __all__ = [
     "_SdoBase",
+    "Block",
+    "view",
     "ShmemError",
     "NotSymmetricError",
     "FreedError",
@@ -730,3 +732,19 @@ class _SdoBase:
     @property
     def nbytes(self) -> int:
         """The number of bytes of each PE's copy."""
+
+# --- views of heap blocks
+
+@final
+class Block:
+    """The ``base`` of a NumPy view of a heap block (`view`): the block's address and the view's size."""
+
+    @property
+    def addr(self) -> int:
+        """The block's address."""
+    @property
+    def nbytes(self) -> int:
+        """The view's size in bytes."""
+
+def view(addr: int, nbytes: int, pe: Optional[int] = None) -> Optional[NDArray[np.uint8]]:
+    """A writable uint8 array over ``nbytes`` bytes of the heap block at ``addr``, or with ``pe`` of PE ``pe``'s mapped copy (None when not mapped)."""

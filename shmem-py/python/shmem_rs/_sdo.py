@@ -31,7 +31,6 @@ order, the element coming after shmem4py's arguments (before ``ctx``)::
 
 from __future__ import annotations
 
-import ctypes as _ctypes
 import operator as _operator
 
 import numpy as np
@@ -340,8 +339,9 @@ def sdo(dtype, shape=()) -> SymmetricArray:
     nbytes = size * dtype.itemsize
     addr = _native.alloc(nbytes, None, 0, True)
     try:
-        mem = (_ctypes.c_ubyte * max(nbytes, 1)).from_address(addr)
-        local = np.frombuffer(mem, dtype, count=size).reshape(shape)
+        mem = _native.view(addr, max(nbytes, 1))
+        assert mem is not None
+        local = mem[:nbytes].view(dtype).reshape(shape)
         return SymmetricArray(addr, local)
     except BaseException:
         _native.free(addr)

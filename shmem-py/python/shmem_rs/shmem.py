@@ -16,7 +16,6 @@ that must be symmetric and is not, ``TypeError`` for a dtype the operation does 
 
 from __future__ import annotations
 
-import ctypes as _ctypes
 import enum as _enum
 import os as _os
 import sys
@@ -242,8 +241,11 @@ MALLOC_SIGNAL_REMOTE: MALLOC = MALLOC.SIGNAL_REMOTE
 
 
 def _view(addr: int, nbytes: int) -> memoryview:
-    """The ``nbytes`` bytes at ``addr`` as a writable memoryview of unsigned bytes."""
-    return memoryview((_ctypes.c_ubyte * nbytes).from_address(addr)).cast("B")
+    """The ``nbytes`` bytes of the heap block at ``addr`` as a writable memoryview of unsigned
+    bytes (over a NumPy array whose ``base`` is the native ``Block`` naming the block)."""
+    block = _native.view(addr, nbytes)
+    assert block is not None
+    return block.data  # a memoryview whose .obj is the array (its .base: the Block)
 
 
 def _address(a: Any, op: str) -> Tuple[int, int]:
@@ -288,8 +290,8 @@ def _block_of(mem: Any) -> Optional[int]:
     from one), or None."""
     while isinstance(mem, (np.ndarray, memoryview)):
         mem = mem.base if isinstance(mem, np.ndarray) else mem.obj
-    if isinstance(mem, _ctypes.Array):
-        return _ctypes.addressof(mem)
+    if isinstance(mem, _native.Block):
+        return int(mem.addr)
     return None
 
 
@@ -512,11 +514,11 @@ def ptr(target: NDArray[Any], pe: int) -> Optional[NDArray[Any]]:
         NotSymmetricError: ``target`` is not symmetric.
     """
     addr, nbytes = _address(target, "ptr")
-    at = _native.ptr(addr, nbytes, pe)
-    if at is None:
+    peer = _native.view(addr, nbytes, pe)
+    if peer is None:
         return None
     a: NDArray[Any] = np.ndarray(
-        target.shape, target.dtype, buffer=_view(at, nbytes), strides=target.strides
+        target.shape, target.dtype, buffer=peer.data, strides=target.strides
     )
     a.flags.writeable = target.flags.writeable
     return a
