@@ -23,10 +23,9 @@
 //! largest size plus slack, e.g. 256M at 8 PEs and 4 MiB).
 
 use clap::Parser;
+use shmem_benches::stats;
 use shmem_core::prelude::*;
-use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 #[derive(Parser, Debug)]
 #[command(about = "Collectives from 8 B to 4 MiB per PE (OSU-style timing)")]
@@ -62,51 +61,19 @@ fn sizes(max: usize) -> Vec<usize> {
     v
 }
 
-/// Median and minimum of `v` (not empty).
-fn stats(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    (median, v[0])
-}
-
 /// OSU-style timing of `op` (see the module docs): (median, min) ns per call.
 fn measure(
     world: &World,
     means: &SymArray<'_, f64>,
     iters: u64,
     reps: u64,
-    mut op: impl FnMut(u64),
+    op: impl FnMut(u64),
 ) -> (f64, f64) {
-    let (me, n) = (world.my_pe(), world.n_pes());
-    for i in 0..iters.div_ceil(4).max(2) {
-        world.barrier_all();
-        op(i);
-    }
-    let mut figures = Vec::new();
-    for _ in 0..reps {
-        let mut spent = Duration::ZERO;
-        for i in 0..iters {
-            world.barrier_all();
-            let start = Instant::now();
-            op(black_box(i));
-            spent += start.elapsed();
-        }
-        let mean = spent.as_nanos() as f64 / iters as f64;
-        means.p(0, me, mean);
-        // Completes the put; no PE writes `means` again before PE 0 has read them all.
-        world.barrier_all();
-        figures.push(if me == 0 {
-            (0..n).map(|pe| means.local_get(pe)).sum::<f64>() / n as f64
-        } else {
-            mean
-        });
-    }
-    stats(figures)
+    let warm_up = iters.div_ceil(4).max(2);
+    let s = stats(shmem_benches::collective_loops(
+        world, means, warm_up, iters, reps, op,
+    ));
+    (s.median, s.min)
 }
 
 fn main() -> ExitCode {

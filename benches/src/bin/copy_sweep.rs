@@ -128,18 +128,6 @@ fn filled(len: usize) -> Vec<u8> {
     (0..len).map(|i| i as u8).collect()
 }
 
-/// Median and minimum of `v` (not empty).
-fn stats(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    (median, v[0])
-}
-
 /// Mean ns per call of `iters` calls of `op`.
 fn time_loop(iters: u64, op: &mut dyn FnMut()) -> f64 {
     let start = Instant::now();
@@ -266,7 +254,7 @@ fn sweep(world: &World, remote: &SymArray<'_, u8>, args: &Args) -> Result<(), St
         }
         for (p, point_times) in points.iter().zip(times) {
             for (op, t) in OPS.iter().zip(point_times) {
-                let (median, min) = stats(t);
+                let shmem_benches::Stats { median, min } = shmem_benches::stats(t);
                 println!("{op},{size},{},{},{median:.1},{min:.1}", p.d, p.a);
             }
         }

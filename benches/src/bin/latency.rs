@@ -70,10 +70,11 @@
 //! 64 KiB per PE.
 
 use clap::Parser;
+use shmem_benches::{Stats, stats};
 use shmem_core::prelude::*;
 use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -149,23 +150,6 @@ static STATIC_BUF: [u64; LEN] = [0; LEN];
 #[symmetric]
 static PING_SIG: u64 = 0;
 
-/// Median and minimum of the per-loop means, ns per operation.
-#[derive(Clone, Copy)]
-struct Stats {
-    median: f64,
-    min: f64,
-}
-
-impl Stats {
-    /// Divides both figures by `k` (operations per measured call).
-    fn per(self, k: f64) -> Stats {
-        Stats {
-            median: self.median / k,
-            min: self.min / k,
-        }
-    }
-}
-
 /// One result line: case, message size in bytes, variant, statistics.
 type Row = (&'static str, usize, &'static str, Stats);
 
@@ -178,18 +162,6 @@ fn iters_for(iters: u64, bytes: usize) -> u64 {
 /// Warm-up iterations before the timed loops of `iters` iterations.
 fn warm_up(iters: u64) -> u64 {
     (iters / 4).max(iters.min(1000))
-}
-
-/// Median and minimum of `v` (not empty).
-fn stats(mut v: Vec<f64>) -> Stats {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    Stats { median, min: v[0] }
 }
 
 /// Mean ns per call of `iters` calls of `op`.
@@ -243,34 +215,10 @@ fn measure_collective(
     means: &SymArray<'_, f64>,
     iters: u64,
     reps: u64,
-    mut op: impl FnMut(u64),
+    op: impl FnMut(u64),
 ) -> Stats {
-    let (me, n) = (world.my_pe(), world.n_pes());
-    for i in 0..warm_up(iters) {
-        world.barrier_all();
-        op(i);
-    }
-    let mut figures = Vec::new();
-    for _ in 0..reps {
-        let mut spent = Duration::ZERO;
-        for i in 0..iters {
-            world.barrier_all();
-            let start = Instant::now();
-            op(black_box(i));
-            spent += start.elapsed();
-        }
-        let mean = spent.as_nanos() as f64 / iters as f64;
-        means.p(0, me, mean);
-        // Completes the put and lets PE 0 read every PE's mean. No PE writes `means` again
-        // before PE 0 has passed the first barrier of the next loop.
-        world.barrier_all();
-        figures.push(if me == 0 {
-            (0..n).map(|pe| means.local_get(pe)).sum::<f64>() / n as f64
-        } else {
-            mean
-        });
-    }
-    stats(figures)
+    let loops = shmem_benches::collective_loops(world, means, warm_up(iters), iters, reps, op);
+    stats(loops)
 }
 
 /// Bytes to which private buffers and the big heap array are aligned, in both twins (as the OSU

@@ -42,6 +42,7 @@
 //! [--rate | --consume] [--max-size N] [--offset N]` (`UCX_TLS=tcp,self` in the environment for the tcp path).
 
 use clap::Parser;
+use shmem_benches::{Stats, stats};
 use shmem_core::prelude::*;
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -88,25 +89,7 @@ const CONSUME_SIZES: [usize; 3] = [64 << 10, 1 << 20, 4 << 20];
 const TARGET: usize = 1;
 const PAGE: usize = 4096;
 
-/// Median and minimum of per-loop means, ns.
-#[derive(Clone, Copy)]
-struct Stats {
-    median: f64,
-    min: f64,
-}
-
 type Row = (&'static str, usize, &'static str, Stats);
-
-fn stats(mut v: Vec<f64>) -> Stats {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    Stats { median, min: v[0] }
-}
 
 /// Messages per window of `size`-byte messages.
 fn window(size: usize) -> usize {
