@@ -35,6 +35,20 @@ for crate in shmem-core shmem-syntax shmem-macros shmem-run shmem-capi; do
 done
 say "the packages hold the checked-in bindings and the READMEs"
 
+# Cargo unpacks each verified package from its temporary local registry into
+# $CARGO_HOME/registry/src/-<hash of the registry's path>/<crate>-<version> and, when that folder
+# is already there from an earlier dry run of the same checkout path, builds the old copy instead
+# (it is not checked against the new tarball). Remove those unpacked copies of our own crates so
+# that what is verified is what was just packaged.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+for crate in $(cargo metadata --no-deps --format-version 1 |
+    python3 -c 'import json, sys; print(" ".join(p["name"] for p in json.load(sys.stdin)["packages"]))'); do
+    rm -rf "$cargo_home"/registry/src/-*/"$crate"-[0-9]*
+done
+# For the same reason the build folder starts empty: cargo takes a registry crate of an unchanged
+# version for unchanged and would link the old build of it.
+rm -rf target/publish-dry-run
+
 # A target directory of its own: the packaged shmem-capi's build script writes the compiler
 # wrappers into its profile directory, which in the workspace's target/ would then point at the
 # packaged copy's headers.
