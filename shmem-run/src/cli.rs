@@ -17,7 +17,8 @@ use shmem_launch::wire;
 Every PE gets SHMEM_RENDEZVOUS, SHMEM_PE, SHMEM_NPES, SHMEM_JOB_ID, SHMEM_JOB_SECRET, \
 SHMEM_INIT_TIMEOUT, SHMEM_NODE (the index of its host, from 0), SHMEM_NNODES (the number of \
 hosts), SHMEM_LOCAL_RANK and SHMEM_LOCAL_SIZE (its index among its host's PEs, and their \
-number) and SHMEM_BIND_TO (--bind-to) in its environment. Only PE 0 reads stdin.
+number) and SHMEM_BIND_TO (--bind-to) in its environment, and OMP_NUM_THREADS (the host's \
+cores divided by its PEs, at least 1) unless that is set. Only PE 0 reads stdin.
 
 Output: every PE's stdout and stderr pass through shmemrun (on other hosts through the host \
 agent), which writes them to its own stdout and stderr line by line, whole lines only, so that \

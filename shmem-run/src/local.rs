@@ -75,6 +75,7 @@ pub fn run(
             local_size: npes,
         };
         let mut env = job.vars(&addr, pe, npes, at);
+        env.extend(crate::spec::threads_default(npes));
         env.extend(secret.iter().cloned());
         env.extend(job.exports.iter().cloned());
         let spec = children::Spec {

@@ -128,6 +128,23 @@ pub fn set_ucx_defaults() {
     }
 }
 
+/// The thread-pool variable each PE gets unless it is set (in shmemrun's environment or with
+/// `-x`): `OMP_NUM_THREADS`, read by OpenMP runtimes and by OpenBLAS (NumPy's BLAS).
+pub const THREADS_VAR: &str = "OMP_NUM_THREADS";
+
+/// `OMP_NUM_THREADS` for a PE of a host that runs `local_size` of the job's PEs, unless the
+/// environment already has it: the host's cores shared among its PEs, at least 1. Without it
+/// every PE's OpenMP or BLAS pool starts one thread per core of the host, and a node of 64 PEs
+/// runs 64 times more threads than cores (with NumPy, each PE's OpenBLAS threads spin at import
+/// and slow every PE's start). Intel MPI's launcher and torchrun set it the same way.
+pub fn threads_default(local_size: usize) -> Option<(OsString, OsString)> {
+    if std::env::var_os(THREADS_VAR).is_some() {
+        return None;
+    }
+    let per_pe = (cores() / local_size.max(1)).max(1);
+    Some((THREADS_VAR.into(), per_pe.to_string().into()))
+}
+
 /// A setting from the command line, else from the environment variable `var`, else `default`;
 /// with the text it came from.
 pub fn setting(cli: &Option<String>, var: &str, default: &str) -> Result<String, String> {

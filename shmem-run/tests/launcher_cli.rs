@@ -138,6 +138,42 @@ fn every_pe_gets_its_environment_and_zero_exits_give_zero() {
     }
 }
 
+/// Every PE gets `OMP_NUM_THREADS` (OpenMP's and OpenBLAS's pool size): the cores shared among
+/// the host's PEs, at least 1; a value in the launcher's environment or given with `-x` stays.
+#[test]
+fn pes_get_a_share_of_the_cores_as_their_thread_count() {
+    let cores = thread::available_parallelism().map_or(1, |c| c.get());
+    for n in [1usize, 2, 3, 8] {
+        let mut cmd = shmemrun(&["-n", &n.to_string(), "sh", "-c", "echo $OMP_NUM_THREADS"]);
+        cmd.env_remove("OMP_NUM_THREADS");
+        let r = run(cmd);
+        assert_eq!(r.code(), Some(0), "{r:?}");
+        let want = (cores / n).max(1).to_string();
+        let got: Vec<&str> = r.stdout.lines().collect();
+        assert_eq!(
+            got,
+            vec![want.as_str(); n],
+            "{n} PEs on {cores} cores: {r:?}"
+        );
+    }
+    let mut cmd = shmemrun(&["-n", "2", "sh", "-c", "echo $OMP_NUM_THREADS"]);
+    cmd.env("OMP_NUM_THREADS", "5");
+    let r = run(cmd);
+    assert_eq!(r.stdout.lines().collect::<Vec<_>>(), ["5", "5"], "{r:?}");
+    let mut cmd = shmemrun(&[
+        "-n",
+        "1",
+        "-x",
+        "OMP_NUM_THREADS=6",
+        "sh",
+        "-c",
+        "echo $OMP_NUM_THREADS",
+    ]);
+    cmd.env_remove("OMP_NUM_THREADS");
+    let r = run(cmd);
+    assert_eq!(r.stdout.trim(), "6", "{r:?}");
+}
+
 #[test]
 fn init_timeout_is_passed_on() {
     let r = run(shmemrun(&[

@@ -57,11 +57,12 @@ fn pe_role() {
             let boot =
                 std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
             say(format!(
-                "PLACE {me} {} {} {} {} {} {}",
+                "PLACE {me} {} {} {} {} {} {} {}",
                 world.n_pes(),
                 env("SHMEM_NODE"),
                 env("SHMEM_NNODES"),
                 boot.trim(),
+                env("OMP_NUM_THREADS"),
                 env("SHMEM_TEST_FORWARDED"),
                 env("TEST_EXPORTED"),
             ));
@@ -326,7 +327,7 @@ fn pes_are_placed_in_blocks_with_their_node_and_environment() {
                 .iter()
                 .find_map(|l| l.find(&format!("PLACE {pe} ")).map(|i| &l[i..]))
                 .unwrap_or_else(|| panic!("PE {pe} did not report: {r:?}"));
-            let f: Vec<&str> = line.splitn(8, ' ').collect();
+            let f: Vec<&str> = line.splitn(9, ' ').collect();
             assert_eq!(f[2], n.to_string(), "{line}");
             assert_eq!(f[3], node.to_string(), "{args:?}: {line}");
             assert_eq!(f[4], "2", "{line}");
@@ -337,8 +338,18 @@ fn pes_are_placed_in_blocks_with_their_node_and_environment() {
             }
             assert_eq!(boots[node], f[5], "PEs of node {node}: {line}");
             // A SHMEM_* variable of the launcher's environment, and one given with -x.
-            assert_eq!(f[6], "forwarded", "{line}");
-            assert_eq!(f[7], "exported value", "{line}");
+            // The host's cores shared among its PEs, unless the launcher's environment sets it.
+            let on_node = nodes.iter().filter(|&&x| x == node).count();
+            let threads = std::env::var("OMP_NUM_THREADS").unwrap_or_else(|_| {
+                let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+                (cores / on_node).max(1).to_string()
+            });
+            assert_eq!(
+                f[6], threads,
+                "OMP_NUM_THREADS, {on_node} PEs on the host: {line}"
+            );
+            assert_eq!(f[7], "forwarded", "{line}");
+            assert_eq!(f[8], "exported value", "{line}");
         }
         assert_ne!(boots[0], boots[1]);
         hosts.assert_no_processes_left(CLEANUP);

@@ -143,6 +143,8 @@ fn number(name: &str) -> Result<usize, (i32, String)> {
 struct Agent {
     node: usize,
     first_pe: usize,
+    /// `OMP_NUM_THREADS` for the PEs, unless the job's environment sets it.
+    threads: Option<(OsString, OsString)>,
     secret: Secret,
     job_id: u64,
     launcher: String,
@@ -204,6 +206,7 @@ impl Agent {
         let mut agent = Agent {
             node,
             first_pe,
+            threads: crate::spec::threads_default(count),
             secret,
             job_id,
             launcher,

@@ -37,6 +37,7 @@ impl Agent {
             .env(wire::ENV_PE, pe.to_string())
             .env(wire::ENV_LOCAL_RANK, rank.to_string())
             .env(wire::ENV_JOB_SECRET, self.secret.to_hex())
+            .envs(self.threads.clone())
             .stdin(if pe == 0 {
                 Stdio::inherit()
             } else {
