@@ -88,14 +88,16 @@ def objects(n):
          if l.startswith("objects,")]
     return max(v) if v else None
 ms = lambda ns: "-" if ns is None else f"{ns / 1e6:.2f}"
-print("| PEs | Python: imports + init, ms (median / max over PEs) | Rust: exec + init, ms | Python / Rust | Python: init() alone, ms | Rust: init() alone, ms | Python / Rust | Python objects left |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| PEs | Python: imports + init, ms (median / max over PEs) | Rust: exec + init, ms | Python / Rust | Python: init() alone, ms | Rust: init() alone, ms | Python / Rust | CPU per PE, Python / Rust, ms | of which init(), Python / Rust, ms | Python objects left |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 def ratio(a, b):
     return f"{a / b:.3f}" if a and b else "-"
 for n in npes:
     p, r = per_round("python", n, "init_ns"), per_round("rust", n, "exec_init_ns")
     pi, ri = per_round("python", n, "init_only_ns"), per_round("rust", n, "init_ns")
-    print(f"| {n} | {ms(p[0])} / {ms(p[1])} | {ms(r[0])} / {ms(r[1])} | {ratio(p[0], r[0])} | {ms(pi[0])} / {ms(pi[1])} | {ms(ri[0])} / {ms(ri[1])} | {ratio(pi[0], ri[0])} | {objects(n)} |")
+    pc, rc = per_round("python", n, "cpu_ns"), per_round("rust", n, "exec_init_cpu_ns")
+    pic, ric = per_round("python", n, "init_only_cpu_ns"), per_round("rust", n, "init_cpu_ns")
+    print(f"| {n} | {ms(p[0])} / {ms(p[1])} | {ms(r[0])} / {ms(r[1])} | {ratio(p[0], r[0])} | {ms(pi[0])} / {ms(pi[1])} | {ms(ri[0])} / {ms(ri[1])} | {ratio(pi[0], ri[0])} | {ms(pc[0])} / {ms(rc[0])} | {ms(pic[0])} / {ms(ric[0])} | {objects(n)} |")
 EOF
 {
     echo "Python: \`import shmem_rs\` (the extension and UCX's and PMIx's libraries), \`init()\` and"

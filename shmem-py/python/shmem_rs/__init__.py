@@ -12,10 +12,11 @@ needs the runtime) starts it, as ``rc`` says. Run programs with ``shmemrun -n 4 
 (installed with the package), or ``mpirun``.
 """
 
-from __future__ import annotations
+# The package's import is part of every PE's start (benches/python-init.sh): one module file
+# here and one for ``shmem_rs.shmem``, nothing else; ``sdo`` and the enumerations come at their
+# first use. Types are in ``__init__.pyi``.
 
-from typing import Any, Optional
-
+from . import _native
 from ._native import FreedError, NotSymmetricError, ShmemError
 
 __version__ = "0.1.0"
@@ -51,32 +52,95 @@ class Rc:
         Finalize at interpreter exit (default None: when the package started the runtime).
     """
 
-    initialize: bool = True
-    threads: bool = False
-    thread_level: str = "multiple"
-    finalize: Optional[bool] = None
+    initialize = True
+    threads = False
+    thread_level = "multiple"
+    finalize = None
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs):
         self(**kwargs)
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name, value):
         if not hasattr(self, name):
             raise TypeError(f"object has no attribute {name!r}")
         super().__setattr__(name, value)
 
-    def __call__(self, **kwargs: Any) -> None:
+    def __call__(self, **kwargs):
         for key in kwargs:
             if not hasattr(self, key):
                 raise TypeError(f"unexpected argument {key!r}")
         for key, value in kwargs.items():
             setattr(self, key, value)
 
-    def __repr__(self) -> str:
+    def __repr__(self):
         return f"<{__name__}.rc>"
 
 
 rc = Rc()
 __import__("sys").modules[__name__ + ".rc"] = rc
 
-from ._runtime import barrier_all, finalize, init, my_pe, n_pes  # noqa: E402
-from ._sdo import SymmetricArray, sdo  # noqa: E402
+_finalize_at_exit = False
+
+
+def init(thread_level=3):
+    """Start the runtime (nothing when it runs) and return the thread level provided.
+
+    Joins the job of ``shmemrun`` (or of ``mpirun``, through PMIx); a program started alone is
+    a job of one PE. The rendezvous releases the GIL while it waits for the other PEs. The
+    runtime is finalized at exit unless ``rc.finalize`` is false.
+    """
+    global _finalize_at_exit  # noqa: PLW0603
+    if _native.initialized():
+        return _native.query_thread()
+    level = _native.init(thread_level)
+    if (rc.finalize is None or rc.finalize) and not _finalize_at_exit:
+        import atexit  # pylint: disable=import-outside-toplevel
+
+        atexit.register(finalize)
+        _finalize_at_exit = True
+    return level
+
+
+def _ensure():
+    """Start the runtime if it does not run yet (for the first call that needs it)."""
+    if not _native.initialized():
+        init()
+
+
+def finalize():
+    """End the runtime: quiet, a barrier, then the runtime's finalize. Idempotent."""
+    _native.finalize()
+
+
+def my_pe():
+    """This PE's number (0 .. n_pes()-1)."""
+    _ensure()
+    return _native.my_pe()
+
+
+def n_pes():
+    """The number of PEs in the job."""
+    _ensure()
+    return _native.n_pes()
+
+
+def barrier_all():
+    """Wait until every PE arrives, after completing this PE's puts (GIL released)."""
+    _ensure()
+    _native.barrier_all()
+
+
+def __getattr__(name):
+    """``sdo`` and ``SymmetricArray`` (``shmem_rs._sdo``), imported at their first use."""
+    if name in ("sdo", "SymmetricArray"):
+        from . import _sdo  # pylint: disable=import-outside-toplevel
+
+        value = getattr(_sdo, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    """The module's names, those imported at first use included."""
+    return sorted(set(globals()) | {"sdo", "SymmetricArray"})

@@ -52,3 +52,5 @@ def n_pes() -> int:
     """The number of PEs."""
 def barrier_all() -> None:
     """Wait until every PE arrives, after completing this PE's puts."""
+def _ensure() -> None:
+    """Start the runtime if it does not run yet (the package's modules use it)."""

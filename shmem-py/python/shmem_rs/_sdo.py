@@ -35,7 +35,7 @@ import operator as _operator
 
 import numpy as np
 
-from . import _native, _runtime
+from . import _ensure, _native
 
 __all__ = ["SymmetricArray", "sdo"]
 
@@ -335,7 +335,7 @@ def sdo(dtype, shape=()) -> SymmetricArray:
     size = 1
     for n in shape:
         size *= n
-    _runtime.ensure()
+    _ensure()
     nbytes = size * dtype.itemsize
     addr = _native.alloc(nbytes, None, 0, True)
     try:

@@ -1,0 +1,87 @@
+"""What ``import shmem_rs`` and ``from shmem_rs import shmem`` load, and the names they give.
+
+The import is part of every PE's start (benches/python-init.sh): it reads the package's
+``__init__`` and ``shmem`` modules and the extension, and nothing else of the package; the
+enumerations (``shmem_rs._enums``), the Python-defined functions (``shmem_rs._api``) and the
+symmetric data objects (``shmem_rs._sdo``) come at the first use of one of their names.
+
+Run: ``shmemrun -n 2 python -m pytest -q -p no:cacheprovider shmem-py/tests/test_module.py``.
+"""
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import shmem_rs
+from shmem_rs import _api, _enums, shmem
+
+PACKAGE = Path(shmem_rs.__file__).parent
+
+
+def _public_top_level(module) -> set:
+    """The names a module's source defines at its top level (functions, classes, variables),
+    those starting with an underscore left out."""
+    tree = ast.parse(Path(module.__file__).read_text())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return {n for n in names if not n.startswith("_")}
+
+
+def test_every_name_taken_at_first_use_is_there():
+    # What the lazy tables of shmem_rs.shmem name is all that the two modules define.
+    api = _public_top_level(_api) | {"_getbuffer"}
+    assert set(shmem._API) == api
+    assert set(shmem._ENUMS) == set(_enums.__all__) == _public_top_level(_enums)
+    listed = dir(shmem)
+    for name in sorted(api | set(_enums.__all__)):
+        assert getattr(shmem, name) is getattr(_api if name in api else _enums, name), name
+        assert name in listed, name
+    assert {"sdo", "SymmetricArray"} <= set(dir(shmem_rs))
+    assert shmem_rs.sdo is shmem_rs._sdo.sdo
+    for module, name in ((shmem, "no_such_name"), (shmem_rs, "no_such_name")):
+        try:
+            getattr(module, name)
+        except AttributeError as e:
+            assert name in str(e) and module.__name__ in str(e)
+        else:
+            raise AssertionError(f"{module.__name__}.{name} exists")
+
+
+def test_the_import_reads_two_modules_of_the_package():
+    # A Python of its own, a job of one PE: the variables of this job's launcher left out.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SHMEM_", "PMIX_", "OMPI_", "PMI_"))
+    }
+    code = (
+        "import sys, numpy\n"
+        "before = set(sys.modules)\n"
+        "import shmem_rs\n"
+        "shmem_rs.init()\n"
+        "from shmem_rs import shmem\n"
+        "print(sorted(set(sys.modules) - before))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    loaded = ast.literal_eval(out.stdout.strip().splitlines()[-1])
+    assert [m for m in loaded if m.startswith("shmem_rs")] == [
+        "shmem_rs",
+        "shmem_rs._native",
+        "shmem_rs.rc",
+        "shmem_rs.shmem",
+    ], loaded
+    # Nor anything of the standard library a start does not need (atexit is built in).
+    assert set(loaded) - {"shmem_rs", "shmem_rs._native", "shmem_rs.rc", "shmem_rs.shmem"} <= {
+        "atexit"
+    }, loaded
+    assert PACKAGE.joinpath("_api.py").exists()
