@@ -93,6 +93,7 @@
 
 pub mod affinity;
 pub mod auth;
+mod backoff;
 pub mod client;
 pub mod server;
 pub mod table;
