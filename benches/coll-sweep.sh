@@ -3,7 +3,8 @@
 # benches/c/coll_sweep.c): ours in Rust, ours in C (coll_sweep.c built with this project's
 # shmemcc) and Open MPI's oshmem (coll_sweep.c built with its oshcc), alternating run by run,
 # at each PE count of NPES_LIST, on the direct path and over UCX_TLS=tcp,self (oshmem over tcp
-# with run.sh's OSH_TCP_UCX settings). Writes coll-sweep.md to the results directory
+# with run.sh's OSH_TCP_UCX settings, and once more with --mca btl self,tcp: its collectives are
+# MPI's, whose data otherwise goes through shared memory). Writes coll-sweep.md to the results directory
 # (benches/results-lib.sh; TINY=1: target/bench-results, small loops, sizes up to 64 KiB).
 #
 # Knobs: ROUNDS (runs of each program per PE count and path; the table takes the median of
@@ -57,6 +58,15 @@ for n in $NPES_LIST; do
             "${t[@]}" "${osh[@]}" "${osh_extra[@]}" "$out/coll_sweep" iters "$ITERS" \
                 reps "$REPS" max_bytes "$MAX_BYTES" budget "$BUDGET" 2>/dev/null |
                 grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' >"$raw/oshmem.$n.$path.$r.csv" || true
+            # oshmem's collectives are Open MPI's MPI collectives (scoll/mpi), which on one node
+            # move their data through shared memory (btl/vader) whatever UCX_TLS says: over
+            # tcp, a second oshmem column with --mca btl self,tcp moves it over TCP as ours does.
+            if [[ $path == tcp ]]; then
+                "${t[@]}" "${osh[@]}" "${osh_extra[@]}" --mca btl self,tcp "$out/coll_sweep" \
+                    iters "$ITERS" reps "$REPS" max_bytes "$MAX_BYTES" budget "$BUDGET" \
+                    2>/dev/null | grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' \
+                    >"$raw/oshtcp.$n.$path.$r.csv" || true
+            fi
         done
     done
 done
@@ -74,16 +84,16 @@ done | awk -F, '
         return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
     function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
     END {
-        print "| case | size (B) | PEs | path | ours Rust (ns) | ours C (ns) | oshmem (ns) | Rust / oshmem | C / oshmem |"
-        print "|---|---:|---:|---|---:|---:|---:|---:|---:|"
+        print "| case | size (B) | PEs | path | ours Rust (ns) | ours C (ns) | oshmem (ns) | Rust / oshmem | C / oshmem | oshmem, btl tcp (ns) | Rust / oshmem btl tcp |"
+        print "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
         for (key in keys) {
             split(key, p, ",")
-            r = med(v[key, "rust"]); c = med(v[key, "c"]); o = med(v[key, "oshmem"])
-            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3], p[4], r, c, o, ratio(r, o), ratio(c, o)
+            r = med(v[key, "rust"]); c = med(v[key, "c"]); o = med(v[key, "oshmem"]); t = med(v[key, "oshtcp"])
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3], p[4], r, c, o, ratio(r, o), ratio(c, o), t, ratio(r, t)
         }
     }' | { read -r h1; read -r h2; echo "$h1"; echo "$h2"; sort -t'|' -k2,2 -k4,4n -k5,5 -k3,3n; } >"$body"
 results_write coll-sweep.md benches/coll-sweep.sh \
     "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" TINY=$TINY" \
-    "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources), ours from C and Open MPI's oshmem (the same C program, symmetric sources)." \
+    "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does." \
     "$body"
 rm -f "$body"
