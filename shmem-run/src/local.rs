@@ -64,6 +64,8 @@ pub fn run(
         OsString::from(job.secret.to_hex()),
     )];
     let mut progress = Progress::new(npes);
+    // The same for every PE: the host's cores are read once.
+    let threads = crate::spec::threads_default(npes);
     for pe in 0..npes {
         if run.interrupted() {
             break;
@@ -75,7 +77,7 @@ pub fn run(
             local_size: npes,
         };
         let mut env = job.vars(&addr, pe, npes, at);
-        env.extend(crate::spec::threads_default(npes));
+        env.extend(threads.iter().cloned());
         env.extend(secret.iter().cloned());
         env.extend(job.exports.iter().cloned());
         let spec = children::Spec {

@@ -9,46 +9,6 @@ Making an enumeration class costs a tenth of a millisecond or more, several time
 import enum as _enum
 import sys
 
-__all__ = [
-    "THREAD",
-    "MALLOC",
-    "AMO",
-    "SIGNAL",
-    "CMP",
-    "CTX",
-    "OP",
-    "THREAD_SINGLE",
-    "THREAD_FUNNELED",
-    "THREAD_SERIALIZED",
-    "THREAD_MULTIPLE",
-    "MALLOC_ATOMICS_REMOTE",
-    "MALLOC_SIGNAL_REMOTE",
-    "AMO_SET",
-    "AMO_INC",
-    "AMO_ADD",
-    "AMO_AND",
-    "AMO_OR",
-    "AMO_XOR",
-    "SIGNAL_SET",
-    "SIGNAL_ADD",
-    "CMP_EQ",
-    "CMP_NE",
-    "CMP_GT",
-    "CMP_LE",
-    "CMP_LT",
-    "CMP_GE",
-    "CTX_PRIVATE",
-    "CTX_SERIALIZED",
-    "CTX_NOSTORE",
-    "OP_AND",
-    "OP_OR",
-    "OP_XOR",
-    "OP_MAX",
-    "OP_MIN",
-    "OP_SUM",
-    "OP_PROD",
-]
-
 # `sys.version_info` by that name, as type checkers read version checks (`sys` is deleted after).
 if sys.version_info >= (3, 11):
     from enum import StrEnum as _StrEnum
