@@ -1,8 +1,8 @@
 """What ``import shmem_rs`` and ``from shmem_rs import shmem`` load, and the names they give.
 
 The import is part of every PE's start (benches/python-init.sh): it reads the package's
-``__init__`` and ``shmem`` modules and the extension, and nothing else of the package; the
-enumerations (``shmem_rs._enums``), the Python-defined functions (``shmem_rs._api``) and the
+``__init__`` and ``shmem`` modules and the extension, and nothing else of the package; the extension's
+functions, classes and exceptions are made at their first use, as are the enumerations (``shmem_rs._enums``), the Python-defined functions (``shmem_rs._api``) and the
 symmetric data objects (``shmem_rs._sdo``) come at the first use of one of their names.
 
 Run: ``shmemrun -n 2 python -m pytest -q -p no:cacheprovider shmem-py/tests/test_module.py``.
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import shmem_rs
-from shmem_rs import _api, _enums, shmem
+from shmem_rs import _api, _enums, _native, shmem
 
 PACKAGE = Path(shmem_rs.__file__).parent
 
@@ -55,6 +55,34 @@ def test_every_name_taken_at_first_use_is_there():
             raise AssertionError(f"{module.__name__}.{name} exists")
 
 
+def test_the_extension_makes_every_name_of_its_stub_at_first_use():
+    # The stub's __all__ is what the module offers, and what its __getattr__ makes.
+    tree = ast.parse(PACKAGE.joinpath("_native.pyi").read_text())
+    stub_all = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__"
+    )
+    assert sorted(_native.__all__) == sorted(stub_all)
+    listed = dir(_native)
+    for name in stub_all:
+        first = getattr(_native, name)
+        assert getattr(_native, name) is first, name  # kept: constants stay one object
+        assert name in listed, name
+    # What shmem_rs.shmem takes from it is the same object.
+    assert shmem._NATIVE <= set(stub_all)
+    for name in sorted(shmem._NATIVE):
+        assert getattr(shmem, name) is getattr(_native, name), name
+    assert shmem.TEAM_WORLD is _native.TEAM_WORLD and shmem.CTX_DEFAULT is _native.CTX_DEFAULT
+    assert shmem_rs.ShmemError is _native.ShmemError
+    try:
+        _native.no_such_name  # noqa: B018  pylint: disable=pointless-statement
+    except AttributeError as e:
+        assert "no_such_name" in str(e) and "shmem_rs._native" in str(e)
+    else:
+        raise AssertionError("_native.no_such_name exists")
+
+
 def test_the_import_reads_two_modules_of_the_package():
     # A Python of its own, a job of one PE: the variables of this job's launcher left out.
     env = {
@@ -68,13 +96,25 @@ def test_the_import_reads_two_modules_of_the_package():
         "import shmem_rs\n"
         "shmem_rs.init()\n"
         "from shmem_rs import shmem\n"
+        "print(sorted(n for n in vars(shmem_rs._native) if not n.startswith('__')))\n"
         "print(sorted(set(sys.modules) - before))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    loaded = ast.literal_eval(out.stdout.strip().splitlines()[-1])
+    lines = out.stdout.strip().splitlines()
+    loaded = ast.literal_eval(lines[-1])
+    # Of the extension's names, the start made only the constants and what init() called.
+    made = ast.literal_eval(lines[-2])
+    assert set(made) <= {
+        "MAX_NAME_LEN",
+        "VENDOR_STRING",
+        "VERSION",
+        "init",
+        "initialized",
+        "query_thread",
+    }, made
     assert [m for m in loaded if m.startswith("shmem_rs")] == [
         "shmem_rs",
         "shmem_rs._native",

@@ -16,8 +16,22 @@ needs the runtime) starts it, as ``rc`` says. Run programs with ``shmemrun -n 4 
 # here and one for ``shmem_rs.shmem``, nothing else; ``sdo`` and the enumerations come at their
 # first use. Types are in ``__init__.pyi``.
 
-from . import _native
-from ._native import FreedError, NotSymmetricError, ShmemError
+import os as _os
+import sys as _sys
+
+# The extension's libraries (UCX's, PMIx's) bind their symbols when first called, as a program
+# linked with them does, instead of all of them now (Python's default, RTLD_NOW, resolved
+# thousands of symbols that a job never calls: 0.3 ms per PE).
+_flags = _sys.getdlopenflags()
+_sys.setdlopenflags((_flags & ~_os.RTLD_NOW) | _os.RTLD_LAZY)
+try:
+    from . import _native
+finally:
+    _sys.setdlopenflags(_flags)
+del _flags
+
+#: The exception classes, made (by ``_native``) at their first use.
+_ERRORS = frozenset(("ShmemError", "NotSymmetricError", "FreedError"))
 
 __version__ = "0.1.0"
 
@@ -77,7 +91,7 @@ class Rc:
 
 
 rc = Rc()
-__import__("sys").modules[__name__ + ".rc"] = rc
+_sys.modules[__name__ + ".rc"] = rc
 
 _finalize_at_exit = False
 
@@ -131,7 +145,12 @@ def barrier_all():
 
 
 def __getattr__(name):
-    """``sdo`` and ``SymmetricArray`` (``shmem_rs._sdo``), imported at their first use."""
+    """The exception classes (``shmem_rs._native``), ``sdo`` and ``SymmetricArray``
+    (``shmem_rs._sdo``), made or imported at their first use."""
+    if name in _ERRORS:
+        value = getattr(_native, name)
+        globals()[name] = value
+        return value
     if name in ("sdo", "SymmetricArray"):
         from . import _sdo  # pylint: disable=import-outside-toplevel
 
@@ -143,4 +162,4 @@ def __getattr__(name):
 
 def __dir__():
     """The module's names, those imported at first use included."""
-    return sorted(set(globals()) | {"sdo", "SymmetricArray"})
+    return sorted(set(globals()) | _ERRORS | {"sdo", "SymmetricArray"})
