@@ -88,10 +88,50 @@ done | awk -F, '
         print "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
         for (key in keys) {
             split(key, p, ",")
+            if (p[1] == "memcpy") continue
             r = med(v[key, "rust"]); c = med(v[key, "c"]); o = med(v[key, "oshmem"]); t = med(v[key, "oshtcp"])
             printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3], p[4], r, c, o, ratio(r, o), ratio(c, o), t, ratio(r, t)
         }
     }' | { read -r h1; read -r h2; echo "$h1"; echo "$h2"; sort -t'|' -k2,2 -k4,4n -k5,5 -k3,3n; } >"$body"
+# The memory bound of the large reductions and broadcasts on the direct path: what the bytes each
+# PE must read and write cost at the copy rate that all PEs copying at once get on this node
+# (coll_sweep's memcpy case, same run). A memcpy of X bytes reads X and writes X. Each member of
+# a reduction of B bytes over n PEs (data moved once: its share of every member's source, then
+# the other shares of the result) reads B + B(n-1)/n and writes B: (3n-1)/(2n) memcpys of B.
+# Each non-root member of a broadcast copies B: one memcpy of B.
+{
+    echo
+    echo "Direct path against the memory bound: bound = memcpy of the size (every PE copying at"
+    echo "once, the Rust run of the same job) times the bytes each member must move, in memcpys"
+    echo "(reductions: (3n-1)/(2n) for n PEs; broadcast: 1); the ratios are time / bound (the"
+    echo "goal: at most 2). Ours from Rust reduces private sources, which adds a copy of (n-1)/n"
+    echo "of the source; C and oshmem reduce symmetric ones."
+    echo
+    echo "| case | size (B) | PEs | memcpy (ns) | memcpys | bound (ns) | ours Rust / bound | ours C / bound | oshmem / bound |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    for f in "$raw"/*.direct.*.csv; do
+        b=${f##*/}
+        IFS=. read -r prog _ <<<"$b"
+        sed "s/^/$prog,/" "$f"
+    done | awk -F, '
+        { key = $2 "," $3 "," $4; v[key, $1] = v[key, $1] " " $5; keys[key] = 1 }
+        function med(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
+            for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+        function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
+        END {
+            for (key in keys) {
+                split(key, p, ",")
+                if (p[2] < 1048576 || p[1] == "memcpy" || p[1] == "fcollect" || p[1] == "alltoall") continue
+                m = med(v["memcpy," p[2] "," p[3], "rust"])
+                if (m == "") continue
+                n = p[3]; f = (p[1] == "broadcast") ? 1 : (3 * n - 1) / (2 * n)
+                bound = m * f
+                printf "| %s | %s | %s | %.0f | %.3f | %.0f | %s | %s | %s |\n", p[1], p[2], n, m, f, bound,
+                    ratio(med(v[key, "rust"]), bound), ratio(med(v[key, "c"]), bound), ratio(med(v[key, "oshmem"]), bound)
+            }
+        }' | sort -t'|' -k2,2 -k4,4n -k3,3n
+} >>"$body"
 results_write coll-sweep.md benches/coll-sweep.sh \
     "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" TINY=$TINY" \
     "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does." \

@@ -1,5 +1,5 @@
 //! Collectives from 8 B to 4 MiB per PE over all PEs: `reduce_sum_f32`, `reduce_sum_i64`,
-//! `broadcast` (root 0), `fcollect` and `alltoall`; `benches/c/coll_sweep.c` runs the same
+//! `broadcast` (root 0), `fcollect` and `alltoall`, and `memcpy` (below); `benches/c/coll_sweep.c` runs the same
 //! cases on a C OpenSHMEM (this runtime's C API or Open MPI's oshmem) with the same output, and
 //! `benches/coll-sweep.sh` runs the three side by side.
 //!
@@ -14,6 +14,11 @@
 //! by a put, then `barrier_all`); the row is the median over `--reps` loops of that figure, and
 //! the minimum. A loop has `--iters` calls at 8 B and fewer for large sizes (about `--budget`
 //! bytes per PE per loop, at least 2).
+//!
+//! `memcpy` is no collective: every PE copies `size` bytes between two private vectors of its
+//! own, all PEs at once and timed the same way, which is what moving the data costs on this
+//! node at this PE count; `coll-sweep.sh` states the memory bound of the large collectives
+//! with it.
 //!
 //! Sources are private vectors here (what a Rust program passes); the C twin's are symmetric,
 //! as C asks. Output: `case,size,npes,median_ns,min_ns`, one line per case and size, on PE 0.
@@ -99,6 +104,8 @@ fn main() -> ExitCode {
         .collect();
     let dest_f32 = world.alloc_aligned::<f32>(max_elems.max(1), 4096);
     let dest_i64 = world.alloc_aligned::<i64>(n * (max / 8 + 1), 4096);
+    let copy_src: Vec<u8> = (0..max).map(|i| (i * 7 + me) as u8).collect();
+    let mut copy_dst: Vec<u8> = vec![1; max];
     let mut rows = Vec::new();
     let want = |case: &str| args.only.is_empty() || args.only.iter().any(|c| c == case);
     for size in sizes(args.max_bytes)
@@ -126,6 +133,10 @@ fn main() -> ExitCode {
         });
         case("fcollect", &mut || {
             team.fcollect(&dest_i64, &src_i64[..k64])
+        });
+        case("memcpy", &mut || {
+            copy_dst[..size].copy_from_slice(std::hint::black_box(&copy_src[..size]));
+            std::hint::black_box(&mut copy_dst);
         });
         let block = (k64 / n).max(1);
         case("alltoall", &mut || {
