@@ -83,7 +83,8 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
         "coll",
         &[
             &["coll::team"],
-            &["coll::mailbox", "coll::large"],
+            &["coll::fetch", "coll::mailbox"],
+            &["coll::large"],
             &["coll::collectives"],
             &["coll::reduce", "coll::split"],
             &["coll"],

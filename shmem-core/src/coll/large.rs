@@ -1,6 +1,8 @@
-//! Large reductions on the direct path: every member's symmetric memory is
-//! mapped here, so the data moves once, by loads from the peers' memory, instead of through
-//! rounds of 1 KiB mailbox slots.
+//! Large reductions: the data moves once, instead of through rounds of 1 KiB mailbox slots,
+//! by loads from the members' memory where it is mapped here (the direct path) and by UCX gets
+//! where it is not (other hosts, or `UCX_TLS` without shared memory), member by member
+//! ([`fetch`]), so a team of PEs on several hosts loads from its node's members and gets from
+//! the others.
 //!
 //! **Reduction** of `len` elements over `n` members, each member owning the share
 //! `lo(me)..lo(me + 1)` of the elements (cut at cache lines):
@@ -9,30 +11,73 @@
 //!    member with a private source copies the parts the other members need (every share but
 //!    its own) into the same places of its own `dest`. It publishes where its contribution lies
 //!    (an offset in the [`CONTRIB`] word of its team block), then the team syncs.
+//!    The contribution words of members whose team block is not mapped are read by gets.
 //! 2. *Reduce-scatter*: each member combines its share straight from every member's
 //!    contribution, in team order (so every element is computed once, by one member, and all
 //!    get the same bits), in cache-sized pieces through a private buffer (so that its own
-//!    contribution may be the memory it writes), into its own `dest`; then the team syncs.
-//! 3. *All-gather*: each member copies the other shares from their owners' `dest`; a last sync
-//!    keeps every `dest` and source unchanged until nobody reads them.
+//!    contribution may be the memory it writes), into its own `dest`; then the team syncs. The
+//!    parts of the contributions that only UCX reaches come through [`fetch::chunks`]: gets
+//!    into a private buffer, [`FETCH`](fetch::FETCH) bytes per member at a time, the next
+//!    chunk's in flight while this one is combined.
+//! 3. *All-gather*: each member copies the other shares from their owners' `dest` (gets, all
+//!    in flight together, from members reached through UCX, straight into its own `dest`); a
+//!    last sync keeps every `dest` and source unchanged until nobody reads them.
 //!
-//! Memory traffic per member, for `B = len * size_of::<E>()` bytes: reads `B` (its share from
-//! every member) + `B (n - 1) / n` (the other shares), writes `B / n` + `B (n - 1) / n` = `B`;
-//! a private source adds a copy of `B (n - 1) / n`.
+//! Memory traffic per member, for `B = len * size_of::<E>()` bytes, every member mapped: reads
+//! `B` (its share from every member) + `B (n - 1) / n` (the other shares), writes `B / n` +
+//! `B (n - 1) / n` = `B`; a private source adds a copy of `B (n - 1) / n`. Network traffic per
+//! member, every other member reached through UCX: receives `B (n - 1) / n` in each of phases
+//! 2 and 3 and sends as much (the other members' gets from it), `2 B (n - 1) / n` each way in
+//! all, as a ring all-reduce; the gets of phase 2 also pass through the private buffer
+//! (another `B (n - 1) / n` written and read), those of phase 3 land in `dest`. Three syncs,
+//! one round trip for the contribution words (where the team blocks are not mapped), and one
+//! flush per chunk.
 //!
-//! Part of the collectives layer; uses `coll::team`, `transport`, `mem`.
+//! Part of the collectives layer; uses `coll::fetch`, `coll::team`, `transport`, `mem`.
 
+use super::fetch::{self, COMBINE, Landing, Reach};
 use super::team::Team;
 use crate::element::Element;
 use crate::mem::copy::copy_bytes;
 use crate::mem::segment::CONTRIB;
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::transport::rma::{Completion, Dir};
+use std::ops::Range;
+use std::sync::atomic::Ordering;
 
-/// Smallest reduction (bytes) that takes the direct path: below it the mailbox's one exchange
-/// costs less than three syncs.
+/// Smallest reduction (bytes) that takes this path when every member is mapped here: below it
+/// the mailbox's one exchange costs less than three syncs.
 pub(crate) const REDUCE_MIN: usize = 16 << 10;
-/// Bytes a member combines at a time (its buffer stays in the L1 cache).
-const COMBINE: usize = 8 << 10;
+/// Smallest reduction (bytes) that takes this path when some member's memory lies on another
+/// host, so that the mailbox's slots travel through UCX too. Measured across two
+/// network-namespace hosts over tcp, one PE on each: 16 KiB in 0.44 ms (mailbox 0.68), 1 MiB in
+/// 2.2 ms (mailbox 45).
+pub(crate) const REDUCE_MIN_REMOTE: usize = 16 << 10;
+
+/// The smallest reduction (bytes) into `dest` at `offset` that takes this path, by where the
+/// members' memory lies (the same answer on every member: mappings are symmetric, and a team
+/// that spans hosts has a member on another host for every member):
+/// - every member's heap is mapped here: [`REDUCE_MIN`];
+/// - heaps reached through UCX, team blocks mapped (one node, `UCX_TLS` without shared memory):
+///   the mailbox still moves its slots through the mapped team blocks, at memory speed, while
+///   this path moves the data through UCX. Measured on 2 cores over tcp (loopback), this path
+///   lost at 2 PEs at every size up to 4 MiB (1 MiB: 2.0 ms, mailbox 1.2), won at 3 PEs from
+///   256 KiB (1.4 ms, mailbox 2.8) and at 4 PEs from 64 KiB (1.0 ms, mailbox 1.5): from
+///   `1 MiB / n²` bytes with 3 members or more, never with 2;
+/// - some member's team block is not mapped (another host): [`REDUCE_MIN_REMOTE`].
+pub(crate) fn min_bytes(team: &Team<'_>, offset: usize) -> usize {
+    let n = team.n_pes();
+    if all_mapped(team, offset) {
+        REDUCE_MIN
+    } else if all_mapped(team, team.block(CONTRIB)) {
+        if n < 3 {
+            usize::MAX
+        } else {
+            ((1 << 20) / (n * n)).max(REDUCE_MIN)
+        }
+    } else {
+        REDUCE_MIN_REMOTE
+    }
+}
 
 /// Where this PE's part of a reduction comes from.
 pub(crate) enum Source<'s, E> {
@@ -43,7 +88,7 @@ pub(crate) enum Source<'s, E> {
 }
 
 /// Whether every member's symmetric memory at `offset` (its region) is mapped here.
-pub(crate) fn all_mapped(team: &Team<'_>, offset: usize) -> bool {
+fn all_mapped(team: &Team<'_>, offset: usize) -> bool {
     let tp = team.tp();
     let me = team.my_pe();
     (0..team.n_pes())
@@ -61,23 +106,6 @@ fn share_start<E>(len: usize, n: usize, q: usize) -> usize {
     (q * len / n) / unit * unit
 }
 
-/// The address, in this process, of team PE `j`'s memory at `offset`.
-fn peer_ptr(team: &Team<'_>, j: usize, offset: usize) -> *mut u8 {
-    let tp = team.tp();
-    if j == team.my_pe() {
-        return tp.local(offset);
-    }
-    tp.direct_ptr(tp.peer(team.world_pe(j)), offset)
-}
-
-/// The [`CONTRIB`] word of team PE `j`.
-fn contrib_of(team: &Team<'_>, j: usize) -> usize {
-    let p = peer_ptr(team, j, team.block(CONTRIB));
-    // SAFETY: an aligned word of a team block, mapped for the process's life, which members
-    // access only atomically.
-    unsafe { AtomicU64::from_ptr(p.cast()) }.load(Ordering::Acquire) as usize
-}
-
 /// Publishes this PE's contribution offset in its [`CONTRIB`] word.
 fn publish(team: &Team<'_>, offset: usize) {
     team.tp()
@@ -91,8 +119,8 @@ fn overlap(a: usize, b: usize, len: usize) -> bool {
 }
 
 /// Reduces `len` elements over the team into `dest` at offset `at` of this PE (see the module
-/// docs); the caller checked [`all_mapped`] for `at`, that `dest` holds `len` elements and
-/// that the team has more than one member.
+/// docs); the caller checked that `dest` holds `len` elements and that the team has more than
+/// one member.
 pub(crate) fn reduce<E: Element>(
     team: &Team<'_>,
     at: usize,
@@ -143,54 +171,99 @@ pub(crate) fn reduce<E: Element>(
     publish(team, contrib);
     // Every contribution is in place and published.
     team.sync();
-    let sources: Vec<*const E> = (0..n)
-        .map(|j| {
+    let from: Vec<Reach> = fetch::words(team, CONTRIB)
+        .into_iter()
+        .enumerate()
+        .map(|(j, c)| {
             if j == me {
-                own
+                Reach::Mapped(own.cast())
             } else {
-                peer_ptr(team, j, contrib_of(team, j)).cast_const().cast()
+                fetch::reach(team, j, c as usize)
             }
         })
         .collect();
-    let r = mine(me);
-    let per = (COMBINE / size).max(1);
-    let mut acc: Vec<E> = Vec::with_capacity(per.min(r.len()));
-    let mut i = r.start;
-    while i < r.end {
-        let c = per.min(r.end - i);
-        acc.clear();
-        // SAFETY: every member's contribution holds `len` elements, unchanged until the
-        // next sync (each member writes only its own share of its `dest`, which only this
-        // member reads, and which this loop reads into `acc` before writing it).
-        let first = unsafe { std::slice::from_raw_parts(sources[0].add(i), c) };
-        acc.extend_from_slice(first);
-        for s in &sources[1..] {
-            // SAFETY: as above.
-            let theirs = unsafe { std::slice::from_raw_parts(s.add(i), c) };
-            for (a, &b) in acc.iter_mut().zip(theirs) {
-                *a = op(*a, b);
+    let piece = (COMBINE / size).max(1);
+    let mut acc: Vec<E> = Vec::with_capacity(piece);
+    fetch::chunks::<E>(team, &from, mine(me), |first, count, sources| {
+        // In pieces that stay in the L1 cache (a chunk read through UCX is larger).
+        let mut done = 0;
+        while done < count {
+            let c = piece.min(count - done);
+            acc.clear();
+            // SAFETY: `chunks` hands over `count` elements of every member's contribution,
+            // unchanged until the next sync (each member writes only its own share of its
+            // `dest`, which only this member reads, and which this loop reads into `acc`
+            // before writing it).
+            let first_src = unsafe { std::slice::from_raw_parts(sources[0].add(done), c) };
+            acc.extend_from_slice(first_src);
+            for s in &sources[1..] {
+                // SAFETY: as above.
+                let theirs = unsafe { std::slice::from_raw_parts(s.add(done), c) };
+                for (a, &b) in acc.iter_mut().zip(theirs) {
+                    *a = op(*a, b);
+                }
             }
+            // SAFETY: this PE's share of its `dest`; `acc` is a private buffer.
+            unsafe { copy_bytes(out.add(first + done).cast(), acc.as_ptr().cast(), c * size) };
+            done += c;
         }
-        // SAFETY: this PE's share of its `dest`; `acc` is a private buffer.
-        unsafe { copy_bytes(out.add(i).cast(), acc.as_ptr().cast(), c * size) };
-        i += c;
-    }
+    });
     // Every share is complete.
     team.sync();
-    for k in 1..n {
-        let q = (me + k) % n;
+    all_gather::<E>(team, at, len, mine);
+}
+
+/// Phase 3 of [`reduce`]: copies every other member's finished share (`mine(q)` of `len`
+/// elements) from its `dest` at `at` into the same range of this PE's `dest`: gets (issued
+/// first, all in flight together) from members reached through UCX, copies from the mapped
+/// ones meanwhile; then syncs, so that nobody's `dest` changes while another reads it.
+fn all_gather<E: Element>(
+    team: &Team<'_>,
+    at: usize,
+    len: usize,
+    mine: impl Fn(usize) -> Range<usize>,
+) {
+    let tp = team.tp();
+    let (n, me) = (team.n_pes(), team.my_pe());
+    let size = size_of::<E>();
+    let out = tp.local(at).cast::<E>();
+    debug_assert!(mine(n - 1).end == len);
+    let others = (1..n).map(|k| (me + k) % n);
+    let mut landing = Landing::new(tp);
+    for q in others.clone() {
         let r = mine(q);
-        let theirs = peer_ptr(team, q, at).cast::<E>();
-        // SAFETY: member `q`'s finished share of its `dest`, unchanged until the last sync,
-        // into the same range of this PE's `dest`, which nobody else reads now.
-        unsafe {
-            copy_bytes(
-                out.add(r.start).cast(),
-                theirs.add(r.start).cast(),
-                r.len() * size,
-            )
-        };
+        if let Reach::Ucx(peer, off) = fetch::reach(team, q, at) {
+            // SAFETY: member `q`'s finished share of its `dest`, unchanged until the sync
+            // below, into the same range of this PE's `dest` (symmetric memory; the others
+            // read only this PE's own share of it now), completed below before anything
+            // reads it.
+            unsafe {
+                tp.rma(
+                    peer,
+                    Dir::Get,
+                    Completion::Nbi,
+                    off + r.start * size,
+                    out.add(r.start).cast(),
+                    r.len() * size,
+                )
+            };
+            landing.peers.push(peer);
+        }
     }
+    for q in others {
+        if let Reach::Mapped(theirs) = fetch::reach(team, q, at) {
+            let r = mine(q);
+            // SAFETY: as above, by a copy from the member's mapped `dest`.
+            unsafe {
+                copy_bytes(
+                    out.add(r.start).cast(),
+                    theirs.cast::<E>().add(r.start).cast(),
+                    r.len() * size,
+                )
+            };
+        }
+    }
+    landing.complete();
     // Nobody reads this PE's `dest` or source any more.
     team.sync();
 }

@@ -2,10 +2,12 @@
 //! collectives chapters). Lowest first:
 //! - [`team`]: the [`Team`](crate::Team) handle over a transport group (members and team
 //!   block), its sync and barrier;
+//! - [`fetch`]: reading the members' memory in a large collective, by loads where it is mapped
+//!   here and by pipelined UCX gets where it is not;
 //! - [`mailbox`]: eager small-message exchanges through mailbox slots (broadcast, all-reduce,
 //!   all-gather, all-to-all);
-//! - [`large`]: large reductions on the direct path (loads from the members'
-//!   mapped memory);
+//! - [`large`]: large reductions that move the data once (reduce-scatter and all-gather through
+//!   [`fetch`]), on every path;
 //! - [`collectives`]: broadcast, fcollect, collect, alltoall(s), the scans;
 //! - [`reduce`]: the reduction type sets and the `*_reduce` operations;
 //! - [`split`]: making teams (`SHMEM_TEAM_SHARED`, splits).
@@ -13,6 +15,7 @@
 //! May use: `ops`, `object`, `transport`, `mem` and the base modules.
 
 pub(crate) mod collectives;
+pub(crate) mod fetch;
 pub(crate) mod large;
 pub(crate) mod mailbox;
 pub(crate) mod split;

@@ -214,8 +214,8 @@ macro_rules! reductions {
 
 impl Team<'_> {
     /// Reduces element-wise over the members, result in `dest[..len]` on every member (`len`:
-    /// the source's length, or all of `dest` in place). Large reductions on the direct path
-    /// read the members' memory straight ([`large`]); the others go through the mailbox.
+    /// the source's length, or all of `dest` in place). Large reductions read the members' memory
+    /// straight, by loads or UCX gets ([`large`]); the others go through the mailbox.
     #[track_caller]
     fn reduce_into<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
@@ -230,10 +230,7 @@ impl Team<'_> {
         };
         check_fits(dest, len, name);
         let at = dest.__heap_offset();
-        if self.n_pes() > 1
-            && len * size_of::<E>() >= large::REDUCE_MIN
-            && large::all_mapped(self, at)
-        {
+        if self.n_pes() > 1 && len * size_of::<E>() >= large::min_bytes(self, at) {
             dest.__transport().check_live();
             large::reduce(self, at, source, len, op);
             return;

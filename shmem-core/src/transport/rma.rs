@@ -335,6 +335,24 @@ impl Transport {
         unsafe { get_elems_ucx(self, peer, elems, size) }
     }
 
+    /// Completes the gets started on `peer`'s endpoint with [`Completion::Nbi`] (and whatever
+    /// else is in flight on it): one flush of the endpoint, without the acknowledgement of puts
+    /// in active messages that [`flush_peer`](Self::flush_peer) also waits for (a get already
+    /// came after them: `after_am_puts`). `Err` only when UCX fails; nothing to do for a peer
+    /// never contacted.
+    pub(crate) fn flush_gets(&self, peer: &Peer) -> shmem_ucx::Result<()> {
+        match peer.ucx_if_open() {
+            Some(u) => u.ep.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// [`flush_gets`](Self::flush_gets), ending the PE on a UCX failure as every transfer does.
+    #[track_caller]
+    pub(crate) fn complete_gets(&self, peer: &Peer) {
+        check(self.flush_gets(peer), "get_nbi");
+    }
+
     /// Completes outstanding UCX operations to `peer` (no-op for direct peers).
     #[track_caller]
     pub(crate) fn flush_peer(&self, peer: &Peer) {
