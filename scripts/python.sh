@@ -101,7 +101,7 @@ if want stubs; then
     allow=()
     [ ! -f shmem-py/stubtest-allowlist.txt ] || allow=(--allowlist shmem-py/stubtest-allowlist.txt)
     # The installed module against the stubs installed with it (the wheel's copy).
-    job stubs.stubtest "$py" -m mypy.stubtest shmem_rs._native ${allow[@]+"${allow[@]}"}
+    job stubs.stubtest "$py" -m mypy.stubtest shmem_rs._native shmem_rs.shmem ${allow[@]+"${allow[@]}"}
     # The sources; where a module has a stub (.pyi), mypy reads the stub.
     job stubs.mypy "$py" -m mypy --config-file shmem-py/pyproject.toml --cache-dir "$work/mypy-cache" \
         shmem-py/python/shmem_rs

@@ -7,7 +7,8 @@
 //! `state.rs`; NumPy arrays as addresses in `buf.rs`; contexts in `ctx.rs`; RMA in `rma.rs`;
 //! the launcher's entry point in `launch.rs`; AMOs in `amo.rs`; waits, tests and signals in
 //! `sync.rs`; locks in `lock.rs`; `ptr` and the accessibility queries in `query.rs`; teams in
-//! `team.rs`; collectives in `coll.rs`; symmetric data objects (`sdo`) in `sdo.rs`.
+//! `team.rs`; collectives in `coll.rs`; symmetric data objects (`sdo`) in `sdo.rs`; the module
+//! `shmem_rs.shmem` in `shmem_mod.rs`.
 
 mod amo;
 mod buf;
@@ -18,6 +19,7 @@ mod lock;
 mod query;
 mod rma;
 mod sdo;
+mod shmem_mod;
 mod state;
 mod sync;
 mod team;
@@ -139,6 +141,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_NAME_LEN", shmem_core::MAX_NAME_LEN)?;
     m.add_function(wrap_pyfunction!(__getattr__, m)?)?;
     m.add_function(wrap_pyfunction!(__dir__, m)?)?;
+    m.add_function(wrap_pyfunction!(shmem_mod::_shmem_module, m)?)?;
     // `add` keeps an `__all__` of what it added; the whole list is made at its first use.
     m.dict().del_item("__all__")?;
     Ok(())

@@ -1,9 +1,11 @@
 """What ``import shmem_rs`` and ``from shmem_rs import shmem`` load, and the names they give.
 
 The import is part of every PE's start (benches/python-init.sh): it reads the package's
-``__init__`` and ``shmem`` modules and the extension, and nothing else of the package; the extension's
-functions, classes and exceptions are made at their first use, as are the enumerations (``shmem_rs._enums``), the Python-defined functions (``shmem_rs._api``) and the
-symmetric data objects (``shmem_rs._sdo``) come at the first use of one of their names.
+``__init__`` and the extension, and nothing else of the package. ``shmem_rs.shmem`` is made by
+the extension (its stand-in ``shmem.py`` is read only for ``import shmem_rs.shmem``); the
+extension's functions, classes and exceptions are made at their first use; the enumerations
+(``shmem_rs._enums``), the Python-defined functions (``shmem_rs._api``) and the symmetric data
+objects (``shmem_rs._sdo``) come at the first use of one of their names.
 
 Run: ``shmemrun -n 2 python -m pytest -q -p no:cacheprovider shmem-py/tests/test_module.py``.
 """
@@ -83,7 +85,7 @@ def test_the_extension_makes_every_name_of_its_stub_at_first_use():
         raise AssertionError("_native.no_such_name exists")
 
 
-def test_the_import_reads_two_modules_of_the_package():
+def test_the_import_reads_one_module_of_the_package():
     # A Python of its own, a job of one PE: the variables of this job's launcher left out.
     env = {
         k: v
@@ -97,6 +99,7 @@ def test_the_import_reads_two_modules_of_the_package():
         "shmem_rs.init()\n"
         "from shmem_rs import shmem\n"
         "print(sorted(n for n in vars(shmem_rs._native) if not n.startswith('__')))\n"
+        "print(repr(getattr(sys.modules['shmem_rs.shmem'], '__file__', None)))\n"
         "print(sorted(set(sys.modules) - before))\n"
     )
     out = subprocess.run(
@@ -106,7 +109,9 @@ def test_the_import_reads_two_modules_of_the_package():
     lines = out.stdout.strip().splitlines()
     loaded = ast.literal_eval(lines[-1])
     # Of the extension's names, the start made only the constants and what init() called.
-    made = ast.literal_eval(lines[-2])
+    made = ast.literal_eval(lines[-3])
+    # shmem_rs.shmem is the extension's module: no file of the package was read for it.
+    assert lines[-2] == "None", lines[-2]
     assert set(made) <= {
         "MAX_NAME_LEN",
         "VENDOR_STRING",
@@ -114,6 +119,7 @@ def test_the_import_reads_two_modules_of_the_package():
         "init",
         "initialized",
         "query_thread",
+        "_shmem_module",
     }, made
     assert [m for m in loaded if m.startswith("shmem_rs")] == [
         "shmem_rs",
@@ -126,3 +132,27 @@ def test_the_import_reads_two_modules_of_the_package():
         "atexit"
     }, loaded
     assert PACKAGE.joinpath("_api.py").exists()
+
+
+def test_import_statement_gives_the_same_module():
+    # ``import shmem_rs.shmem`` reads the stand-in, which replaces itself with the extension's
+    # module: the same object as ``from shmem_rs import shmem``, with the runtime started.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SHMEM_", "PMIX_", "OMPI_", "PMI_"))
+    }
+    code = (
+        "import sys\n"
+        "import shmem_rs.shmem\n"
+        "m = sys.modules['shmem_rs.shmem']\n"
+        "from shmem_rs import shmem\n"
+        "import shmem_rs.shmem as again\n"
+        "print(m is shmem is again is shmem_rs.shmem, shmem.my_pe(), shmem.n_pes())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "0", "1"], out.stdout
+    assert shmem.__name__ == "shmem_rs.shmem" and shmem.__doc__.startswith("OpenSHMEM for Python")

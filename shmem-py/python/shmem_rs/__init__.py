@@ -144,9 +144,50 @@ def barrier_all():
     _native.barrier_all()
 
 
+def _shmem():
+    """``shmem_rs.shmem`` (made by the extension, see ``shmem.py``), registered and, the first
+    time, with the runtime started as ``rc`` (and the environment) says."""
+    module = globals().get("shmem")
+    if module is not None:
+        return module
+    module = _native._shmem_module()
+    for name in ("initialize", "threads", "thread_level", "finalize"):
+        value = _os.environ.get("SHMEM_RS_RC_" + name.upper()) or _os.environ.get(
+            "SHMEM4PY_RC_" + name.upper()
+        )
+        if value:
+            low = value.lower()
+            if low in ("true", "yes", "on", "y", "1"):
+                setattr(rc, name, True)
+            elif low in ("false", "no", "off", "n", "0"):
+                setattr(rc, name, False)
+            else:
+                setattr(rc, name, low)
+    if rc.initialize:
+        if rc.finalize is None:
+            rc.finalize = True
+        if rc.threads:
+            from ._enums import THREAD  # pylint: disable=import-outside-toplevel
+
+            level = getattr(THREAD, str(rc.thread_level).upper(), None)
+            if level is None:
+                raise ValueError(
+                    f"rc.thread_level {rc.thread_level!r} is not one of "
+                    "'single', 'funneled', 'serialized', 'multiple'"
+                )
+            init(int(level))
+        else:
+            init()
+    globals()["shmem"] = module
+    _sys.modules[__name__ + ".shmem"] = module
+    return module
+
+
 def __getattr__(name):
-    """The exception classes (``shmem_rs._native``), ``sdo`` and ``SymmetricArray``
-    (``shmem_rs._sdo``), made or imported at their first use."""
+    """``shmem`` (see ``_shmem``), the exception classes (``shmem_rs._native``), ``sdo`` and
+    ``SymmetricArray`` (``shmem_rs._sdo``), made or imported at their first use."""
+    if name == "shmem":
+        return _shmem()
     if name in _ERRORS:
         value = getattr(_native, name)
         globals()[name] = value
@@ -162,4 +203,4 @@ def __getattr__(name):
 
 def __dir__():
     """The module's names, those imported at first use included."""
-    return sorted(set(globals()) | _ERRORS | {"sdo", "SymmetricArray"})
+    return sorted(set(globals()) | _ERRORS | {"shmem", "sdo", "SymmetricArray"})
