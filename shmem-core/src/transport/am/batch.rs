@@ -31,6 +31,18 @@ pub(super) struct BatchSet {
     bytes: usize,
 }
 
+/// The room a batch begun by a put of `len` bytes starts with: about [`EXPECTED_RECORDS`]
+/// records like it, at least [`FIRST_MIN`] bytes, at most a full batch. A stream of tiny puts
+/// to many PEs then holds a few KiB per PE, not a full batch each; a batch of larger puts
+/// does not move as it grows.
+fn first_capacity(len: usize) -> usize {
+    (RECORD_HEAD + len.next_multiple_of(8))
+        .saturating_mul(EXPECTED_RECORDS)
+        .clamp(FIRST_MIN, BATCH_BYTES + RECORD_HEAD + COALESCE_MAX)
+}
+const EXPECTED_RECORDS: usize = 64;
+const FIRST_MIN: usize = 4 << 10;
+
 impl BatchSet {
     /// Appends a record (a put of `data` to `offset`) to `pe`'s batch; returns the batch, taken
     /// out, once it holds [`BATCH_BYTES`]. Inline: once per coalesced put, from `coalesce`.
@@ -38,7 +50,7 @@ impl BatchSet {
     pub(super) fn append(&mut self, pe: usize, offset: usize, data: &[u8]) -> Option<Vec<u8>> {
         let recs = self.by_pe.entry(pe).or_insert_with(|| {
             // Room for the message's header first: the batch goes out as it is, uncopied.
-            let mut v = Vec::with_capacity(HEADER_ROOM + BATCH_BYTES + RECORD_HEAD + COALESCE_MAX);
+            let mut v = Vec::with_capacity(HEADER_ROOM + first_capacity(data.len()));
             v.resize(HEADER_ROOM, 0);
             v
         });
@@ -122,6 +134,10 @@ mod tests {
             set.bytes,
             one.len()
         );
+        // A batch starts with room for about 64 records like its first, within bounds.
+        assert_eq!(first_capacity(8), FIRST_MIN);
+        assert_eq!(first_capacity(500), 64 * (16 + 504));
+        assert_eq!(first_capacity(COALESCE_MAX), BATCH_BYTES + per);
         let rest = set.drain();
         assert_eq!((rest.len(), set.bytes, set.has_room()), (pe - 1, 0, true));
     }
