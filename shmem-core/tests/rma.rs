@@ -518,3 +518,46 @@ fn puts_left_in_a_batch_arrive_while_their_sender_computes() {
         eprintln!("{env:?}: {took:?}, {}", stdout.trim());
     }
 }
+
+/// A stream of puts of 1 B to 20,000 B to overlapping ranges of the right neighbour, without a
+/// quiet between them: over tcp, those of at most 8 KiB wait in batches (one message per
+/// several puts, `transport::am::coalesces`) and the larger ones go as UCX puts after the
+/// batch before them. After one quiet every byte holds what the last put to it wrote.
+#[test]
+fn a_stream_of_puts_of_mixed_sizes_lands_in_order() {
+    common::multi_pe_at(
+        "a_stream_of_puts_of_mixed_sizes_lands_in_order",
+        &[2],
+        |world| {
+            const SIZES: [usize; 8] = [1, 300, 1024, 4000, 8192, 8193, 20_000, 512];
+            const SPAN: usize = 64 << 10;
+            let (me, n) = (world.my_pe(), world.n_pes());
+            let dst = world.alloc::<u8>(SPAN);
+            let mut at = 0;
+            for i in 0..300usize {
+                let size = SIZES[i % SIZES.len()];
+                at = (at + 1500) % (SPAN - size);
+                let bytes: Vec<u8> = (0..size).map(|k| (i * 31 + k * 7 + me) as u8).collect();
+                dst.put((me + 1) % n, at..at + size, &bytes);
+            }
+            world.quiet();
+            world.barrier_all();
+            // What the left neighbour wrote: the same stream with its own number.
+            let left = (me + n - 1) % n;
+            let mut want = vec![0u8; SPAN];
+            let mut at = 0;
+            for i in 0..300usize {
+                let size = SIZES[i % SIZES.len()];
+                at = (at + 1500) % (SPAN - size);
+                for (k, b) in want[at..at + size].iter_mut().enumerate() {
+                    *b = (i * 31 + k * 7 + left) as u8;
+                }
+            }
+            let got: Vec<u8> = (0..SPAN).map(|k| dst.local_get(k)).collect();
+            if let Some(k) = (0..SPAN).find(|&k| got[k] != want[k]) {
+                panic!("byte {k}: {} where {} was put last", got[k], want[k]);
+            }
+            world.barrier_all();
+        },
+    );
+}

@@ -39,7 +39,7 @@
 //! messages per second.
 //!
 //! Run: `target/release/shmemrun -n 2 target/release/msg_rate [--csv] [--iters N] [--reps N]
-//! [--rate | --consume] [--max-size N] [--offset N]` (`UCX_TLS=tcp,self` in the environment for the tcp path).
+//! [--rate | --consume] [--min-size N] [--max-size N] [--offset N]` (`UCX_TLS=tcp,self` in the environment for the tcp path).
 
 use clap::Parser;
 use shmem_benches::{Stats, stats};
@@ -69,6 +69,9 @@ struct Args {
     /// Largest message size (a power of 2, at most 1 MiB).
     #[arg(long, default_value_t = 1 << 20)]
     max_size: usize,
+    /// Smallest message size (the sizes are the powers of 2 from it to `--max-size`).
+    #[arg(long, default_value_t = 1)]
+    min_size: usize,
     /// Start both private buffers this many bytes (mod 4096) further into their vectors, to
     /// move the copies' distance (destination - source) mod 4096.
     #[arg(long, default_value_t = 0)]
@@ -141,7 +144,7 @@ fn run_rate(world: &World, heap: &SymArray<'_, u8>, args: &Args, rows: &mut Vec<
     );
     let sizes: Vec<usize> = (0..=20)
         .map(|k| 1usize << k)
-        .filter(|&s| s <= args.max_size)
+        .filter(|&s| s >= args.min_size && s <= args.max_size)
         .collect();
     for &size in &sizes {
         let w = window(size);

@@ -3,11 +3,11 @@
 //! wait, progress, quiet or barrier, or when the progress thread looks), each as one `BATCH`
 //! message counted as a put.
 
-use super::batch::{BatchSet, COALESCE_MAX};
+use super::batch::{BatchSet, COALESCE_MAX, HEADER_ROOM};
 use super::ledger::{ORDERED, lock};
 use super::send::send_counted;
 use super::state::{STATE, State, state};
-use super::wire::{AM_BATCH, BATCH_WORDS, message};
+use super::wire::AM_BATCH;
 use crate::transport::progress::{self, Progress};
 use shmem_ucx::Endpoint;
 use std::sync::atomic::Ordering;
@@ -137,9 +137,9 @@ fn send_batch(
     st: &State,
     ep: &Endpoint,
     pe: usize,
-    recs: Vec<u8>,
+    mut msg: Vec<u8>,
 ) -> shmem_ucx::Result<()> {
-    let mut msg = message(&[st.my_pe as u64], recs.len());
-    msg.extend_from_slice(&recs);
-    send_counted(progress, st, ep, pe, AM_BATCH, msg, BATCH_WORDS * 8)
+    // The batch left room for the header (`BatchSet`): the message is the batch itself.
+    msg[..HEADER_ROOM].copy_from_slice(&(st.my_pe as u64).to_le_bytes());
+    send_counted(progress, st, ep, pe, AM_BATCH, msg, HEADER_ROOM)
 }

@@ -41,7 +41,7 @@
 //!
 //! - **Batch.** Puts of up to [`COALESCE_MAX`] bytes to a PE whose messages arrive in order,
 //!   in a stream (see [`coalesces`]), wait in a batch per PE: `BATCH [from]` and records of a
-//!   put each (`offset`, `len`, then the bytes padded to a word), at most about `BATCH_BYTES`.
+//!   put each (`offset`, `len`, then the bytes padded to a word), at most [`MAX_MSG`] bytes.
 //!   The target checks every record before it writes any, applies them in order, and counts the
 //!   message as a put of its data's length.
 //! - **Put with signal.** `SIGNAL [from, offset, len, signal, kind, value]` and `len` data
