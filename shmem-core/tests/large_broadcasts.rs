@@ -181,9 +181,10 @@ fn symmetric_sources() {
                 team.barrier();
                 let zeros = vec![0u8; len];
                 for keep_root in [false, true] {
-                    // SAFETY: the root's `dest` is its source, which neither call writes on
-                    // the root (the data is already there); the members pass a private source.
+                    // The members pass a private source.
                     let s = if me == root {
+                        // SAFETY: the root's `dest` is its source, which neither call writes
+                        // on the root (the data is already there).
                         unsafe { dest.local_slice() }
                     } else {
                         &zeros

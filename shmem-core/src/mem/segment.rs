@@ -66,6 +66,9 @@ pub(crate) const BCAST_SRC: usize = DOWN_FLAG + 16;
 pub(crate) const BCAST_PROGRESS: usize = DOWN_FLAG + 24;
 /// In the same line: the last large direct broadcast this PE has finished reading.
 pub(crate) const BCAST_READ: usize = DOWN_FLAG + 32;
+/// In the same line: how far this PE has come in the current large direct reduction
+/// (`coll::large`: three steps per epoch).
+pub(crate) const REDUCE_STEP: usize = DOWN_FLAG + 40;
 /// The last eager-broadcast epoch this PE has taken out of its ring (parents read it before
 /// reusing a ring slot).
 pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;
