@@ -19,10 +19,11 @@
 //!    contributions that only UCX reaches come through [`fetch::chunks`]: gets into a private
 //!    buffer, [`FETCH`](fetch::FETCH) bytes per member at a time, the next chunk's in flight
 //!    while this one is combined.
-//! 3. *All-gather*: where every member's `dest` is mapped here (the direct path), each member
-//!    writes every finished piece of its share into the other members' `dest` too, while the
-//!    piece is in its L1 cache (measured at 2 PEs, 1 MiB: 24 us for combining and writing
-//!    twice, where the members' copies of each other's shares took 37 more); elsewhere each
+//! 3. *All-gather*: where every member's `dest` is mapped here (the direct path) and the
+//!    reduction is at most [`PUSH_MAX`] bytes times members, each member writes every finished
+//!    piece of its share into the other members' `dest` too, while the piece is in its L1
+//!    cache (measured at 2 PEs, 1 MiB: 24 us for combining and writing twice, where the
+//!    members' copies of each other's shares took 37 more); elsewhere each
 //!    member copies the other shares from their owners' `dest` once they are finished (gets,
 //!    all in flight together, from members reached through UCX, straight into its own
 //!    `dest`). Last, every member waits until every member is done, so that every `dest` and
@@ -34,13 +35,14 @@
 //! elsewhere.
 //!
 //! Memory traffic per member, for `B = len * size_of::<E>()` bytes, every member mapped: reads
-//! `B` (its share from every member), writes `B` (its share into every `dest`); a private
-//! source adds a copy of `B (n - 1) / n`. Network traffic per member, every other member
-//! reached through UCX: receives `B (n - 1) / n` in each of phases 2 and 3 and sends as much
-//! (the other members' gets from it), `2 B (n - 1) / n` each way in all, as a ring all-reduce;
-//! the gets of phase 2 also pass through the private buffer (another `B (n - 1) / n` written
-//! and read), those of phase 3 land in `dest`. Three syncs, one round trip for the
-//! contribution words (where the team blocks are not mapped), and one flush per chunk.
+//! `B` (its share from every member), writes `B` (its share into every `dest`), and where the
+//! members copy the shares instead, reads `B (n - 1) / n` more; a private source adds a copy
+//! of `B (n - 1) / n`. Network traffic per member, every other member reached through UCX:
+//! receives `B (n - 1) / n` in each of phases 2 and 3 and sends as much (the other members'
+//! gets from it), `2 B (n - 1) / n` each way in all, as a ring all-reduce; the gets of phase 2
+//! also pass through the private buffer (another `B (n - 1) / n` written and read), those of
+//! phase 3 land in `dest`. Three syncs (where the team blocks are not mapped), one round trip
+//! for the contribution words, and one flush per chunk.
 //!
 //! **Broadcast** on the direct path, from [`BCAST_MIN`] bytes: the members copy the root's
 //! data into their own `dest` as the root makes it readable, pieces of a private source
@@ -128,6 +130,14 @@ fn publish(team: &Team<'_>, offset: usize) {
         .store(offset as u64, Ordering::Release);
 }
 
+/// The largest reduction (bytes per member times members) whose members write their shares
+/// into every member's `dest` on the direct path (see the module docs). Beyond it the
+/// members' `dest`s and sources outgrow the caches, and each member copying the shares into
+/// its own `dest` costs less: measured on 2 cores, C's symmetric sources, 4 PEs of 4 MiB: 1273
+/// us writing, 716 copying; 3 PEs of 4 MiB: 1786 and 1296; but 2 PEs of 4 MiB: 102 and 146,
+/// 4 PEs of 1 MiB: 71 and 116, 2 PEs of 1 MiB: 25 and 53.
+const PUSH_MAX: usize = 8 << 20;
+
 /// Whether `a..a + len` and `b..b + len` overlap.
 fn overlap(a: usize, b: usize, len: usize) -> bool {
     a < b + len && b < a + len
@@ -205,7 +215,7 @@ pub(crate) fn reduce<E: Element>(
     let straight = own != out.cast_const();
     // Where every member's `dest` is mapped here, this PE writes its finished share into all
     // of them (each piece while it is in the L1 cache) instead of every member copying it.
-    let push: Vec<*mut E> = if all_mapped(team, at) {
+    let push: Vec<*mut E> = if n * bytes <= PUSH_MAX && all_mapped(team, at) {
         (0..n)
             .filter(|&q| q != me)
             .filter_map(|q| match fetch::reach(team, q, at) {
