@@ -1,6 +1,6 @@
 //! Broadcasts at sizes around the tree's 1 KiB pieces and beyond: odd byte counts, every root,
-//! `broadcast_to_others`, in place, and on a team of stride 2, at 2, 3 and 5 PEs on the direct and
-//! UCX paths. Every PE checks every element.
+//! `broadcast_to_others`, in place, from symmetric memory, and on a team of stride 2, at 2, 3 and
+//! 5 PEs on the direct and UCX paths. Every PE checks every element.
 
 use shmem_testkit as common;
 
@@ -136,6 +136,74 @@ fn teams_of_stride_two() {
             }
             world.barrier_all();
             drop(dest);
+        }
+    });
+}
+
+/// Sources in symmetric memory, which the members read where they lie on the direct path: apart
+/// from `dest`, and `dest` itself (`broadcast` and `broadcast_to_others`), at sizes that are not
+/// multiples of the root's pieces.
+#[test]
+fn symmetric_sources() {
+    multi_pe_at("symmetric_sources", &[2, 3, 5], |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        for len in [600_001, 1_048_579] {
+            let src = world.alloc::<u8>(len);
+            let dest = world.alloc::<u8>(len);
+            let mut got = vec![0u8; len];
+            for root in 0..n {
+                // Every PE's source holds its own values: only the root's may arrive.
+                src.local_write(.., &(0..len).map(|i| v(me, 3, i)).collect::<Vec<_>>());
+                dest.local_write(.., &vec![0xa5; len]);
+                team.barrier();
+                // SAFETY: nobody writes `src` until the barrier after the broadcasts.
+                let s = unsafe { src.local_slice() };
+                team.broadcast(&dest, s, root);
+                dest.local_read(.., &mut got);
+                check(
+                    &format!("broadcast of {len} B from symmetric memory"),
+                    &got,
+                    |i| v(root, 3, i),
+                );
+                dest.local_write(.., &vec![0x5a; len]);
+                team.barrier();
+                team.broadcast_to_others(&dest, s, root);
+                dest.local_read(.., &mut got);
+                check(
+                    &format!("broadcast_to_others of {len} B from symmetric memory"),
+                    &got,
+                    |i| if me == root { 0x5a } else { v(root, 3, i) },
+                );
+                team.barrier();
+                // `dest` itself as the source: C's `dest == source`.
+                dest.local_write(.., &(0..len).map(|i| v(me, 4, i)).collect::<Vec<_>>());
+                team.barrier();
+                let zeros = vec![0u8; len];
+                for keep_root in [false, true] {
+                    // The members pass a private source.
+                    let s = if me == root {
+                        // SAFETY: the root's `dest` is its source, which neither call writes
+                        // on the root (the data is already there).
+                        unsafe { dest.local_slice() }
+                    } else {
+                        &zeros
+                    };
+                    if keep_root {
+                        team.broadcast_to_others(&dest, s, root);
+                    } else {
+                        team.broadcast(&dest, s, root);
+                    }
+                    dest.local_read(.., &mut got);
+                    check(
+                        &format!("broadcast of {len} B from dest (keep_root {keep_root})"),
+                        &got,
+                        |i| v(root, 4, i),
+                    );
+                }
+                team.barrier();
+            }
+            world.barrier_all();
         }
     });
 }

@@ -184,3 +184,59 @@ fn teams_of_stride_two() {
         }
     });
 }
+
+/// PE `pe`'s f32 element `i`: no small integer, so that the order of the additions shows.
+fn f(pe: usize, i: usize) -> f32 {
+    ((i as f32) * 0.37 + (pe as f32) * 1.91).sin() * 1000.0 + 0.125 * pe as f32
+}
+
+/// Sums of f32 from private, symmetric and in-place sources, on the world and on a team of
+/// stride 2, at sizes that are no multiple of the pieces: every member gets the bits of the sum
+/// in team order, `((x0 + x1) + x2) + ...`, computed here.
+#[test]
+fn float_sums_in_team_order_from_every_kind_of_source() {
+    multi_pe_at(
+        "float_sums_in_team_order_from_every_kind_of_source",
+        &[2, 3, 5],
+        |world| {
+            let all = world.team_world();
+            let n = all.n_pes();
+            let evens = all
+                .split_strided(0, 2, n.div_ceil(2), TeamConfig::default())
+                .expect("split");
+            for len in [100_003, 1_000_003] {
+                let dest = world.alloc::<f32>(len);
+                let sym = world.alloc::<f32>(len);
+                let mut got = vec![0f32; len];
+                for team in [Some(&all), evens.as_ref()].into_iter().flatten() {
+                    let (me, k) = (team.my_pe(), team.n_pes());
+                    // Member p of this team holds the values of p.
+                    let mine: Vec<f32> = (0..len).map(|i| f(me, i)).collect();
+                    let want = |i: usize| (1..k).fold(f(0, i), |a, p| a + f(p, i));
+                    for kind in ["private", "symmetric", "in place"] {
+                        sym.local_write(.., &mine);
+                        dest.local_write(.., &mine);
+                        team.barrier();
+                        match kind {
+                            "private" => team.sum_reduce(&dest, &mine),
+                            // SAFETY: nobody writes `sym` until the barrier below.
+                            "symmetric" => team.sum_reduce(&dest, unsafe { sym.local_slice() }),
+                            _ => team.sum_reduce_in_place(&dest),
+                        }
+                        dest.local_read(.., &mut got);
+                        if let Some(i) = (0..len).find(|&i| got[i].to_bits() != want(i).to_bits()) {
+                            panic!(
+                                "{kind} sum of {len} f32 over {k} members: element {i} is \
+                                 {} instead of {}",
+                                got[i],
+                                want(i)
+                            );
+                        }
+                        team.barrier();
+                    }
+                }
+                world.barrier_all();
+            }
+        },
+    );
+}

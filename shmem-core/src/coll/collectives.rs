@@ -8,11 +8,14 @@
 //! - larger broadcasts, fcollects and all-to-alls write every block straight into its
 //!   destination (direct stores on one node). They start with a sync (nobody's `dest` changes
 //!   before it has entered) and the all-gathers end with a barrier (every block has arrived);
+//!   broadcasts of [`large::BCAST_MIN`] bytes or more on the direct path are read by the
+//!   members instead, as the root makes them readable ([`large::broadcast`]);
 //! - dissemination sync, Hillis-Steele scans.
 //!
 //! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `ops::rma`, `transport`,
 //! `mem`.
 
+use super::large;
 use super::mailbox::{self, RawBytes};
 use super::team::{Team, Tree};
 use crate::element::Element;
@@ -159,6 +162,15 @@ impl Team<'_> {
         if size_of_val(source) <= CHUNK {
             let out = own_bytes(dest, source.len());
             mailbox::broadcast(self, out, source.as_bytes(), &tree, keep_root, what);
+            return;
+        }
+        if large::broadcast(
+            self,
+            dest.__heap_offset(),
+            source.as_bytes(),
+            root,
+            keep_root,
+        ) {
             return;
         }
         let tp = self.tp();

@@ -1,4 +1,4 @@
-//! Large reductions: the data moves once, instead of through rounds of 1 KiB mailbox slots,
+//! Large reductions (and broadcasts): the data moves once, instead of through rounds of 1 KiB mailbox slots,
 //! by loads from the members' memory where it is mapped here (the direct path) and by UCX gets
 //! where it is not (other hosts, or `UCX_TLS` without shared memory), member by member
 //! ([`fetch`]), so a team of PEs on several hosts loads from its node's members and gets from
@@ -10,28 +10,43 @@
 //!    `source`, or `dest` itself for an in-place reduction) contributes it where it lies; a
 //!    member with a private source copies the parts the other members need (every share but
 //!    its own) into the same places of its own `dest`. It publishes where its contribution lies
-//!    (an offset in the [`CONTRIB`] word of its team block), then the team syncs.
+//!    (an offset in the [`CONTRIB`] word of its team block), then waits until every member has.
 //!    The contribution words of members whose team block is not mapped are read by gets.
 //! 2. *Reduce-scatter*: each member combines its share straight from every member's
 //!    contribution, in team order (so every element is computed once, by one member, and all
-//!    get the same bits), in cache-sized pieces through a private buffer (so that its own
-//!    contribution may be the memory it writes), into its own `dest`; then the team syncs. The
-//!    parts of the contributions that only UCX reaches come through [`fetch::chunks`]: gets
-//!    into a private buffer, [`FETCH`](fetch::FETCH) bytes per member at a time, the next
-//!    chunk's in flight while this one is combined.
-//! 3. *All-gather*: each member copies the other shares from their owners' `dest` (gets, all
-//!    in flight together, from members reached through UCX, straight into its own `dest`); a
-//!    last sync keeps every `dest` and source unchanged until nobody reads them.
+//!    get the same bits), in cache-sized pieces (through a private buffer when its own
+//!    contribution is the memory it writes, in place), into its own `dest`. The parts of the
+//!    contributions that only UCX reaches come through [`fetch::chunks`]: gets into a private
+//!    buffer, [`FETCH`](fetch::FETCH) bytes per member at a time, the next chunk's in flight
+//!    while this one is combined.
+//! 3. *All-gather*: where every member's `dest` is mapped here (the direct path) and the
+//!    reduction is at most [`PUSH_MAX`] bytes times members, each member writes every finished
+//!    piece of its share into the other members' `dest` too, while the piece is in its L1
+//!    cache (measured at 2 PEs, 1 MiB: 24 us for combining and writing twice, where the
+//!    members' copies of each other's shares took 37 more); elsewhere each
+//!    member copies the other shares from their owners' `dest` once they are finished (gets,
+//!    all in flight together, from members reached through UCX, straight into its own
+//!    `dest`). Last, every member waits until every member is done, so that every `dest` and
+//!    source stays unchanged until nobody reads or writes it.
+//!
+//! The members wait for each other through [`REDUCE_STEP`] words in their team blocks where
+//! those are mapped (a member raises its word after each step and waits only for the words it
+//! needs: a member copies a share as soon as its owner has finished it), through team syncs
+//! elsewhere.
 //!
 //! Memory traffic per member, for `B = len * size_of::<E>()` bytes, every member mapped: reads
-//! `B` (its share from every member) + `B (n - 1) / n` (the other shares), writes `B / n` +
-//! `B (n - 1) / n` = `B`; a private source adds a copy of `B (n - 1) / n`. Network traffic per
-//! member, every other member reached through UCX: receives `B (n - 1) / n` in each of phases
-//! 2 and 3 and sends as much (the other members' gets from it), `2 B (n - 1) / n` each way in
-//! all, as a ring all-reduce; the gets of phase 2 also pass through the private buffer
-//! (another `B (n - 1) / n` written and read), those of phase 3 land in `dest`. Three syncs,
-//! one round trip for the contribution words (where the team blocks are not mapped), and one
-//! flush per chunk.
+//! `B` (its share from every member), writes `B` (its share into every `dest`), and where the
+//! members copy the shares instead, reads `B (n - 1) / n` more; a private source adds a copy
+//! of `B (n - 1) / n`. Network traffic per member, every other member reached through UCX:
+//! receives `B (n - 1) / n` in each of phases 2 and 3 and sends as much (the other members'
+//! gets from it), `2 B (n - 1) / n` each way in all, as a ring all-reduce; the gets of phase 2
+//! also pass through the private buffer (another `B (n - 1) / n` written and read), those of
+//! phase 3 land in `dest`. Three syncs (where the team blocks are not mapped), one round trip
+//! for the contribution words, and one flush per chunk.
+//!
+//! **Broadcast** on the direct path, from [`BCAST_MIN`] bytes: the members copy the root's
+//! data into their own `dest` as the root makes it readable, pieces of a private source
+//! overlapping the root's own copy ([`broadcast`]).
 //!
 //! Part of the collectives layer; uses `coll::fetch`, `coll::team`, `transport`, `mem`.
 
@@ -39,10 +54,12 @@ use super::fetch::{self, COMBINE, Landing, Reach};
 use super::team::Team;
 use crate::element::Element;
 use crate::mem::copy::copy_bytes;
-use crate::mem::segment::CONTRIB;
+use crate::mem::segment::{BCAST_PROGRESS, BCAST_READ, BCAST_SRC, CONTRIB, REDUCE_STEP};
+use crate::transport::collective::wait_in_collective;
 use crate::transport::rma::{Completion, Dir};
+use crate::transport::slots::next_epoch;
 use std::ops::Range;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Smallest reduction (bytes) that takes this path when every member is mapped here: below it
 /// the mailbox's one exchange costs less than three syncs.
@@ -113,6 +130,14 @@ fn publish(team: &Team<'_>, offset: usize) {
         .store(offset as u64, Ordering::Release);
 }
 
+/// The largest reduction (bytes per member times members) whose members write their shares
+/// into every member's `dest` on the direct path (see the module docs). Beyond it the
+/// members' `dest`s and sources outgrow the caches, and each member copying the shares into
+/// its own `dest` costs less: measured on 2 cores, C's symmetric sources, 4 PEs of 4 MiB: 1273
+/// us writing, 716 copying; 3 PEs of 4 MiB: 1786 and 1296; but 2 PEs of 4 MiB: 102 and 146,
+/// 4 PEs of 1 MiB: 71 and 116, 2 PEs of 1 MiB: 25 and 53.
+const PUSH_MAX: usize = 8 << 20;
+
 /// Whether `a..a + len` and `b..b + len` overlap.
 fn overlap(a: usize, b: usize, len: usize) -> bool {
     a < b + len && b < a + len
@@ -169,8 +194,9 @@ pub(crate) fn reduce<E: Element>(
         }
     };
     publish(team, contrib);
+    let steps = Steps::new(team);
     // Every contribution is in place and published.
-    team.sync();
+    steps.all_reach(1);
     let from: Vec<Reach> = fetch::words(team, CONTRIB)
         .into_iter()
         .enumerate()
@@ -184,44 +210,159 @@ pub(crate) fn reduce<E: Element>(
         .collect();
     let piece = (COMBINE / size).max(1);
     let mut acc: Vec<E> = Vec::with_capacity(piece);
+    // Whether this PE's share of `dest` is none of the sources (it is only in place), so that
+    // the combination can go straight into it.
+    let straight = own != out.cast_const();
+    // Where every member's `dest` is mapped here, this PE writes its finished share into all
+    // of them (each piece while it is in the L1 cache) instead of every member copying it.
+    let push: Vec<*mut E> = if n * bytes <= PUSH_MAX && all_mapped(team, at) {
+        (0..n)
+            .filter(|&q| q != me)
+            .filter_map(|q| match fetch::reach(team, q, at) {
+                Reach::Mapped(p) => Some(p.cast_mut().cast::<E>()),
+                Reach::Ucx(..) => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     fetch::chunks::<E>(team, &from, mine(me), |first, count, sources| {
         // In pieces that stay in the L1 cache (a chunk read through UCX is larger).
         let mut done = 0;
         while done < count {
             let c = piece.min(count - done);
-            acc.clear();
-            // SAFETY: `chunks` hands over `count` elements of every member's contribution,
-            // unchanged until the next sync (each member writes only its own share of its
-            // `dest`, which only this member reads, and which this loop reads into `acc`
-            // before writing it).
-            let first_src = unsafe { std::slice::from_raw_parts(sources[0].add(done), c) };
-            acc.extend_from_slice(first_src);
-            for s in &sources[1..] {
-                // SAFETY: as above.
-                let theirs = unsafe { std::slice::from_raw_parts(s.add(done), c) };
-                for (a, &b) in acc.iter_mut().zip(theirs) {
-                    *a = op(*a, b);
+            let here = first + done;
+            if straight {
+                // SAFETY: this PE's share of its `dest`, which nobody else touches before this
+                // PE's next step and which is none of `sources`; `sources` as below.
+                let (to, s0, s1) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(out.add(here), c),
+                        std::slice::from_raw_parts(sources[0].add(done), c),
+                        std::slice::from_raw_parts(sources[1].add(done), c),
+                    )
+                };
+                for ((t, &a), &b) in to.iter_mut().zip(s0).zip(s1) {
+                    *t = op(a, b);
                 }
+                for s in &sources[2..] {
+                    // SAFETY: as above.
+                    let theirs = unsafe { std::slice::from_raw_parts(s.add(done), c) };
+                    for (t, &b) in to.iter_mut().zip(theirs) {
+                        *t = op(*t, b);
+                    }
+                }
+            } else {
+                acc.clear();
+                // SAFETY: `chunks` hands over `count` elements of every member's contribution,
+                // unchanged until this PE's last step (each member writes only its own share of
+                // the members' `dest`s, which in the contributions only it reads, a piece of
+                // every contribution before it writes that piece).
+                let first_src = unsafe { std::slice::from_raw_parts(sources[0].add(done), c) };
+                acc.extend_from_slice(first_src);
+                for s in &sources[1..] {
+                    // SAFETY: as above.
+                    let theirs = unsafe { std::slice::from_raw_parts(s.add(done), c) };
+                    for (a, &b) in acc.iter_mut().zip(theirs) {
+                        *a = op(*a, b);
+                    }
+                }
+                // SAFETY: this PE's share of its `dest`; `acc` is a private buffer.
+                unsafe { copy_bytes(out.add(here).cast(), acc.as_ptr().cast(), c * size) };
             }
-            // SAFETY: this PE's share of its `dest`; `acc` is a private buffer.
-            unsafe { copy_bytes(out.add(first + done).cast(), acc.as_ptr().cast(), c * size) };
+            for &d in &push {
+                // SAFETY: the same elements of another member's `dest` (mapped here, `len`
+                // elements), which nobody else touches before this PE's last step (what
+                // the member contributed there, if anything, was read above); this PE's
+                // finished piece, which nobody writes.
+                unsafe { copy_bytes(d.add(here).cast(), out.add(here).cast(), c * size) };
+            }
             done += c;
         }
     });
-    // Every share is complete.
-    team.sync();
-    all_gather::<E>(team, at, len, mine);
+    if push.is_empty() {
+        // This PE's share is complete.
+        steps.reach(2);
+        all_gather::<E>(team, at, len, mine, &steps);
+    } else {
+        // Every share is in every `dest`, and nobody reads this PE's memory any more.
+        steps.all_reach(3);
+    }
 }
 
-/// Phase 3 of [`reduce`]: copies every other member's finished share (`mine(q)` of `len`
-/// elements) from its `dest` at `at` into the same range of this PE's `dest`: gets (issued
-/// first, all in flight together) from members reached through UCX, copies from the mapped
-/// ones meanwhile; then syncs, so that nobody's `dest` changes while another reads it.
+/// The points where the members of a reduction wait for each other: where every member's team
+/// block is mapped here, each member raises its [`REDUCE_STEP`] word (`3 epoch + k` after its
+/// step `k`), and a member waits only for the words it needs, as it needs them; elsewhere
+/// every step is a team sync.
+struct Steps<'t, 'w> {
+    team: &'t Team<'w>,
+    /// The team's words, `None` where some member's block is not mapped.
+    words: Option<Vec<&'static AtomicU64>>,
+    /// `3 epoch`.
+    base: u64,
+}
+
+impl<'t, 'w> Steps<'t, 'w> {
+    /// The steps of a new reduction (the same choice on every member: mappings are symmetric).
+    fn new(team: &'t Team<'w>) -> Steps<'t, 'w> {
+        if !all_mapped(team, team.block(REDUCE_STEP)) {
+            return Steps {
+                team,
+                words: None,
+                base: 0,
+            };
+        }
+        let words = (0..team.n_pes())
+            .map(|j| member_word(team, j, REDUCE_STEP))
+            .collect();
+        Steps {
+            team,
+            words: Some(words),
+            base: 3 * next_epoch(team.coll_epoch()),
+        }
+    }
+
+    /// This PE has done step `k` (1, 2 or 3); with syncs, every member has.
+    fn reach(&self, k: u64) {
+        match &self.words {
+            Some(w) => w[self.team.my_pe()].store(self.base + k, Ordering::Release),
+            None => self.team.sync(),
+        }
+    }
+
+    /// Waits until member `j` has done step `k` (with syncs: done by [`reach`](Self::reach)).
+    fn wait(&self, j: usize, k: u64) {
+        if let Some(w) = &self.words {
+            let w = w[j];
+            let want = self.base + k;
+            if w.load(Ordering::Acquire) < want {
+                wait_in_collective(self.team.tp(), Some(&self.team.group), || {
+                    w.load(Ordering::Acquire) >= want
+                });
+            }
+        }
+    }
+
+    /// This PE has done step `k`; waits until every member has.
+    fn all_reach(&self, k: u64) {
+        self.reach(k);
+        for j in 0..self.team.n_pes() {
+            self.wait(j, k);
+        }
+    }
+}
+
+/// Phase 3 of [`reduce`] where some member's `dest` is not mapped here: copies every other
+/// member's share (`mine(q)` of `len` elements), once it is finished, from its `dest` at `at`
+/// into the same range of this PE's `dest`: gets (issued first, all in flight together) from
+/// members reached through UCX, copies from the mapped ones meanwhile; then waits for every
+/// member (`steps`), so that nobody's `dest` changes while another reads it.
 fn all_gather<E: Element>(
     team: &Team<'_>,
     at: usize,
     len: usize,
     mine: impl Fn(usize) -> Range<usize>,
+    steps: &Steps<'_, '_>,
 ) {
     let tp = team.tp();
     let (n, me) = (team.n_pes(), team.my_pe());
@@ -233,6 +374,7 @@ fn all_gather<E: Element>(
     for q in others.clone() {
         let r = mine(q);
         if let Reach::Ucx(peer, off) = fetch::reach(team, q, at) {
+            steps.wait(q, 2);
             // SAFETY: member `q`'s finished share of its `dest`, unchanged until the sync
             // below, into the same range of this PE's `dest` (symmetric memory; the others
             // read only this PE's own share of it now), completed below before anything
@@ -252,6 +394,7 @@ fn all_gather<E: Element>(
     }
     for q in others {
         if let Reach::Mapped(theirs) = fetch::reach(team, q, at) {
+            steps.wait(q, 2);
             let r = mine(q);
             // SAFETY: as above, by a copy from the member's mapped `dest`.
             unsafe {
@@ -265,5 +408,143 @@ fn all_gather<E: Element>(
     }
     landing.complete();
     // Nobody reads this PE's `dest` or source any more.
-    team.sync();
+    steps.all_reach(3);
+}
+
+/// Bytes the root of a [`broadcast`] copies from a private source between two publications of
+/// its progress: the members copy each piece while the root copies the next.
+pub(crate) const BCAST_PIECE: usize = 64 << 10;
+/// The smallest broadcast (bytes) that [`broadcast`] takes. Below it the put tree (the root
+/// copies into its `dest`, then into its children's) wins: the members' loads of what the
+/// root has just written come from the root's L2 cache, slowly (at 2 PEs here, 64 KiB: 8.9 us
+/// against 2.6; 256 KiB: 28 against 9.6), where the root's stores into a child's `dest` stay
+/// in its own cache. From 1 MiB the pieces pass through the L3 cache and this path wins
+/// (1 MiB: 32 us against 43; 4 MiB: 124 against 369).
+pub(crate) const BCAST_MIN: usize = 512 << 10;
+/// [`BCAST_SRC`] when the root takes the put tree instead (a private source, `dest` kept).
+const BCAST_BY_PUTS: u64 = u64::MAX;
+
+/// Team PE `j`'s word at byte `at` of its team block, mapped here (the caller checked).
+fn member_word(team: &Team<'_>, j: usize, at: usize) -> &'static AtomicU64 {
+    let p = match fetch::reach(team, j, team.block(at)) {
+        Reach::Mapped(p) => p,
+        Reach::Ucx(..) => unreachable!("the caller checked that every team block is mapped"),
+    };
+    // SAFETY: an aligned word of a team block, mapped for the process's life, which members
+    // access only atomically.
+    unsafe { AtomicU64::from_ptr(p.cast_mut().cast()) }
+}
+
+/// A large broadcast of `source` (read on team PE `root` only) into `dest` at offset `at` of
+/// every member on the direct path, every member's heap and team block mapped here. Returns
+/// `false`, on every member alike, where the caller's put tree must do it instead: some memory
+/// is not mapped, or the root keeps its `dest` and its source is private.
+///
+/// No member writes another's memory, so there is no entry sync: the root publishes where its
+/// data lies ([`BCAST_SRC`]) and how much of it is ready ([`BCAST_PROGRESS`], tagged with the
+/// broadcast's epoch); every other member copies it into its own `dest` as it becomes ready
+/// and then raises its [`BCAST_READ`] word to the epoch; the root returns once every member
+/// has, so that its source and `dest` stay unchanged while they are read. A symmetric source
+/// (mapped everywhere, apart from the root's `dest` unless it is `dest` itself) is read where
+/// it lies, all at once; a private one is first copied into the root's `dest`, in
+/// [`BCAST_PIECE`]s, each published as soon as it is there, so that the members' copies
+/// overlap the root's: about one copy's time in all, instead of two in a row.
+pub(crate) fn broadcast(
+    team: &Team<'_>,
+    at: usize,
+    source: &[u8],
+    root: usize,
+    keep_root: bool,
+) -> bool {
+    let tp = team.tp();
+    if source.len() < BCAST_MIN || !all_mapped(team, at) || !all_mapped(team, team.block(BCAST_SRC))
+    {
+        return false;
+    }
+    let (n, me) = (team.n_pes(), team.my_pe());
+    let epoch = next_epoch(team.coll_epoch());
+    let tag = (epoch & 0xffff_ffff) << 32;
+    let bytes = source.len();
+    let pieces = bytes.div_ceil(BCAST_PIECE) as u64;
+    let piece = |k: u64| k as usize * BCAST_PIECE..((k as usize + 1) * BCAST_PIECE).min(bytes);
+    if me == root {
+        let out = tp.local(at);
+        let progress = team.flag(BCAST_PROGRESS);
+        let src_word = team.flag(BCAST_SRC);
+        let sym = tp
+            .symmetric_offset(source.as_ptr(), bytes)
+            .filter(|&o| all_mapped(team, o));
+        match sym {
+            Some(o) if keep_root || o == at || !overlap(o, at, bytes) => {
+                src_word.store(o as u64, Ordering::Relaxed);
+                progress.store(tag | pieces, Ordering::Release);
+                if !keep_root && o != at {
+                    // SAFETY: `dest` holds `bytes` bytes (the caller checked), apart from the
+                    // source; the members only read this PE's memory.
+                    unsafe { copy_bytes(out, source.as_ptr(), bytes) };
+                }
+            }
+            _ if keep_root => {
+                src_word.store(BCAST_BY_PUTS, Ordering::Relaxed);
+                progress.store(tag, Ordering::Release);
+                return false;
+            }
+            found => {
+                // A private source (or, never through safe code, one overlapping `dest`).
+                let private_copy;
+                let s: &[u8] = if found.is_some() {
+                    private_copy = source.to_vec();
+                    &private_copy
+                } else {
+                    source
+                };
+                src_word.store(at as u64, Ordering::Relaxed);
+                for k in 0..pieces {
+                    let r = piece(k);
+                    // SAFETY: `r` lies in `dest` (the caller checked that it holds `bytes`
+                    // bytes) and in `s`, a private buffer; the members read only the pieces
+                    // published before.
+                    unsafe { copy_bytes(out.add(r.start), s.as_ptr().add(r.start), r.len()) };
+                    progress.store(tag | (k + 1), Ordering::Release);
+                }
+            }
+        }
+        let read: Vec<&AtomicU64> = (0..n)
+            .filter(|&j| j != me)
+            .map(|j| member_word(team, j, BCAST_READ))
+            .collect();
+        wait_in_collective(tp, Some(&team.group), || {
+            read.iter().all(|w| w.load(Ordering::Acquire) >= epoch)
+        });
+        return true;
+    }
+    let progress = member_word(team, root, BCAST_PROGRESS);
+    let ready = |k: u64| {
+        let v = progress.load(Ordering::Acquire);
+        v & !0xffff_ffff == tag && v & 0xffff_ffff >= k
+    };
+    if !ready(0) {
+        wait_in_collective(tp, Some(&team.group), || ready(0));
+    }
+    let src = member_word(team, root, BCAST_SRC).load(Ordering::Relaxed);
+    if src == BCAST_BY_PUTS {
+        return false;
+    }
+    let from = match fetch::reach(team, root, src as usize) {
+        Reach::Mapped(p) => p,
+        Reach::Ucx(..) => unreachable!("the root publishes only memory mapped everywhere"),
+    };
+    let out = tp.local(at);
+    for k in 0..pieces {
+        if !ready(k + 1) {
+            wait_in_collective(tp, Some(&team.group), || ready(k + 1));
+        }
+        let r = piece(k);
+        // SAFETY: piece `k` of the root's published data (mapped here, unchanged until this
+        // PE raises its `BCAST_READ` word) into this PE's `dest` (`bytes` bytes, checked by
+        // the caller), which nobody else touches during the broadcast.
+        unsafe { copy_bytes(out.add(r.start), from.add(r.start), r.len()) };
+    }
+    team.flag(BCAST_READ).store(epoch, Ordering::Release);
+    true
 }

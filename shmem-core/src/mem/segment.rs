@@ -58,6 +58,17 @@ pub(crate) const DOWN_FLAG: usize = DATA_FLAGS + ROUNDS * 8;
 /// this PE's contribution to the current large direct reduction lies, which the members read
 /// in its mapped team block (`coll::large`).
 pub(crate) const CONTRIB: usize = DOWN_FLAG + 8;
+/// In the same line: where the root of a large direct broadcast publishes the offset the
+/// members copy from (`coll::large`).
+pub(crate) const BCAST_SRC: usize = DOWN_FLAG + 16;
+/// In the same line: the root's progress in a large direct broadcast (the epoch in the high
+/// half, the pieces it has made readable in the low half).
+pub(crate) const BCAST_PROGRESS: usize = DOWN_FLAG + 24;
+/// In the same line: the last large direct broadcast this PE has finished reading.
+pub(crate) const BCAST_READ: usize = DOWN_FLAG + 32;
+/// In the same line: how far this PE has come in the current large direct reduction
+/// (`coll::large`: three steps per epoch).
+pub(crate) const REDUCE_STEP: usize = DOWN_FLAG + 40;
 /// The last eager-broadcast epoch this PE has taken out of its ring (parents read it before
 /// reusing a ring slot).
 pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;
