@@ -8,8 +8,8 @@
 //! - larger broadcasts, fcollects and all-to-alls write every block straight into its
 //!   destination (direct stores on one node). They start with a sync (nobody's `dest` changes
 //!   before it has entered) and the all-gathers end with a barrier (every block has arrived);
-//!   broadcasts of [`large::BCAST_MIN`] bytes or more on the direct path are read by the
-//!   members instead, as the root makes them readable ([`large::broadcast`]);
+//!   broadcasts of [`large::BCAST_MIN`] bytes or more from a symmetric source on the direct
+//!   path are read by the members instead, where the source lies ([`large::broadcast`]);
 //! - dissemination sync, Hillis-Steele scans.
 //!
 //! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `ops::rma`, `transport`,

@@ -44,9 +44,9 @@
 //! phase 3 land in `dest`. Three syncs (where the team blocks are not mapped), one round trip
 //! for the contribution words, and one flush per chunk.
 //!
-//! **Broadcast** on the direct path, from [`BCAST_MIN`] bytes: the members copy the root's
-//! data into their own `dest` as the root makes it readable, pieces of a private source
-//! overlapping the root's own copy ([`broadcast`]).
+//! **Broadcast** on the direct path, from [`BCAST_MIN`] bytes, of a symmetric source: the
+//! members copy the root's data from where it lies into their own `dest`, in pieces
+//! ([`broadcast`]). A private source takes the put tree.
 //!
 //! Part of the collectives layer; uses `coll::fetch`, `coll::team`, `transport`, `mem`.
 
@@ -411,8 +411,7 @@ fn all_gather<E: Element>(
     steps.all_reach(3);
 }
 
-/// Bytes the root of a [`broadcast`] copies from a private source between two publications of
-/// its progress: the members copy each piece while the root copies the next.
+/// Bytes a member of a [`broadcast`] copies between two looks at the root's progress word.
 pub(crate) const BCAST_PIECE: usize = 64 << 10;
 /// The smallest broadcast (bytes) that [`broadcast`] takes. Below it the put tree (the root
 /// copies into its `dest`, then into its children's) wins: the members' loads of what the
@@ -421,7 +420,7 @@ pub(crate) const BCAST_PIECE: usize = 64 << 10;
 /// in its own cache. From 1 MiB the pieces pass through the L3 cache and this path wins
 /// (1 MiB: 32 us against 43; 4 MiB: 124 against 369).
 pub(crate) const BCAST_MIN: usize = 512 << 10;
-/// [`BCAST_SRC`] when the root takes the put tree instead (a private source, `dest` kept).
+/// [`BCAST_SRC`] when the root takes the put tree instead (a private source, or `dest` kept).
 const BCAST_BY_PUTS: u64 = u64::MAX;
 
 /// Team PE `j`'s word at byte `at` of its team block, mapped here (the caller checked).
@@ -438,17 +437,17 @@ fn member_word(team: &Team<'_>, j: usize, at: usize) -> &'static AtomicU64 {
 /// A large broadcast of `source` (read on team PE `root` only) into `dest` at offset `at` of
 /// every member on the direct path, every member's heap and team block mapped here. Returns
 /// `false`, on every member alike, where the caller's put tree must do it instead: some memory
-/// is not mapped, or the root keeps its `dest` and its source is private.
+/// is not mapped, or the root's source is private (or its `dest` kept and the source private).
 ///
 /// No member writes another's memory, so there is no entry sync: the root publishes where its
 /// data lies ([`BCAST_SRC`]) and how much of it is ready ([`BCAST_PROGRESS`], tagged with the
 /// broadcast's epoch); every other member copies it into its own `dest` as it becomes ready
 /// and then raises its [`BCAST_READ`] word to the epoch; the root returns once every member
-/// has, so that its source and `dest` stay unchanged while they are read. A symmetric source
-/// (mapped everywhere, apart from the root's `dest` unless it is `dest` itself) is read where
-/// it lies, all at once; a private one is first copied into the root's `dest`, in
-/// [`BCAST_PIECE`]s, each published as soon as it is there, so that the members' copies
-/// overlap the root's: about one copy's time in all, instead of two in a row.
+/// has, so that its source and `dest` stay unchanged while they are read. Only a symmetric
+/// source (mapped everywhere, apart from the root's `dest` unless it is `dest` itself) is read
+/// here, where it lies. A private one would have to be copied into the root's `dest` first and
+/// read by the members from there, each line just written by the root: that was faster than
+/// the put tree in some periods of this VM and 10-20x slower in others (see the root's code).
 pub(crate) fn broadcast(
     team: &Team<'_>,
     at: usize,
@@ -484,29 +483,15 @@ pub(crate) fn broadcast(
                     unsafe { copy_bytes(out, source.as_ptr(), bytes) };
                 }
             }
-            _ if keep_root => {
+            _ => {
+                // A private source (or a `dest` kept): the put tree. The members' loads of
+                // what the root has just written would each fetch a line from the root's
+                // cache; on this VM that alone costs 10-20x a copy in some periods (2 PEs,
+                // 1 MiB: 430-800 us against 23 for a copy), where the root's stores into its
+                // children's `dest` do not.
                 src_word.store(BCAST_BY_PUTS, Ordering::Relaxed);
                 progress.store(tag, Ordering::Release);
                 return false;
-            }
-            found => {
-                // A private source (or, never through safe code, one overlapping `dest`).
-                let private_copy;
-                let s: &[u8] = if found.is_some() {
-                    private_copy = source.to_vec();
-                    &private_copy
-                } else {
-                    source
-                };
-                src_word.store(at as u64, Ordering::Relaxed);
-                for k in 0..pieces {
-                    let r = piece(k);
-                    // SAFETY: `r` lies in `dest` (the caller checked that it holds `bytes`
-                    // bytes) and in `s`, a private buffer; the members read only the pieces
-                    // published before.
-                    unsafe { copy_bytes(out.add(r.start), s.as_ptr().add(r.start), r.len()) };
-                    progress.store(tag | (k + 1), Ordering::Release);
-                }
             }
         }
         let read: Vec<&AtomicU64> = (0..n)
