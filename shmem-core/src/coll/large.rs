@@ -77,9 +77,12 @@ pub(crate) const REDUCE_MIN_REMOTE: usize = 16 << 10;
 /// - heaps reached through UCX, team blocks mapped (one node, `UCX_TLS` without shared memory):
 ///   the mailbox still moves its slots through the mapped team blocks, at memory speed, while
 ///   this path moves the data through UCX. Measured on 2 cores over tcp (loopback), this path
-///   lost at 2 PEs at every size up to 4 MiB (1 MiB: 2.0 ms, mailbox 1.2), won at 3 PEs from
-///   256 KiB (1.4 ms, mailbox 2.8) and at 4 PEs from 64 KiB (1.0 ms, mailbox 1.5): from
-///   `1 MiB / n²` bytes with 3 members or more, never with 2;
+///   lost at 2 PEs at every size up to 4 MiB (1 MiB: 2.0 ms, mailbox 1.2); at 3 PEs it won
+///   from 256 KiB (1.4 ms, mailbox 2.8); the collective sweep (same run against the mailbox's
+///   earlier table) put it behind at 4 PEs at 64 KiB (0.48 ms, mailbox 0.27) and even at
+///   256 KiB, ahead from 1 MiB (3.0 ms, mailbox 4.3), and at 8 PEs behind up to 64 KiB
+///   (16 KiB: 1.7 ms, mailbox 0.21), ahead from 256 KiB (3.2 ms, mailbox 5.1): from
+///   `2 MiB / n` bytes with 3 members or more, never with 2;
 /// - some member's team block is not mapped (another host): [`REDUCE_MIN_REMOTE`].
 pub(crate) fn min_bytes(team: &Team<'_>, offset: usize) -> usize {
     let n = team.n_pes();
@@ -89,7 +92,7 @@ pub(crate) fn min_bytes(team: &Team<'_>, offset: usize) -> usize {
         if n < 3 {
             usize::MAX
         } else {
-            ((1 << 20) / (n * n)).max(REDUCE_MIN)
+            ((2 << 20) / n).max(REDUCE_MIN)
         }
     } else {
         REDUCE_MIN_REMOTE
