@@ -85,13 +85,22 @@ def test_the_extension_makes_every_name_of_its_stub_at_first_use():
         raise AssertionError("_native.no_such_name exists")
 
 
-def test_the_import_reads_one_module_of_the_package():
-    # A Python of its own, a job of one PE: the variables of this job's launcher left out.
+def _fresh_python(code: str) -> "subprocess.CompletedProcess[str]":
+    """Runs ``code`` in a Python of its own, a job of one PE (the variables of this job's
+    launcher left out), and checks that it succeeded."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("SHMEM_", "PMIX_", "OMPI_", "PMI_"))
     }
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_the_import_reads_one_module_of_the_package():
     code = (
         "import sys, numpy\n"
         "before = set(sys.modules)\n"
@@ -102,10 +111,7 @@ def test_the_import_reads_one_module_of_the_package():
         "print(repr(getattr(sys.modules['shmem_rs.shmem'], '__file__', None)))\n"
         "print(sorted(set(sys.modules) - before))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
+    out = _fresh_python(code)
     lines = out.stdout.strip().splitlines()
     loaded = ast.literal_eval(lines[-1])
     # Of the extension's names, the start made only the constants and what init() called.
@@ -137,11 +143,6 @@ def test_the_import_reads_one_module_of_the_package():
 def test_import_statement_gives_the_same_module():
     # ``import shmem_rs.shmem`` reads the stand-in, which replaces itself with the extension's
     # module: the same object as ``from shmem_rs import shmem``, with the runtime started.
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SHMEM_", "PMIX_", "OMPI_", "PMI_"))
-    }
     code = (
         "import sys\n"
         "import shmem_rs.shmem\n"
@@ -150,9 +151,6 @@ def test_import_statement_gives_the_same_module():
         "import shmem_rs.shmem as again\n"
         "print(m is shmem is again is shmem_rs.shmem, shmem.my_pe(), shmem.n_pes())\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
+    out = _fresh_python(code)
     assert out.stdout.split() == ["True", "0", "1"], out.stdout
     assert shmem.__name__ == "shmem_rs.shmem" and shmem.__doc__.startswith("OpenSHMEM for Python")
