@@ -7,7 +7,8 @@
 //! are issued before chunk `k` is handed over, and completed (one flush per member reached
 //! through UCX) after it, so that the network moves the next chunk while this PE combines the
 //! present one. A chunk is [`FETCH`] bytes per member through UCX (enough to keep a TCP
-//! connection busy for longer than one flush's round trip), [`COMBINE`] where every member is
+//! connection busy for longer than one flush's round trip; less with more than 32 such
+//! members, [`FETCH_ALL`] in all), [`COMBINE`] where every member is
 //! mapped (the reader's buffer stays in the L1 cache).
 //!
 //! Part of the collectives layer; uses `coll::team`, `transport`.
@@ -23,6 +24,11 @@ use std::ops::Range;
 pub(crate) const COMBINE: usize = 8 << 10;
 /// Bytes per member in one chunk where some member is reached through UCX.
 pub(crate) const FETCH: usize = 64 << 10;
+/// Bytes of one chunk for all the members reached through UCX together: with many of them
+/// (128 PEs across hosts) each member's share of a chunk shrinks below [`FETCH`], down to
+/// [`COMBINE`], so that the two buffers stay near 2 × 2 MiB per PE instead of growing with the
+/// job (127 members × 64 KiB × 2 = 16 MiB).
+const FETCH_ALL: usize = 2 << 20;
 
 /// How this PE reads one member's memory.
 #[derive(Clone, Copy)]
@@ -144,9 +150,12 @@ pub(crate) fn chunks<E: Element>(
             Reach::Mapped(_) => None,
         })
         .collect();
-    let per = (if remote.is_empty() { COMBINE } else { FETCH } / size.max(1))
-        .max(1)
-        .min(range.len());
+    let chunk = if remote.is_empty() {
+        COMBINE
+    } else {
+        (FETCH_ALL / remote.len()).clamp(COMBINE, FETCH)
+    };
+    let per = (chunk / size.max(1)).max(1).min(range.len());
     // Two buffers of one chunk per member reached through UCX: one being combined, one
     // being filled.
     let mut bufs = [
