@@ -10,7 +10,7 @@
 use super::mailbox::allreduce_u64;
 use super::team::{Team, TeamConfig};
 use crate::error::{Error, Result};
-use crate::mem::segment::{BLOCK, TEAM_SLOTS, block_offset};
+use crate::mem::segment::{BLOCK_CLEARED, TEAM_SLOTS, block_offset};
 use crate::transport::Transport;
 use crate::transport::collective::Group;
 
@@ -206,10 +206,10 @@ impl<'w> Team<'w> {
         if selected(self.my_pe()) {
             tp.slots.take(slot);
             // A block may have served another team before: its flags and mailbox headers start
-            // from zero again.
+            // from zero again (its staging area holds only data, written before it is read).
             // SAFETY: the block lies in this PE's reserved sync area; no member of the new team
             // writes it before the sync below.
-            unsafe { std::ptr::write_bytes(tp.local(block_offset(slot)), 0, BLOCK) };
+            unsafe { std::ptr::write_bytes(tp.local(block_offset(slot)), 0, BLOCK_CLEARED) };
         }
         // Nobody signals into the new block before every member has reset it.
         self.sync();

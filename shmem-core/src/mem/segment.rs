@@ -11,8 +11,9 @@
 //!   allocation (flags and payloads, two parities of one slot per round) and the finalize
 //!   announcements (a count, then one bit per PE).
 //! - Every **team block** serves one team's collectives: barrier flags, data flags, the scan
-//!   scratch, the mailbox slots of the eager exchanges, the all-to-all slots and the
-//!   eager-broadcast ring.
+//!   scratch, the mailbox slots of the eager exchanges, the all-to-all slots, the
+//!   eager-broadcast ring and the staging area of large collectives between PEs whose heaps
+//!   are not mapped.
 //!
 //! The segment is a `memfd` of its own that every PE of a node maps, whatever `UCX_TLS` says,
 //! so that on one node collectives synchronize and pass their small messages through shared
@@ -98,14 +99,30 @@ pub(crate) const A2A: usize = MAIL + 2 * MAIL_ROUNDS * SLOT;
 pub(crate) const RING: usize = 8;
 /// The eager-broadcast ring: [`RING`] slots.
 pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
+/// The staging area: where collectives over members whose team blocks are mapped here but whose
+/// heaps are not (one node, `UCX_TLS` without shared memory) pass large data through shared
+/// memory, in pieces. Only data lies here (never a flag), so a block's reset leaves it as it
+/// is, and its pages cost memory only once a collective has used them. A collective that lets
+/// other members read this PE's staging area returns on this PE only once they have all
+/// finished reading it, so the next collective may write it at once.
+pub(crate) const STAGE: usize = (BCAST + RING * SLOT).next_multiple_of(4096);
+/// Bytes of the staging area.
+pub(crate) const STAGE_BYTES: usize = 256 << 10;
 /// Bytes of one team block.
-pub(crate) const BLOCK: usize = BCAST + RING * SLOT;
+pub(crate) const BLOCK: usize = STAGE + STAGE_BYTES;
+/// Bytes at the start of a team block that a new team's block starts with cleared (its flags,
+/// slots and mailboxes; not the staging area).
+pub(crate) const BLOCK_CLEARED: usize = STAGE;
 /// Bytes of the whole pool of team blocks (placed after the sync area).
 pub(crate) const POOL_BYTES: usize = TEAM_SLOTS * BLOCK;
 /// The team segment: the sync area, then the team blocks (see the module docs).
 pub(crate) const SEGMENT: usize = SYNC_BYTES + POOL_BYTES;
-const _: () =
-    assert!(SCRATCH.is_multiple_of(64) && MAIL.is_multiple_of(64) && BLOCK.is_multiple_of(64));
+const _: () = assert!(
+    SCRATCH.is_multiple_of(64)
+        && MAIL.is_multiple_of(64)
+        && STAGE.is_multiple_of(4096)
+        && BLOCK.is_multiple_of(64)
+);
 
 /// Offset of team block `slot` in the team segment.
 pub(crate) fn block_offset(slot: usize) -> usize {
