@@ -13,7 +13,7 @@
 #
 #   bash benches/python-init.sh
 #
-# Knobs: NPES="1 8 32" ROUNDS=5 JOB_TIMEOUT=120; VENV=target/python/venv (the package, which
+# Knobs: NPES="1 8 32" ROUNDS=15 JOB_TIMEOUT=120; VENV=target/python/venv (the package, which
 # scripts/python.sh and benches/python.sh install; built here when missing). TINY=1: NPES="1 3" ROUNDS=1. Writes
 # python-init.md to the results directory (benches/results/; TINY=1: target/bench-results/).
 set -euo pipefail
@@ -27,7 +27,7 @@ if [[ ${TINY:-0} == 1 ]]; then
     ROUNDS=${ROUNDS:-1}
 fi
 read -r -a npes <<<"${NPES:-1 8 32}"
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-15}
 JOB_TIMEOUT=${JOB_TIMEOUT:-120}
 venv=${VENV:-$root/target/python/venv}
 rel=$root/target/release
@@ -83,13 +83,28 @@ def per_round(job, n, name):
             meds.append(statistics.median(v))
             maxs.append(max(v))
     return (statistics.median(meds), statistics.median(maxs)) if meds else (None, None)
+def paired(n, py_name, rust_name):
+    # The rounds alternate the two jobs, so a round's Python and Rust jobs ran side by side:
+    # the median over rounds of each round's ratio is not moved by the machine's slow periods
+    # (which shift both jobs of a round together) as the ratio of the two medians can be.
+    ratios = []
+    for path in glob.glob(f"{raw}/python.{n}.*.csv"):
+        rust = path.replace("/python.", "/rust.")
+        pv = [int(l.split(",")[2]) for l in open(path) if l.startswith(py_name + ",")]
+        try:
+            rv = [int(l.split(",")[2]) for l in open(rust) if l.startswith(rust_name + ",")]
+        except FileNotFoundError:
+            continue
+        if pv and rv:
+            ratios.append(statistics.median(pv) / statistics.median(rv))
+    return f"{statistics.median(ratios):.3f}" if ratios else "-"
 def objects(n):
     v = [int(l.split(",")[2]) for p in glob.glob(f"{raw}/python.{n}.*.csv") for l in open(p)
          if l.startswith("objects,")]
     return max(v) if v else None
 ms = lambda ns: "-" if ns is None else f"{ns / 1e6:.2f}"
-print("| PEs | Python: imports + init, ms (median / max over PEs) | Rust: exec + init, ms | Python / Rust | Python: init() alone, ms | Rust: init() alone, ms | Python / Rust | CPU per PE, Python / Rust, ms | of which init(), Python / Rust, ms | Python objects left |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| PEs | Python: imports + init, ms (median / max over PEs) | Rust: exec + init, ms | Python / Rust | paired | Python: init() alone, ms | Rust: init() alone, ms | Python / Rust | CPU per PE, Python / Rust, ms | CPU, paired | of which init(), Python / Rust, ms | Python objects left |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 def ratio(a, b):
     return f"{a / b:.3f}" if a and b else "-"
 for n in npes:
@@ -97,7 +112,8 @@ for n in npes:
     pi, ri = per_round("python", n, "init_only_ns"), per_round("rust", n, "init_ns")
     pc, rc = per_round("python", n, "cpu_ns"), per_round("rust", n, "exec_init_cpu_ns")
     pic, ric = per_round("python", n, "init_only_cpu_ns"), per_round("rust", n, "init_cpu_ns")
-    print(f"| {n} | {ms(p[0])} / {ms(p[1])} | {ms(r[0])} / {ms(r[1])} | {ratio(p[0], r[0])} | {ms(pi[0])} / {ms(pi[1])} | {ms(ri[0])} / {ms(ri[1])} | {ratio(pi[0], ri[0])} | {ms(pc[0])} / {ms(rc[0])} | {ms(pic[0])} / {ms(ric[0])} | {objects(n)} |")
+    wall, cpu = paired(n, "init_ns", "exec_init_ns"), paired(n, "cpu_ns", "exec_init_cpu_ns")
+    print(f"| {n} | {ms(p[0])} / {ms(p[1])} | {ms(r[0])} / {ms(r[1])} | {ratio(p[0], r[0])} | {wall} | {ms(pi[0])} / {ms(pi[1])} | {ms(ri[0])} / {ms(ri[1])} | {ratio(pi[0], ri[0])} | {ms(pc[0])} / {ms(rc[0])} | {cpu} | {ms(pic[0])} / {ms(ric[0])} | {objects(n)} |")
 EOF
 {
     echo "Python: \`import shmem_rs\` (the extension and UCX's and PMIx's libraries), \`init()\` and"
@@ -105,7 +121,10 @@ EOF
     echo "Rust: from just before the exec of benches/src/bin/init_cost.rs to the end of its"
     echo "\`init()\` (what a Rust program pays to load the same libraries and start), and \`init()\`"
     echo "alone. Every PE of a job waits for a common start time first. Median over $ROUNDS rounds,"
-    echo "the two alternating, of the median (and maximum) over the job's PEs."
+    echo "the two alternating, of the median (and maximum) over the job's PEs. \"Python / Rust\" is"
+    echo "the ratio of those two medians; \"paired\" is the median over rounds of each round's own"
+    echo "ratio (a round's two jobs ran one after the other, so a slow period of the machine moves"
+    echo "both), for the wall time and for the CPU time per PE."
     echo
     cat "$raw/table.md"
 } >"$raw/python-init.md"
