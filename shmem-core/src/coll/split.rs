@@ -204,12 +204,15 @@ impl<'w> Team<'w> {
         let used = allreduce_u64(self, mine, |a, b| a | b);
         let slot = (0..TEAM_SLOTS).find(|s| used & (1 << s) == 0)?;
         if selected(self.my_pe()) {
-            tp.slots.take(slot);
-            // A block may have served another team before: its flags and mailbox headers start
-            // from zero again (its staging area holds only data, written before it is read).
-            // SAFETY: the block lies in this PE's reserved sync area; no member of the new team
-            // writes it before the sync below.
-            unsafe { std::ptr::write_bytes(tp.local(block_offset(slot)), 0, BLOCK_CLEARED) };
+            // A block that served another team before starts from zero again (its flags and
+            // mailbox headers; its staging area holds only data, written before it is read). A
+            // block never used is still all zeros: clearing it would commit its pages for
+            // nothing (about 290 KiB per PE for the node team every start made).
+            if tp.slots.take(slot) {
+                // SAFETY: the block lies in this PE's reserved sync area; no member of the new
+                // team writes it before the sync below.
+                unsafe { std::ptr::write_bytes(tp.local(block_offset(slot)), 0, BLOCK_CLEARED) };
+            }
         }
         // Nobody signals into the new block before every member has reset it.
         self.sync();

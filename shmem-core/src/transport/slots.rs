@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Team blocks in use and the epoch counters of every block and of the sync area.
 pub(crate) struct Slots {
     used: AtomicU64,
+    /// Blocks that have served a team (one bit each): the others are still as the fresh
+    /// segment left them, all zeros.
+    served: AtomicU64,
     /// The sync area's all-reduce (collective allocation).
     pub(crate) sync_epoch: AtomicU64,
     /// Dissemination syncs of each block.
@@ -30,6 +33,7 @@ impl Default for Slots {
         Slots {
             // Block 0 belongs to the world team.
             used: AtomicU64::new(1),
+            served: AtomicU64::new(1),
             sync_epoch: AtomicU64::new(0),
             barrier_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
             coll_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -45,13 +49,16 @@ impl Slots {
         self.used.load(Ordering::Relaxed)
     }
 
-    /// Marks block `slot` used, its epochs starting from zero.
-    pub(crate) fn take(&self, slot: usize) {
+    /// Marks block `slot` used, its epochs starting from zero; returns whether it served a team
+    /// before (else it is still all zeros, and clearing it would only commit its pages).
+    pub(crate) fn take(&self, slot: usize) -> bool {
         self.used.fetch_or(1 << slot, Ordering::Relaxed);
+        let served = self.served.fetch_or(1 << slot, Ordering::Relaxed) & (1 << slot) != 0;
         self.barrier_epoch[slot].store(0, Ordering::Relaxed);
         self.coll_epoch[slot].store(0, Ordering::Relaxed);
         self.mail_epoch[slot].store(0, Ordering::Relaxed);
         self.bcast_epoch[slot].store(0, Ordering::Relaxed);
+        served
     }
 
     /// Marks block `slot` free.
@@ -64,4 +71,20 @@ impl Slots {
 /// order, so the counters agree).
 pub(crate) fn next_epoch(c: &AtomicU64) -> u64 {
     c.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_needs_clearing_only_after_it_served_a_team() {
+        let s = Slots::default();
+        // The world team's block has served from the start.
+        assert!(s.take(0));
+        assert!(!s.take(5), "a block never used is still zeros");
+        s.release(5);
+        assert!(s.take(5), "a released block served a team");
+        assert_eq!(s.mask(), 1 | 1 << 5);
+    }
 }
