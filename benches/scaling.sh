@@ -23,6 +23,8 @@
 #   ours        shmemrun, default environment (the direct shared-memory path on one node)
 #   oshmem      oshrun --allow-run-as-root --oversubscribe, default settings
 #   ours-tcp    shmemrun with UCX_TLS=tcp,self (every transfer through UCX over tcp)
+#   base, base-tcp  as ours and ours-tcp, on the release build of an earlier commit in BASE_BUILD
+#               (a same-run comparison against it; not in the default VARIANTS)
 #   oshmem-tcp  oshrun with the UCX settings of benches/run.sh's oshmem-tcp jobs (OSH_TCP_UCX:
 #               UCX_TLS=tcp,self and the TCP segment size and rendezvous lanes ours gets)
 # Default heap size on both sides. oshmem 4.1.4 segfaults inside shmem_finalize here (after the
@@ -68,6 +70,11 @@
 #                                footprint per PE so far (peak /dev/shm growth / PEs + Pss)
 #                                times its PE count exceeds MEM_PCT % of MemAvailable (there is
 #                                no swap: a job past it would bring in the OOM killer)
+#   BASE_BUILD=DIR               for the base variants: a release build directory of an earlier
+#                                commit holding shmemrun and shmemcc (e.g. benches/compare-revs.sh's
+#                                worktree built with `cargo build --release -p shmem-run -p
+#                                shmem-capi` into target/compare-revs/target/release); BASE_LABEL
+#                                names it in the table's notes (e.g. "commit 913409d")
 #   BUILD=1                      0 skips cargo build (the binaries must exist)
 #   PLOT=1                       0 skips the plot
 #   RESULTS=target/bench-results-scaling   directory of the raw results (emptied first)
@@ -184,8 +191,15 @@ done
 for v in "${variants[@]}"; do
     case $v in
     ours | oshmem | ours-tcp | oshmem-tcp) ;;
+    base | base-tcp)
+        if [[ ! -x ${BASE_BUILD:-}/shmemrun || ! -x ${BASE_BUILD:-}/shmemcc ]]; then
+            echo "scaling.sh: variant '$v' needs BASE_BUILD, a release build directory with" \
+                "shmemrun and shmemcc (got '${BASE_BUILD:-}')" >&2
+            exit 1
+        fi
+        ;;
     *)
-        echo "scaling.sh: unknown variant '$v' (ours oshmem ours-tcp oshmem-tcp)" >&2
+        echo "scaling.sh: unknown variant '$v' (ours oshmem ours-tcp oshmem-tcp base base-tcp)" >&2
         exit 1
         ;;
     esac
@@ -213,6 +227,10 @@ bin_osh=$root/$out_dir/scaling
 bin_ours=$root/$out_dir/scaling-ours
 oshcc -O2 -Wall -o "$bin_osh" benches/c/scaling.c
 target/release/shmemcc -O2 -Wall -o "$bin_ours" benches/c/scaling.c
+bin_base=$root/$out_dir/scaling-base
+if [[ " ${variants[*]} " == *" base"* ]]; then
+    "$BASE_BUILD/shmemcc" -O2 -Wall -o "$bin_base" benches/c/scaling.c
+fi
 
 # The oshmem-tcp jobs' UCX settings: benches/run.sh's OSH_TCP_UCX array, read from there so that
 # both benchmarks stay alike (the copy below is only the fallback should its form change).
@@ -285,6 +303,11 @@ run_job() {
     ours-tcp)
         env=(UCX_TLS=tcp,self)
         cmd=("$shmemrun" -n "$n" "$bin_ours")
+        ;;
+    base) cmd=("$BASE_BUILD/shmemrun" -n "$n" "$bin_base") ;;
+    base-tcp)
+        env=(UCX_TLS=tcp,self)
+        cmd=("$BASE_BUILD/shmemrun" -n "$n" "$bin_base")
         ;;
     oshmem) cmd=("${osh[@]}" "$bin_osh") ;;
     oshmem-tcp) cmd=("${osh[@]}" "${OSH_TCP_UCX[@]}" "$bin_osh") ;;
@@ -504,6 +527,9 @@ tables=$RESULTS/tables.md
     echo "benches/c/scaling.c built with shmemcc (ours) and oshcc (oshmem 4.1.4), default heap"
     echo "size; ours = shmemrun, default environment; ours-tcp = UCX_TLS=tcp,self; oshmem = oshrun"
     echo "--oversubscribe; oshmem-tcp = oshrun with ${OSH_TCP_UCX[*]}."
+    if [[ " ${variants[*]} " == *" base"* ]]; then
+        echo "base and base-tcp = ours and ours-tcp on the build in $BASE_BUILD (${BASE_LABEL:-an earlier build})."
+    fi
     echo "Median over $ROUNDS round(s), the variants alternating. init = shmem_init on PE 0;"
     echo "startup = launcher start to the end of shmem_init on PE 0; job = the launcher's whole run;"
     echo "Pss/Rss = mean over the PEs at the end (/proc/self/smaps_rollup); /dev/shm = the peak"
