@@ -4,12 +4,29 @@
 # shmemcc) and Open MPI's oshmem (coll_sweep.c built with its oshcc), alternating run by run,
 # at each PE count of NPES_LIST, on the direct path and over UCX_TLS=tcp,self (oshmem over tcp
 # with run.sh's OSH_TCP_UCX settings, and once more with --mca btl self,tcp: its collectives are
-# MPI's, whose data otherwise goes through shared memory). Writes coll-sweep.md to the results directory
-# (benches/results-lib.sh; TINY=1: target/bench-results, small loops, sizes up to 64 KiB).
+# MPI's, whose data otherwise goes through shared memory). Writes coll-sweep.md and the plot
+# coll_sweep.png (benches/src/bin/coll_sweep_plot.rs) to the results directory
+# (benches/results-lib.sh; TINY=1: target/bench-results, small loops, sizes up to 64 KiB). Raw
+# CSVs: target/bench-results/coll-sweep/PROG.NPES.PATH.ROUND.csv, and summary.csv there
+# (case,size,npes,path,rust_ns,c_ns,oshmem_ns,oshtcp_ns: the medians of the table), which the
+# plot reads.
 #
-# Knobs: ROUNDS (runs of each program per PE count and path; the table takes the median of
-# their medians), ITERS, REPS, MAX_BYTES, BUDGET, NPES_LIST, JOB_TIMEOUT.
+# Knobs (environment; TINY=1 changes the defaults, explicit values still win):
+#   ROUNDS      runs of each program per PE count and path; the table takes the median of their
+#               medians
+#   ITERS REPS  calls per timed loop at the smallest size, timed loops per case and size
+#   MAX_BYTES MIN_BYTES  the largest and smallest size per PE (defaults 4194304 and 8)
+#   BUDGET      bytes per PE per timed loop at large sizes
+#   NPES_LIST   PE counts ("2 4 8")
+#   CASES       only these cases, space- or comma-separated (e.g. "broadcast reduce_sum_f32";
+#               default: all): coll_sweep's --only and coll_sweep.c's `only`. The Rust job also
+#               runs memcpy, which the memory-bound table needs.
+#   PATHS       "direct tcp" (default), "direct" or "tcp" (space- or comma-separated)
+#   JOB_TIMEOUT seconds per job; PLOT=0: no plot
+# A run with CASES, PATHS or MIN_BYTES that leave cases, paths or sizes out says so at the top
+# of coll-sweep.md (and the knobs line records them).
 set -euo pipefail
+# shellcheck source=benches/results-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/results-lib.sh"
 results_init
 cd "$results_root"
@@ -20,6 +37,27 @@ if [[ $TINY == 1 ]]; then
 fi
 ROUNDS=${ROUNDS:-3} ITERS=${ITERS:-2000} REPS=${REPS:-9} MAX_BYTES=${MAX_BYTES:-4194304}
 BUDGET=${BUDGET:-67108864} NPES_LIST=${NPES_LIST:-"2 4 8"} JOB_TIMEOUT=${JOB_TIMEOUT:-900}
+MIN_BYTES=${MIN_BYTES:-8} CASES=${CASES:-} PATHS=${PATHS:-direct tcp} PLOT=${PLOT:-1}
+read -r -a cases <<<"${CASES//,/ }"
+read -r -a paths <<<"${PATHS//,/ }"
+for path in "${paths[@]}"; do
+    if [[ $path != direct && $path != tcp ]]; then
+        echo "coll-sweep.sh: PATHS: '$path' is neither direct nor tcp" >&2
+        exit 2
+    fi
+done
+if ((${#paths[@]} == 0)); then
+    echo "coll-sweep.sh: PATHS is empty" >&2
+    exit 2
+fi
+# The arguments that choose the cases: none (all), or the names comma-separated.
+rust_only=() c_only=()
+if ((${#cases[@]})); then
+    only=$(IFS=,; echo "${cases[*]}")
+    rust_only=(--only "$only")
+    [[ ,$only, == *,memcpy,* ]] || rust_only=(--only "$only,memcpy")
+    c_only=(only "$only")
+fi
 export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-512M}
 
 cargo build --release -p shmem-benches --bin coll_sweep >&2
@@ -29,18 +67,32 @@ out=target/c-bench
 mkdir -p "$out"
 oshcc -O2 -Wall -o "$out/coll_sweep" benches/c/coll_sweep.c
 target/release/shmemcc -O2 -Wall -o "$out/coll_sweep-ours" benches/c/coll_sweep.c
+plot_bin=
+if [[ $PLOT != 0 ]]; then
+    # The plot is optional: a failed build leaves the tables.
+    if cargo build --release -p shmem-benches --features plot --bin coll_sweep_plot >&2; then
+        plot_bin=target/release/coll_sweep_plot
+    else
+        echo "coll-sweep.sh: coll_sweep_plot did not build; no plot" >&2
+    fi
+fi
+# shellcheck disable=SC2054 # the commas are in the values (UCX_TLS=tcp,self)
 OSH_TCP_UCX=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_SIZE=256k
     -x UCX_MAX_RNDV_LANES=1)
 raw=target/bench-results/coll-sweep
 rm -rf "$raw"
 mkdir -p "$raw"
 t=(timeout -k 10 "$JOB_TIMEOUT")
+# The C twin's arguments (ours and oshmem alike).
+copts=(iters "$ITERS" reps "$REPS" max_bytes "$MAX_BYTES" min_bytes "$MIN_BYTES" budget "$BUDGET"
+    "${c_only[@]}")
 for n in $NPES_LIST; do
     osh=(oshrun --allow-run-as-root --oversubscribe -np "$n" -x SHMEM_SYMMETRIC_SIZE)
-    for path in direct tcp; do
+    for path in "${paths[@]}"; do
         env_ours=()
         osh_extra=()
         if [[ $path == tcp ]]; then
+            # shellcheck disable=SC2054 # one element: the value is tcp,self
             env_ours=(UCX_TLS=tcp,self)
             osh_extra=("${OSH_TCP_UCX[@]}")
         fi
@@ -48,36 +100,57 @@ for n in $NPES_LIST; do
             echo "== $n PEs, $path, round $r" >&2
             env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
                 target/release/coll_sweep --iters "$ITERS" --reps "$REPS" \
-                --max-bytes "$MAX_BYTES" --budget "$BUDGET" >"$raw/rust.$n.$path.$r.csv" ||
+                --max-bytes "$MAX_BYTES" --min-bytes "$MIN_BYTES" --budget "$BUDGET" \
+                "${rust_only[@]}" >"$raw/rust.$n.$path.$r.csv" ||
                 echo "coll-sweep.sh: rust $n $path $r failed" >&2
             env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
-                "$out/coll_sweep-ours" iters "$ITERS" reps "$REPS" max_bytes "$MAX_BYTES" \
-                budget "$BUDGET" >"$raw/c.$n.$path.$r.csv" ||
+                "$out/coll_sweep-ours" "${copts[@]}" >"$raw/c.$n.$path.$r.csv" ||
                 echo "coll-sweep.sh: c $n $path $r failed" >&2
             # oshmem segfaults in shmem_finalize here (FINDINGS.md): its rows are printed before.
-            "${t[@]}" "${osh[@]}" "${osh_extra[@]}" "$out/coll_sweep" iters "$ITERS" \
-                reps "$REPS" max_bytes "$MAX_BYTES" budget "$BUDGET" 2>/dev/null |
+            "${t[@]}" "${osh[@]}" "${osh_extra[@]}" "$out/coll_sweep" "${copts[@]}" 2>/dev/null |
                 grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' >"$raw/oshmem.$n.$path.$r.csv" || true
             # oshmem's collectives are Open MPI's MPI collectives (scoll/mpi), which on one node
             # move their data through shared memory (btl/vader) whatever UCX_TLS says: over
             # tcp, a second oshmem column with --mca btl self,tcp moves it over TCP as ours does.
             if [[ $path == tcp ]]; then
                 "${t[@]}" "${osh[@]}" "${osh_extra[@]}" --mca btl self,tcp "$out/coll_sweep" \
-                    iters "$ITERS" reps "$REPS" max_bytes "$MAX_BYTES" budget "$BUDGET" \
-                    2>/dev/null | grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' \
+                    "${copts[@]}" 2>/dev/null | grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' \
                     >"$raw/oshtcp.$n.$path.$r.csv" || true
             fi
         done
     done
 done
 
+for c in "${cases[@]}"; do
+    grep -qs "^$c," "$raw"/*.*.*.*.csv ||
+        echo "coll-sweep.sh: CASES: no program gave rows of '$c' (is it a case's name?)" >&2
+done
+
 body=$(mktemp)
-# The median over rounds of each run's median, per program, case, size, PEs and path.
-for f in "$raw"/*.csv; do
+# What the run leaves out of the full sweep (all cases, 8 B to 4 MiB, 2, 4 and 8 PEs, both paths).
+subset=()
+if ((${#cases[@]} == 1)); then
+    subset+=("only the case ${cases[0]}")
+elif ((${#cases[@]} > 1)); then
+    subset+=("only the cases ${cases[*]}")
+fi
+((${#paths[@]} == 1)) && subset+=("only the ${paths[0]} path")
+if ((MIN_BYTES > 8 || MAX_BYTES < 4194304)); then
+    subset+=("only the sizes from $MIN_BYTES to $MAX_BYTES bytes per PE")
+fi
+[[ $(echo "$NPES_LIST" | xargs) == "2 4 8" ]] || subset+=("only $(echo "$NPES_LIST" | xargs) PEs")
+if ((${#subset[@]})); then
+    note=$(printf '%s; ' "${subset[@]}")
+    echo "**This run covers a subset of the sweep: ${note%; }.**" >>"$body"
+    echo >>"$body"
+fi
+# The median over rounds of each run's median, per program, case, size, PEs and path; the same
+# medians go to summary.csv for the plot.
+for f in "$raw"/*.*.*.*.csv; do
     b=${f##*/}
     IFS=. read -r prog n path _ <<<"$b"
     sed "s/^/$prog,$path,/" "$f"
-done | awk -F, '
+done | awk -F, -v rows="$raw/summary.rows" '
     { key = $3 "," $4 "," $5 "," $2; v[key, $1] = v[key, $1] " " $6; keys[key] = 1 }
     function med(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
         for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -91,8 +164,14 @@ done | awk -F, '
             if (p[1] == "memcpy") continue
             r = med(v[key, "rust"]); c = med(v[key, "c"]); o = med(v[key, "oshmem"]); t = med(v[key, "oshtcp"])
             printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3], p[4], r, c, o, ratio(r, o), ratio(c, o), t, ratio(r, t)
+            print key "," r "," c "," o "," t >rows
         }
-    }' | { read -r h1; read -r h2; echo "$h1"; echo "$h2"; sort -t'|' -k2,2 -k4,4n -k5,5 -k3,3n; } >"$body"
+    }' | { read -r h1; read -r h2; echo "$h1"; echo "$h2"; sort -t'|' -k2,2 -k4,4n -k5,5 -k3,3n; } >>"$body"
+{
+    echo "case,size,npes,path,rust_ns,c_ns,oshmem_ns,oshtcp_ns"
+    [[ ! -f $raw/summary.rows ]] || sort -t, -k1,1 -k4,4 -k3,3n -k2,2n "$raw/summary.rows"
+} >"$raw/summary.csv"
+rm -f "$raw/summary.rows"
 # The memory bound of the large reductions and broadcasts on the direct path: what the bytes each
 # PE must read and write cost at the copy rate that all PEs copying at once get on this node
 # (coll_sweep's memcpy case, same run). A memcpy of X bytes reads X and writes X. Each member of
@@ -101,44 +180,64 @@ done | awk -F, '
 # Each non-root member of a broadcast copies B: one memcpy of B. With more PEs than cores, a
 # core moves n / cores members' data in turn.
 cores=$(nproc)
-{
-    echo
-    echo "Direct path against the memory bound: bound = memcpy of the size (every PE copying at"
-    echo "once, the Rust run of the same job) times the bytes each member must move, in memcpys"
-    echo "(reductions: (3n-1)/(2n) for n PEs; broadcast: 1), times the PEs that share a core"
-    echo "(n / $cores cores when n > $cores: a core then moves that many members' data one after"
-    echo "the other, which the memcpy loop, timed call by call, does not show); the ratios are"
-    echo "time / bound (the goal: at most 2). Ours from Rust reduces private sources, which adds"
-    echo "a copy of (n-1)/n of the source; C and oshmem reduce symmetric ones."
-    echo
-    echo "| case | size (B) | PEs | memcpy (ns) | memcpys × PEs per core | bound (ns) | ours Rust / bound | ours C / bound | oshmem / bound |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-    for f in "$raw"/*.direct.*.csv; do
-        b=${f##*/}
-        IFS=. read -r prog _ <<<"$b"
-        sed "s/^/$prog,/" "$f"
-    done | awk -F, -v cores="$cores" '
-        { key = $2 "," $3 "," $4; v[key, $1] = v[key, $1] " " $5; keys[key] = 1 }
-        function med(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
-            for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
-        function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
-        END {
-            for (key in keys) {
-                split(key, p, ",")
-                if (p[2] < 1048576 || p[1] == "memcpy" || p[1] == "fcollect" || p[1] == "alltoall") continue
-                m = med(v["memcpy," p[2] "," p[3], "rust"])
-                if (m == "") continue
-                n = p[3]; f = (p[1] == "broadcast") ? 1 : (3 * n - 1) / (2 * n)
-                if (n > cores) f = f * n / cores
-                bound = m * f
-                printf "| %s | %s | %s | %.0f | %.3f | %.0f | %s | %s | %s |\n", p[1], p[2], n, m, f, bound,
-                    ratio(med(v[key, "rust"]), bound), ratio(med(v[key, "c"]), bound), ratio(med(v[key, "oshmem"]), bound)
-            }
-        }' | sort -t'|' -k2,2 -k4,4n -k3,3n
-} >>"$body"
+# Only where the run has rows for it: the direct path, sizes of 1 MiB, a reduction or broadcast.
+bound=0
+if [[ " ${paths[*]} " == *" direct "* ]] && ((MAX_BYTES >= 1048576)); then
+    bound=1
+    if ((${#cases[@]})); then
+        bound=0
+        for c in "${cases[@]}"; do
+            if [[ $c == broadcast || $c == reduce_* ]]; then bound=1; fi
+        done
+    fi
+fi
+if [[ $bound == 1 ]]; then
+    {
+        echo
+        echo "Direct path against the memory bound: bound = memcpy of the size (every PE copying at"
+        echo "once, the Rust run of the same job) times the bytes each member must move, in memcpys"
+        echo "(reductions: (3n-1)/(2n) for n PEs; broadcast: 1), times the PEs that share a core"
+        echo "(n / $cores cores when n > $cores: a core then moves that many members' data one after"
+        echo "the other, which the memcpy loop, timed call by call, does not show); the ratios are"
+        echo "time / bound (the goal: at most 2). Ours from Rust reduces private sources, which adds"
+        echo "a copy of (n-1)/n of the source; C and oshmem reduce symmetric ones."
+        echo
+        echo "| case | size (B) | PEs | memcpy (ns) | memcpys × PEs per core | bound (ns) | ours Rust / bound | ours C / bound | oshmem / bound |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        for f in "$raw"/*.direct.*.csv; do
+            b=${f##*/}
+            IFS=. read -r prog _ <<<"$b"
+            sed "s/^/$prog,/" "$f"
+        done | awk -F, -v cores="$cores" '
+            { key = $2 "," $3 "," $4; v[key, $1] = v[key, $1] " " $5; keys[key] = 1 }
+            function med(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
+                for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+            function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
+            END {
+                for (key in keys) {
+                    split(key, p, ",")
+                    if (p[2] < 1048576 || p[1] == "memcpy" || p[1] == "fcollect" || p[1] == "alltoall") continue
+                    m = med(v["memcpy," p[2] "," p[3], "rust"])
+                    if (m == "") continue
+                    n = p[3]; f = (p[1] == "broadcast") ? 1 : (3 * n - 1) / (2 * n)
+                    if (n > cores) f = f * n / cores
+                    bound = m * f
+                    printf "| %s | %s | %s | %.0f | %.3f | %.0f | %s | %s | %s |\n", p[1], p[2], n, m, f, bound,
+                        ratio(med(v[key, "rust"]), bound), ratio(med(v[key, "c"]), bound), ratio(med(v[key, "oshmem"]), bound)
+                }
+            }' | sort -t'|' -k2,2 -k4,4n -k3,3n
+    } >>"$body"
+fi
 results_write coll-sweep.md benches/coll-sweep.sh \
-    "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" TINY=$TINY" \
+    "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" TINY=$TINY" \
     "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does." \
     "$body"
 rm -f "$body"
+if [[ -n $plot_bin ]]; then
+    if "$plot_bin" "$raw/coll_sweep.png" <"$raw/summary.csv"; then
+        results_copy "$raw/coll_sweep.png" coll_sweep.png
+    else
+        echo "coll-sweep.sh: coll_sweep_plot failed; no plot" >&2
+    fi
+fi

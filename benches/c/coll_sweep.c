@@ -6,7 +6,8 @@
  * of every PE. Sources are symmetric, as C asks.
  *
  * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B] [min_bytes B]
- *      [only CASE] (CASE: one case's name; default: all)
+ *      [only CASE[,CASE...]] (as coll_sweep.rs's --min-bytes and --only: sizes from min_bytes
+ *      up; only the cases named, comma-separated, exactly; default: all)
  * Output on PE 0: case,size,npes,median_ns,min_ns. */
 #include <shmem.h>
 #include <stdio.h>
@@ -38,6 +39,20 @@ static int cmp(const void *a, const void *b)
 enum { C_F32, C_I64, C_BCAST, C_FCOLLECT, C_ALLTOALL, NCASES };
 static const char *names[NCASES] = {"reduce_sum_f32", "reduce_sum_i64", "broadcast", "fcollect",
                                     "alltoall"};
+
+/* 1 when NAME is one of the comma-separated names of LIST, or LIST is NULL (all cases). */
+static int wanted(const char *list, const char *name)
+{
+    if (!list) return 1;
+    size_t n = strlen(name);
+    for (const char *p = list;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return 1;
+        if (!e) return 0;
+        p = e + 1;
+    }
+}
 
 static float *src_f32, *dst_f32, *wrk_f32;
 static long long *src_i64, *dst_i64, *wrk_i64;
@@ -75,7 +90,7 @@ int main(int argc, char **argv)
         long v = strtol(argv[a + 1], NULL, 10);
         if (!strcmp(argv[a], "only")) only = argv[a + 1];
         else if (!strcmp(argv[a], "min_bytes")) min_bytes = v;
-        if (!strcmp(argv[a], "iters")) iters = v;
+        else if (!strcmp(argv[a], "iters")) iters = v;
         else if (!strcmp(argv[a], "reps")) reps = v;
         else if (!strcmp(argv[a], "max_bytes")) max_bytes = v;
         else if (!strcmp(argv[a], "budget")) budget = v;
@@ -110,7 +125,7 @@ int main(int argc, char **argv)
         if (it < 2) it = 2;
         if (size < min_bytes) continue;
         for (int c = 0; c < NCASES; c++) {
-            if (only && strcmp(only, names[c])) continue;
+            if (!wanted(only, names[c])) continue;
             long warm = (it + 3) / 4 > 2 ? (it + 3) / 4 : 2;
             for (long i = 0; i < warm; i++) {
                 shmem_barrier_all();
