@@ -5,9 +5,11 @@
 //!
 //! Each exchange takes a new mail epoch `e` and the all-to-all area of its parity (as the
 //! mailbox's exchanges do, `coll::mailbox`), where every member has a slot per sender:
-//! 1. *Entry*: a member copies its own block into its `dest`, then stores `e` into the epoch
-//!    word of its own slot of its own area (a slot no exchange ever writes or reads: nobody
-//!    sends to itself), with release ordering: its `dest` is now free to be written.
+//! 1. *Entry*: a member stores `e` into the epoch word of its own slot of its own area (a slot
+//!    no exchange ever writes or reads: nobody sends to itself), with release ordering: its
+//!    `dest` is now free to be written. It copies its own block into its `dest` the first time
+//!    no member is ready for a send (or after the sends), so that the others need not wait for
+//!    that copy before they may send to it.
 //! 2. *Sends*: it copies block `j` of its source into member `j`'s `dest` as soon as `j`'s entry
 //!    word reads `e`, starting with `me + 1`, then `me + 2`, ... (at any moment the members
 //!    write into different destinations), and skipping members that have not entered yet for
@@ -88,13 +90,19 @@ pub(crate) fn alltoall(
             dest: at(dest + me * block),
         });
     }
-    let mine = &source[me * block..(me + 1) * block];
-    // SAFETY: the caller checked that `dest` holds `n` blocks, in this PE's mapped memory;
-    // `source` is another buffer (a private slice, or C's source, which may not overlap `dest`).
-    unsafe { copy_bytes(tp.local(dest + me * block), mine.as_ptr(), block) };
     // 1. Entry: this PE's `dest` may be written from here on.
     tp.local_word(team.block(area + me * stride))
         .store(epoch, Ordering::Release);
+    // This PE's own block, copied while no member is ready for a send (or after the sends).
+    let mut own = Some(&source[me * block..(me + 1) * block]);
+    let copy_own = |own: &mut Option<&[u8]>| {
+        if let Some(mine) = own.take() {
+            // SAFETY: the caller checked that `dest` holds `n` blocks, in this PE's mapped
+            // memory; `source` is another buffer (a private slice, or C's source, which may
+            // not overlap `dest`).
+            unsafe { copy_bytes(tp.local(dest + me * block), mine.as_ptr(), block) };
+        }
+    };
     // 2. Sends, to whichever member has entered, in order from me + 1 on.
     let entered = |m: &Member| {
         // SAFETY: the epoch word of a slot in the member's mapped team block, accessed
@@ -121,7 +129,9 @@ pub(crate) fn alltoall(
             pending -= 1;
             sent = true;
         }
-        if !sent {
+        if !sent && own.is_some() {
+            copy_own(&mut own);
+        } else if !sent {
             wait_in_collective(tp, Some(&team.group), || {
                 // Also looks at what has arrived: a member that took another path (the lengths
                 // differ) panics here instead of waiting for an entry that never comes.
@@ -139,6 +149,7 @@ pub(crate) fn alltoall(
             });
         }
     }
+    copy_own(&mut own);
     // 3. Arrivals, from me - 1 down.
     for m in members.iter().rev() {
         let slot = area + m.pe * stride;
