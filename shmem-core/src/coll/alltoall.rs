@@ -28,8 +28,9 @@
 //!
 //! Teams of up to 256 members take this path (each needs a slot of a cache line at least in the
 //! area); larger ones sync and put as elsewhere. On 2 cores, 4 and 8 PEs (OSU timing, old and
-//! new binaries alternating under load from other jobs), 16 KiB to 4 MiB per PE took 0.24-0.64
-//! of the time of the sync, puts and barrier it replaces.
+//! new binaries alternating, medians of 3 runs under load from other jobs), 16 KiB to 4 MiB per
+//! PE took 0.37-0.99 of the time of the sync, puts and barrier it replaces (0.45-0.72 at 16-64
+//! KiB); at 2 PEs the two were within the noise.
 //!
 //! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `transport`, `mem`.
 
