@@ -198,10 +198,11 @@ impl Group {
     /// the dissemination sync lets every member go in an order that depends on who arrived last.
     /// That matters on an oversubscribed node, where a member that leaves waits for the next
     /// collective's senders to be scheduled: a broadcast from member 0 that follows a barrier
-    /// (OSU-style timing) took 4.6 us at 4 PEs on 2 cores and 0.07 us with this sync (medians
-    /// of 4 alternating runs, under load), and the barrier itself 14.3 us against 11.7 (8 PEs:
-    /// 43.9 against 43.6). At 2 PEs the dissemination sync's single round of crossed flags is
-    /// quicker (0.75 us against 2.5), so groups of 2 keep it.
+    /// (OSU-style timing, `latency --collectives`, 2 cores, alternating runs under load from
+    /// other jobs) took 0.54-0.84 us at 4 PEs and 0.07 with this sync, 3.0-4.1 us and 0.08 at 8
+    /// PEs; barrier_all itself 3.3-3.8 us against 3.3-3.5 at 4 PEs, 11.0-11.2 against 6.7 at
+    /// 8. At 2 PEs the dissemination sync's single round of crossed flags was quicker (0.75 us
+    /// against 2.5, medians of 4 runs under heavier load), so groups of 2 keep it.
     ///
     /// Which sync a group takes depends only on its size and whether the job is on one node,
     /// the same on every member (the two use the same words differently).
