@@ -347,6 +347,98 @@ fn float_sums_identical(world: &World) {
     }
 }
 
+/// All-to-all around the largest block the mailbox takes (`(16 KiB / n) & !63` less a 16-byte
+/// header: 8176 bytes at 2 PEs, 5424 at 3, 4080 at 4, 3248 at 5) and well beyond it, where the
+/// blocks go straight into the destinations (on the direct path without syncs, waiting through
+/// the team blocks): odd lengths in bytes and in u64s, back to back without barriers (eager and
+/// direct ones alternate, so both reuse the same slots), one PE now and then late, and a
+/// destination that is a view at an odd offset. Every PE checks every element.
+#[test]
+fn alltoall_around_the_eager_limit() {
+    multi_pe_at("alltoall_around_the_eager_limit", &[2, 3, 4, 5], |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        let eager = ((16384 / n) & !63) - 16;
+        let mut blocks = vec![eager - 1, eager, eager + 1, eager + 7, 12_345, 3, 65_537];
+        blocks.extend([eager - 1, eager + 1, 100_003, eager + 2]);
+        let most = blocks.iter().max().copied().unwrap_or(0) * n;
+        let dest = world.alloc::<u8>(most + 5);
+        for (it, &len) in blocks.iter().enumerate() {
+            let val = |from: usize, to: usize, i: usize| (from * 131 + to * 17 + i * 7 + it) as u8;
+            // Block j of this PE's source goes to PE j.
+            let src: Vec<u8> = (0..n * len).map(|x| val(me, x / len, x % len)).collect();
+            if it % 4 == 1 && me == it % n {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            // Every other exchange into a view 5 bytes in.
+            let at = if it % 2 == 1 { 5 } else { 0 };
+            team.alltoall(&dest.slice(at..at + n * len), &src);
+            let mut got = vec![0u8; n * len];
+            dest.local_read(at..at + n * len, &mut got);
+            for (x, &g) in got.iter().enumerate() {
+                let (from, i) = (x / len, x % len);
+                if g != val(from, me, i) {
+                    panic!(
+                        "PE {me}: alltoall {it} of {len}-byte blocks: byte {i} from PE {from} is \
+                         {g}, not {}",
+                        val(from, me, i)
+                    );
+                }
+            }
+        }
+        // u64 blocks of an odd number of elements on both sides of the limit.
+        let e64 = eager / 8;
+        let d64 = world.alloc::<u64>(n * (e64 + 9));
+        for (it, k) in [e64 - 1, e64, e64 + 1, e64 + 9, e64]
+            .into_iter()
+            .enumerate()
+        {
+            let val = |from: usize, to: usize, i: usize| {
+                ((from << 40) | (to << 32) | (i << 4) | it) as u64
+            };
+            let src: Vec<u64> = (0..n * k).map(|x| val(me, x / k, x % k)).collect();
+            team.alltoall(&d64, &src);
+            for x in 0..n * k {
+                assert_eq!(
+                    d64.local_get(x),
+                    val(x / k, me, x % k),
+                    "PE {me}: alltoall of {k} u64s, element {x}"
+                );
+            }
+        }
+    });
+}
+
+/// Members that pass different lengths to an all-to-all, one small enough for the mailbox and
+/// the other not, get a panic naming both lengths instead of waiting for each other.
+#[test]
+fn alltoall_length_mismatch_is_named() {
+    if common::is_pe() {
+        let world = shmem_core::init().expect("init");
+        let team = world.team_world();
+        let n = world.n_pes();
+        let dest = world.alloc::<u8>(20_000 * n);
+        let len = if world.my_pe() == 0 { 100 } else { 20_000 };
+        team.alltoall(&dest, &vec![1u8; len * n]);
+        unreachable!("the lengths differ");
+    }
+    for n in [2, 3] {
+        let (out, took) = common::launch(
+            "alltoall_length_mismatch_is_named",
+            n,
+            common::Path::Direct,
+            &[],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("alltoall: team PE") && stderr.contains("bytes for an alltoall"),
+            "{n} PEs: {stderr}"
+        );
+        assert!(took.as_secs_f64() < 20.0, "took {took:?}");
+    }
+}
+
 /// Members that pass different lengths to a small reduction get a panic that names both lengths
 /// (at 2 PEs each sees the other's message and both panic; the job then fails).
 #[test]

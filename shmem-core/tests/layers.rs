@@ -84,7 +84,7 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
         &[
             &["coll::team"],
             &["coll::fetch", "coll::mailbox"],
-            &["coll::large"],
+            &["coll::alltoall", "coll::large"],
             &["coll::collectives"],
             &["coll::reduce", "coll::split"],
             &["coll"],

@@ -7,7 +7,9 @@
 //!   direct all-to-all. No member writes another's `dest`, so they need no entry sync;
 //! - larger broadcasts, fcollects and all-to-alls write every block straight into its
 //!   destination (direct stores on one node). They start with a sync (nobody's `dest` changes
-//!   before it has entered) and the all-gathers end with a barrier (every block has arrived);
+//!   before it has entered) and the all-gathers end with a barrier (every block has arrived),
+//!   except all-to-alls whose members are all mapped here, which wait for each other through
+//!   words of their team blocks instead ([`alltoall`]);
 //!   broadcasts of [`large::BCAST_MIN`] bytes or more from a symmetric source on the direct
 //!   path are read by the members instead, where the source lies ([`large::broadcast`]);
 //! - dissemination sync, Hillis-Steele scans.
@@ -15,6 +17,7 @@
 //! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `ops::rma`, `transport`,
 //! `mem`.
 
+use super::alltoall;
 use super::large;
 use super::mailbox::{self, RawBytes};
 use super::team::{Team, Tree};
@@ -374,6 +377,15 @@ impl Team<'_> {
         if mailbox::alltoall_fits(n, block) {
             let out = own_bytes(dest, n * k);
             mailbox::alltoall(self, out, source.as_bytes(), block, "alltoall");
+            return;
+        }
+        if alltoall::alltoall(
+            self,
+            dest.__heap_offset(),
+            source.as_bytes(),
+            block,
+            "alltoall",
+        ) {
             return;
         }
         let me = self.my_pe();

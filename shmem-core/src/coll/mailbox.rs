@@ -23,6 +23,9 @@
 //!   `e + 1` only after every member has sent its part of `e + 1`, which every member does only
 //!   after finishing `e`; so whoever writes a slot for `e + 2` knows that its reader is done with
 //!   `e`. (This holds because only such all-waiting collectives use the mail epoch.)
+//! - The all-to-all of large blocks between mapped members (`coll::alltoall`) takes the same
+//!   epochs and slots with headers only (its blocks go straight into the destinations), and
+//!   the epoch word of each member's slot for itself (which no exchange uses) as its entry word.
 //! - A broadcast root waits for nobody, so broadcasts use a ring of [`RING`] slots and a parent
 //!   checks its child's [`BCAST_DONE`] word before reusing a slot. It caches what it read, so the
 //!   check costs one remote load per few turns of the ring.
@@ -212,19 +215,51 @@ fn receive<'a>(
 ) -> &'a [u8] {
     let tp = team.tp();
     let base = tp.local(team.block(slot));
-    // SAFETY: a slot of this PE's team block.
-    let w = unsafe { words(base) };
     wait_in_collective(tp, Some(&team.group), || {
-        w[0].load(Ordering::Acquire) >= epoch
+        arrived(team, slot, epoch, (tag, len), from, what)
     });
+    // SAFETY: the sender wrote `len` payload bytes before raising the epoch (acquired in
+    // `arrived`), and nobody writes this slot again before this PE is done with it (module docs).
+    unsafe { std::slice::from_raw_parts(base.add(HEADER), len) }
+}
+
+/// True once the message of `epoch` is in this PE's slot at `slot` (its epoch word is
+/// acquired); panics as [`receive`] does when it is not `len` bytes of `tag` from team PE `from`.
+/// Lengths are compared in their low 32 bits, which is what a header holds.
+#[track_caller]
+pub(crate) fn arrived(
+    team: &Team<'_>,
+    slot: usize,
+    epoch: u64,
+    (tag, len): (Tag, usize),
+    from: usize,
+    what: &str,
+) -> bool {
+    // SAFETY: a slot of this PE's team block.
+    let w = unsafe { words(team.tp().local(team.block(slot))) };
+    if w[0].load(Ordering::Acquire) < epoch {
+        return false;
+    }
     let meta = w[1].load(Ordering::Relaxed);
     let (their_tag, their_len) = (meta as u32, (meta >> 32) as usize);
-    if their_tag != tag as u32 || their_len != len {
+    if their_tag != tag as u32 || their_len != len as u32 as usize {
         mismatch(team, what, from, their_tag, their_len, len);
     }
-    // SAFETY: the sender wrote `len` payload bytes before raising the epoch (acquired above),
-    // and nobody writes this slot again before this PE is done with it (module docs).
-    unsafe { std::slice::from_raw_parts(base.add(HEADER), len) }
+    true
+}
+
+/// Raises the header of the slot at team-block offset `slot` in team PE `to`'s team block,
+/// mapped here at `base`, to `epoch` for a message of `len` bytes of `tag` whose payload went
+/// elsewhere (release ordering: whatever this PE stored before is visible to whoever acquires
+/// the epoch). The slot must be free for `epoch`, as for [`post`].
+///
+/// # Safety
+/// `base` is where that slot lies in `to`'s team block, mapped here.
+pub(crate) unsafe fn post_header(base: *mut u8, epoch: u64, tag: Tag, len: usize) {
+    // SAFETY: per the caller, a slot of a mapped team block.
+    let w = unsafe { words(base) };
+    w[1].store(tag as u64 | (len as u32 as u64) << 32, Ordering::Relaxed);
+    w[0].store(epoch, Ordering::Release);
 }
 
 #[cold]
@@ -521,14 +556,14 @@ pub(crate) fn alltoall_fits(n: usize, block: usize) -> bool {
 /// where the all-gather in pieces may use it (flat teams), else [`A2A_EAGER`] (a large team's
 /// exchanges then touch as few pages as before). Fixed for a team, so that no exchange ever
 /// reads a slot where another one wrote payload.
-fn a2a_stride(n: usize) -> usize {
+pub(crate) fn a2a_stride(n: usize) -> usize {
     let area = if n <= FLAT_MAX { A2A_BYTES } else { A2A_EAGER };
     (area / n) & !63
 }
 
 /// A new mail epoch for an exchange through the all-to-all slots: `(area, stride, epoch)`, the
 /// area of the epoch's parity and each sender's slot size in it.
-fn a2a_round(team: &Team<'_>) -> (usize, usize, u64) {
+pub(crate) fn a2a_round(team: &Team<'_>) -> (usize, usize, u64) {
     let epoch = next_epoch(team.mail_epoch());
     (
         A2A + (epoch & 1) as usize * A2A_BYTES,

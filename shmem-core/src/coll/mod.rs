@@ -8,12 +8,14 @@
 //!   all-gather, all-to-all);
 //! - [`large`]: large reductions that move the data once (reduce-scatter and all-gather through
 //!   [`fetch`]), on every path;
+//! - [`alltoall`]: all-to-alls of large blocks between members mapped here, one copy per block;
 //! - [`collectives`]: broadcast, fcollect, collect, alltoall(s), the scans;
 //! - [`reduce`]: the reduction type sets and the `*_reduce` operations;
 //! - [`split`]: making teams (`SHMEM_TEAM_SHARED`, splits).
 //!
 //! May use: `ops`, `object`, `transport`, `mem` and the base modules.
 
+pub(crate) mod alltoall;
 pub(crate) mod collectives;
 pub(crate) mod fetch;
 pub(crate) mod large;
