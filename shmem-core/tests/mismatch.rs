@@ -198,3 +198,124 @@ fn collectives_of_a_team_without_the_finalized_pe_go_on() {
         },
     );
 }
+
+/// The PEs of [`pes_in_different_collectives_are_named`], by `SHMEM_TEST_MISMATCH`:
+/// - `alloc`: the last PE allocates collectively while the others call `barrier_all`;
+/// - `bcast`: after an allocation on every PE, PE 0 broadcasts from itself and goes on to
+///   `barrier_all` (a small broadcast's root does not wait), while the others reduce into
+///   the array. They meet PE 0 one collective ahead of them.
+/// - `team`: the even PEs' team (a split of the world, then a reduction on it, on every even
+///   PE): the team's PE 0 calls `sync`, the others reduce. (Exchanges through the mailbox,
+///   such as `fcollect` against `alltoall`, already name each other by the tags of their
+///   messages.)
+fn different_collectives() {
+    let world = shmem_core::init().expect("init");
+    let (me, n) = (world.my_pe(), world.n_pes());
+    let scenario = std::env::var("SHMEM_TEST_MISMATCH").unwrap_or_default();
+    match scenario.as_str() {
+        "alloc" => {
+            eprintln!("<mismatch-at {}>", unix_nanos());
+            if me == n - 1 {
+                let _a = world.alloc::<u64>(4);
+            } else {
+                world.barrier_all();
+            }
+        }
+        "bcast" => {
+            let dest = world.alloc::<u64>(4);
+            eprintln!("<mismatch-at {}>", unix_nanos());
+            let team = world.team_world();
+            if me == 0 {
+                team.broadcast(&dest, &[1, 2, 3, 4], 0);
+                world.barrier_all();
+            } else {
+                team.sum_reduce(&dest, &[1, 2, 3, 4]);
+            }
+        }
+        _ => {
+            let team = world
+                .team_world()
+                .split_strided(0, 2, n.div_ceil(2), TeamConfig::default())
+                .expect("split");
+            let dest = world.alloc::<u64>(4 * n);
+            if let Some(team) = team {
+                team.sum_reduce(&dest, &[1, 2, 3, 4]);
+                assert_eq!(dest.local_get(0), team.n_pes() as u64);
+                eprintln!("<mismatch-at {}>", unix_nanos());
+                if team.my_pe() == 0 {
+                    team.sync();
+                } else {
+                    team.sum_reduce(&dest, &[5, 6, 7, 8]);
+                }
+            } else {
+                // The odd PEs wait for the job to end.
+                world.barrier_all();
+            }
+        }
+    }
+    eprintln!("<mismatch passed on PE {me}>");
+}
+
+#[test]
+fn pes_in_different_collectives_are_named() {
+    if common::is_pe() {
+        return different_collectives();
+    }
+    let name = "pes_in_different_collectives_are_named";
+    // (scenario, PEs, the PE that must be named, the collectives the message names)
+    let cases = [
+        (
+            "alloc",
+            2,
+            1,
+            ["a collective allocation", "a barrier or sync"],
+        ),
+        (
+            "alloc",
+            3,
+            2,
+            ["a collective allocation", "a barrier or sync"],
+        ),
+        ("bcast", 3, 0, ["a reduction", "a broadcast"]),
+        ("bcast", 4, 0, ["a reduction", "a broadcast"]),
+        ("team", 3, 0, ["a reduction", "a barrier or sync"]),
+        ("team", 5, 0, ["a reduction", "a barrier or sync"]),
+    ];
+    for path in common::Path::ALL {
+        for (scenario, n, named, kinds) in cases {
+            let env = [("SHMEM_TEST_MISMATCH", scenario), ("RUST_BACKTRACE", "0")];
+            let (out, _) = common::launch(name, n, path, &env);
+            let ended = unix_nanos();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let case = format!("{scenario}, {n} PEs, {path:?} path");
+            assert!(!out.status.success(), "{case}: the job must fail: {stderr}");
+            assert!(
+                !stderr.contains("<mismatch passed"),
+                "{case}: different collectives passed for each other: {stderr}"
+            );
+            let line = stderr
+                .lines()
+                .find(|l| l.contains("called different collectives"))
+                .unwrap_or_else(|| panic!("{case}: no PE names the mismatch: {stderr}"));
+            // Either side may see it first: the named PE waits, or the other waits for it.
+            assert!(
+                (line.contains(&format!("PE {named} is in"))
+                    || line.contains(&format!("PE {named} waits in")))
+                    && kinds.iter().all(|k| line.contains(k)),
+                "{case}: the message names PE {named} and both collectives ({kinds:?}): {line}"
+            );
+            let at: u128 = stderr
+                .split("<mismatch-at ")
+                .nth(1)
+                .and_then(|r| r.split('>').next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("{case}: no start time: {stderr}"));
+            let secs = (ended - at) as f64 / 1e9;
+            assert!(
+                secs < 4.0,
+                "{case}: the job ended {secs:.2} s after the mismatch"
+            );
+            eprintln!("{case}: ended {:.0} ms after the mismatch", secs * 1e3);
+        }
+    }
+}

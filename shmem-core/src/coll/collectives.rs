@@ -25,7 +25,7 @@ use crate::element::Element;
 use crate::mem::segment::{CHUNK, DATA_FLAGS, DOWN_FLAG, SCRATCH};
 use crate::mem::word::SignalKind;
 use crate::ops::rma::SymmetricArray;
-use crate::transport::collective::wait_in_collective;
+use crate::transport::collective::{Coll, wait_in_collective};
 use crate::transport::slots::next_epoch;
 use std::sync::atomic::Ordering;
 use zerocopy::IntoBytes;
@@ -119,6 +119,7 @@ impl Team<'_> {
         source: &[E],
         root: usize,
     ) {
+        let _in = self.enter(Coll::Broadcast);
         self.broadcast_from(dest, source, root, false, "broadcast");
     }
 
@@ -146,6 +147,7 @@ impl Team<'_> {
         source: &[E],
         root: usize,
     ) {
+        let _in = self.enter(Coll::Broadcast);
         self.broadcast_from(dest, source, root, true, "broadcast_to_others");
     }
 
@@ -223,6 +225,7 @@ impl Team<'_> {
         dest: &A,
         root: usize,
     ) {
+        let _in = self.enter(Coll::Broadcast);
         check_root(self, root, "broadcast_in_place");
         let source = if self.my_pe() == root {
             own_copy(dest)
@@ -253,6 +256,7 @@ impl Team<'_> {
     #[doc(alias = "shmem_fcollect")]
     #[track_caller]
     pub fn fcollect<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
+        let _in = self.enter(Coll::Collect);
         let n = self.n_pes();
         let k = source.len();
         check_fits(dest, n * k, "fcollect");
@@ -312,6 +316,7 @@ impl Team<'_> {
         dest: &A,
         source: &[E],
     ) -> usize {
+        let _in = self.enter(Coll::Collect);
         let n = self.n_pes();
         let me = self.my_pe();
         let k = source.len() as u64;
@@ -364,6 +369,7 @@ impl Team<'_> {
     #[doc(alias = "shmem_alltoall")]
     #[track_caller]
     pub fn alltoall<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
+        let _in = self.enter(Coll::Alltoall);
         let n = self.n_pes();
         if !source.len().is_multiple_of(n) {
             panic!(
@@ -432,6 +438,7 @@ impl Team<'_> {
         sst: usize,
         nelems: usize,
     ) {
+        let _in = self.enter(Coll::Alltoall);
         let n = self.n_pes();
         if dst == 0 || sst == 0 {
             panic!("shmem: alltoalls: strides must be positive (dst {dst}, sst {sst})");

@@ -12,6 +12,7 @@ use super::team::Team;
 use crate::complex::{Complex32, Complex64};
 use crate::element::Element;
 use crate::ops::rma::SymmetricArray;
+use crate::transport::collective::Coll;
 
 /// Element types with the OpenSHMEM `sum` and `prod` reductions: the integer types, `f32`,
 /// `f64` and the complex types ([`Complex32`],
@@ -224,6 +225,7 @@ impl Team<'_> {
         op: impl Fn(E, E) -> E + Copy,
         name: &str,
     ) {
+        let _in = self.enter(Coll::Reduce);
         let len = match source {
             Source::Slice(s) => s.len(),
             Source::InPlace => dest.len(),
@@ -472,6 +474,7 @@ impl Team<'_> {
     #[doc(alias = "shmem_sum_inscan")]
     #[track_caller]
     pub fn sum_inscan<E: ReduceSum, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
+        let _in = self.enter(Coll::Scan);
         check_fits(dest, source.len(), "sum_inscan");
         let mut out = source.to_vec();
         scan_chunks(self, source, &mut out, E::sum, true);
@@ -495,6 +498,7 @@ impl Team<'_> {
     #[doc(alias = "shmem_sum_exscan")]
     #[track_caller]
     pub fn sum_exscan<E: ReduceSum, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
+        let _in = self.enter(Coll::Scan);
         check_fits(dest, source.len(), "sum_exscan");
         let mut out = source.to_vec();
         scan_chunks(self, source, &mut out, E::sum, false);

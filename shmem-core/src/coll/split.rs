@@ -12,7 +12,7 @@ use super::team::{Team, TeamConfig};
 use crate::error::{Error, Result};
 use crate::mem::segment::{BLOCK_CLEARED, TEAM_SLOTS, block_offset};
 use crate::transport::Transport;
-use crate::transport::collective::Group;
+use crate::transport::collective::{Coll, Group};
 
 impl<'w> Team<'w> {
     /// The team of the PEs whose heap is mapped here (`World::team_shared`, which says what it
@@ -81,6 +81,7 @@ impl<'w> Team<'w> {
         size: usize,
         config: TeamConfig,
     ) -> Result<Option<Team<'w>>> {
+        let _in = self.enter(Coll::Team);
         let op = || format!("split_strided(start {start}, stride {stride}, size {size})");
         if size == 0 {
             return Ok(None);
@@ -158,6 +159,7 @@ impl<'w> Team<'w> {
         xconfig: TeamConfig,
         yconfig: TeamConfig,
     ) -> Result<(Team<'w>, Team<'w>)> {
+        let _in = self.enter(Coll::Team);
         if xrange == 0 {
             return Err(Error::Team {
                 op: format!("split_2d(xrange {xrange})"),

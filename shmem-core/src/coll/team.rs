@@ -11,7 +11,7 @@ use crate::element::Element;
 use crate::mem::segment::ROUNDS;
 use crate::ops::query::{PeerAccess, PeerView};
 use crate::transport::Transport;
-use crate::transport::collective::Group;
+use crate::transport::collective::{Coll, Entered, Group};
 use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
@@ -208,6 +208,11 @@ impl<'w> Team<'w> {
         dest.group.index_of(self.group.world_pe(pe))
     }
 
+    /// Records that this PE enters collective `kind` of the team ([`Group::enter`]).
+    pub(crate) fn enter(&self, kind: Coll) -> Entered {
+        self.group.enter(kind)
+    }
+
     /// The epochs of the team's tree collectives that sync first.
     pub(crate) fn coll_epoch(&self) -> &'static AtomicU64 {
         self.group.coll_epoch()
@@ -274,6 +279,7 @@ impl<'w> Team<'w> {
     /// ```
     #[doc(alias = "shmem_team_sync")]
     pub fn sync(&self) {
+        let _in = self.enter(Coll::Sync);
         self.group.sync();
     }
 
@@ -294,6 +300,7 @@ impl<'w> Team<'w> {
     /// ```
     #[doc(alias = "shmem_barrier")]
     pub fn barrier(&self) {
+        let _in = self.enter(Coll::Sync);
         self.group.tp.quiet();
         self.group.sync();
     }
@@ -304,6 +311,7 @@ impl Drop for Team<'_> {
         let slot = self.group.slot();
         if slot != 0 && !std::thread::panicking() {
             // Nobody may reuse the block while a member still works in it.
+            let _in = self.enter(Coll::Team);
             self.group.sync();
             self.group.tp.slots.release(slot);
         }

@@ -73,6 +73,12 @@ pub(crate) const REDUCE_STEP: usize = DOWN_FLAG + 40;
 /// The last eager-broadcast epoch this PE has taken out of its ring (parents read it before
 /// reusing a ring slot).
 pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;
+/// In the same line, its last [`ENTRIES`] words: the collectives this PE entered last on this
+/// team, `sequence << 8 | kind` in word `sequence % ENTRIES`, which members read to tell PEs
+/// that called different collectives (`transport::collective`).
+pub(crate) const ENTRY: usize = BCAST_DONE + 32;
+/// Words at [`ENTRY`].
+pub(crate) const ENTRIES: usize = 4;
 /// The scans' scratch: one [`CHUNK`] per round.
 pub(crate) const SCRATCH: usize = BCAST_DONE + 64;
 /// A mailbox slot: a 16-byte header (epoch, tag and length) and up to [`CHUNK`] payload bytes,

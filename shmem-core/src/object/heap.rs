@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::mem::allocator::Allocator;
 use crate::mem::layout::OBJECT_ALIGN;
 use crate::transport::Transport;
-use crate::transport::collective::{allreduce_minmax, barrier_all};
+use crate::transport::collective::{Coll, Group, allreduce_minmax, barrier_all};
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Mutex;
@@ -131,6 +131,7 @@ impl<'w, E: Storable> SymArray<'w, E> {
         align: Option<usize>,
         hints: Option<MallocHints>,
     ) -> Result<SymArray<'w, E>> {
+        let _in = Group::world(tp).enter(Coll::Alloc);
         let bytes = byte_len::<E>(tp, len);
         // Every PE takes part in the size check, even one whose size overflowed.
         same_size(tp, bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
@@ -230,6 +231,7 @@ impl<'w, E: Storable> SymArray<'w, E> {
     /// ```
     pub fn try_realloc(&mut self, new_len: usize) -> Result<()> {
         let tp = self.tp;
+        let _in = Group::world(tp).enter(Coll::Alloc);
         let new_bytes = byte_len::<E>(tp, new_len);
         // Every PE takes part in the size check, even one whose size overflowed.
         same_size(tp, new_bytes.as_ref().map_or(u64::MAX, |&b| b as u64))?;
@@ -412,6 +414,7 @@ impl<E: Storable> Drop for SymArray<'_, E> {
             return;
         }
         let tp = self.tp;
+        let _in = Group::world(tp).enter(Coll::Alloc);
         // Also a barrier: no PE frees (and later reuses) the block while another still uses it.
         let mm = allreduce_minmax(tp, self.offset as u64);
         if mm.min != mm.max {

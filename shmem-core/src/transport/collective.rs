@@ -1,8 +1,9 @@
 //! The transport's own collectives, on groups of PEs and their blocks in the team segment:
 //! the dissemination sync of a group (every team's `sync` and `barrier`, `barrier_all`, and
 //! finalize's barrier, whose flags carry their kind so that neither passes for the other), the
-//! small all-reduce used by collective allocation, and the finalize announcement that lets a PE
-//! waiting in a collective name a PE that finalized instead of hanging.
+//! small all-reduce used by collective allocation, and what lets a PE waiting in a collective
+//! name a member instead of hanging: the finalize announcement (a member finalized) and the
+//! entry words (a member entered a different collective: [`Group::enter`]).
 //!
 //! The sync and the all-reduce are dissemination algorithms over flag words in the team segment
 //! (`mem::segment`, `ceil(log2 n)` rounds, each PE signalling one partner per round) that work
@@ -17,11 +18,12 @@ use super::atomic::AmoOp;
 use super::progress::POLLS_PER_PROGRESS;
 use super::slots::next_epoch;
 use crate::mem::segment::{
-    BARRIER_FLAGS, COLL_FLAGS, COLL_PAYLOAD, FINAL_BIT_PES, FINAL_BITS, FINAL_COUNT, PAYLOAD_WORDS,
-    SYNC_ROUNDS, block_offset,
+    BARRIER_FLAGS, COLL_FLAGS, COLL_PAYLOAD, ENTRIES, ENTRY, FINAL_BIT_PES, FINAL_BITS,
+    FINAL_COUNT, PAYLOAD_WORDS, SYNC_ROUNDS, block_offset,
 };
 use crate::mem::word::SignalKind;
 use shmem_ucx::AtomicSize;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -191,6 +193,105 @@ impl Group {
     }
 }
 
+/// Which collective a PE entered, as its team's members compare them: PEs whose entry words
+/// hold the same sequence number but different kinds called different collectives, which
+/// would wait for each other forever ([`wait_in_collective`] ends the job instead). Variants of
+/// one operation share a kind (`broadcast` and `broadcast_to_others`, `collect` and
+/// `fcollect`, every reduction), so that only calls that can never meet count as different.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Coll {
+    /// `barrier_all`, `sync_all`, a team's `sync` or `barrier`.
+    Sync = 1,
+    /// A broadcast, of any form.
+    Broadcast = 2,
+    /// `collect` or `fcollect`.
+    Collect = 3,
+    /// `alltoall` or `alltoalls`.
+    Alltoall = 4,
+    /// A reduction, of any operation.
+    Reduce = 5,
+    /// A scan (`sum_inscan`, `sum_exscan`).
+    Scan = 6,
+    /// A collective allocation or free of the symmetric heap.
+    Alloc = 7,
+    /// A team split or a team's destruction.
+    Team = 8,
+}
+
+impl Coll {
+    /// Every kind, by its number.
+    const ALL: [Coll; 8] = [
+        Coll::Sync,
+        Coll::Broadcast,
+        Coll::Collect,
+        Coll::Alltoall,
+        Coll::Reduce,
+        Coll::Scan,
+        Coll::Alloc,
+        Coll::Team,
+    ];
+
+    /// The kind numbered `k`, if any.
+    fn of(k: u64) -> Option<Coll> {
+        Coll::ALL.into_iter().find(|&c| c as u64 == k)
+    }
+
+    /// What the kind is called in messages.
+    fn name(self) -> &'static str {
+        match self {
+            Coll::Sync => "a barrier or sync (barrier_all, sync_all, a team's sync or barrier)",
+            Coll::Broadcast => "a broadcast",
+            Coll::Collect => "a collect or fcollect",
+            Coll::Alltoall => "an alltoall or alltoalls",
+            Coll::Reduce => "a reduction",
+            Coll::Scan => "a scan (sum_inscan, sum_exscan)",
+            Coll::Alloc => "a collective allocation or free of the symmetric heap",
+            Coll::Team => "a team split or a team's destruction",
+        }
+    }
+}
+
+thread_local! {
+    /// How deep this thread is in collectives it entered: only the outermost one counts (a
+    /// collective allocation's size check is part of the allocation, not a collective of its
+    /// own).
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// A collective this PE has entered; leaving it is dropping this.
+pub(crate) struct Entered(());
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
+impl Group {
+    /// Records that this PE enters collective `kind` of the group: the group's next sequence
+    /// number and the kind go into its entry word for that number (in its own team block,
+    /// which members read when a wait in a collective goes on too long). Every member enters
+    /// the same collectives in the same order, so members agree on the kind of every number,
+    /// and a member up to [`ENTRIES`] - 1 collectives ahead still shows its kind of this
+    /// PE's number. A collective entered within another counts as part of it.
+    pub(crate) fn enter(&self, kind: Coll) -> Entered {
+        DEPTH.with(|d| {
+            let depth = d.get();
+            if depth == 0 {
+                // Collectives of one team are never concurrent: a load and a store suffice.
+                let count = &self.tp.slots.entries[self.slot];
+                let seq = count.load(Ordering::Relaxed) + 1;
+                count.store(seq, Ordering::Relaxed);
+                self.flag(entry_word(seq))
+                    .store(seq << 8 | kind as u64, Ordering::Release);
+            }
+            d.set(depth + 1);
+        });
+        Entered(())
+    }
+}
+
 impl Group {
     /// The sync of a small group on one node: every member raises its word in member 0's team
     /// block (word `me` of [`BARRIER_FLAGS`]), member 0 waits for them all and raises word 0 of
@@ -270,6 +371,7 @@ impl SyncKind {
 /// `shmem_barrier_all`: quiet, then wait until every PE has arrived.
 #[doc(alias = "shmem_barrier_all")]
 pub(crate) fn barrier_all(tp: &'static Transport) {
+    let _in = Group::world(tp).enter(Coll::Sync);
     tp.quiet();
     Group::world(tp).sync();
 }
@@ -389,10 +491,46 @@ fn finalized_member(tp: &Transport, team: Option<&Group>) -> Option<usize> {
         })
 }
 
-/// Waits in a collective of `team` (`None`: all PEs) until `done()`, as `wait_local`; if a
-/// member has announced that it finalizes and the wait goes on for [`MISMATCH_GRACE`] more,
-/// the PEs called different collectives (that member returned from `main` while this one waits
-/// here), and this PE panics naming it, which ends the job instead of hanging it.
+/// The word of a team block that holds the entry of sequence number `seq`.
+fn entry_word(seq: u64) -> usize {
+    ENTRY + (seq % ENTRIES as u64) as usize * 8
+}
+
+/// The first member of `team` (`None`: all PEs) whose entry word for this PE's last sequence
+/// number on the team holds another kind, among the members whose team block is mapped here:
+/// `(its world PE, its kind, this PE's kind, the sequence number)`.
+fn entered_elsewhere(tp: &Transport, team: Option<&Group>) -> Option<(usize, Coll, Coll, u64)> {
+    let (start, stride, size, me, slot) = match team {
+        Some(g) => (g.start, g.stride, g.size, g.my_index, g.slot),
+        None => (0, 1, tp.n_pes, tp.my_pe, 0),
+    };
+    let seq = tp.slots.entries[slot].load(Ordering::Relaxed);
+    let at = block_offset(slot) + entry_word(seq);
+    let mine = tp.local_word(at).load(Ordering::Acquire);
+    let kind = Coll::of(mine & 0xff).filter(|_| mine >> 8 == seq)?;
+    (0..size).filter(|&j| j != me).find_map(|j| {
+        let pe = start + j * stride;
+        let p = tp.mapped(tp.peer(pe), at)?;
+        // SAFETY: a word of the member's team block, mapped for the process's life and 8-byte
+        // aligned; members write it only atomically.
+        let theirs = unsafe { AtomicU64::from_ptr(p.cast()) }.load(Ordering::Acquire);
+        let other = Coll::of(theirs & 0xff)?;
+        (theirs >> 8 == seq && other != kind).then_some((pe, other, kind, seq))
+    })
+}
+
+/// Polls of a collective's wait between two looks at the clock (and, past
+/// [`MISMATCH_GRACE`], at the members' entry and finalize words).
+const POLLS_PER_LOOK: u32 = 256;
+
+/// Waits in a collective of `team` (`None`: all PEs) until `done()`, as `wait_local`. The PEs
+/// may have called different collectives, which would wait for each other forever; this PE
+/// then panics naming the member, which ends the job instead of hanging it, when
+/// - a member has announced that it finalizes (it returned from `main` while this PE waits
+///   here) and the wait goes on for [`MISMATCH_GRACE`] more, or
+/// - the wait has gone on for [`MISMATCH_GRACE`] and a member's entry word
+///   ([`Group::enter`]) shows it in another collective of the same sequence number (members
+///   whose team block is mapped here: those of this node).
 #[track_caller]
 pub(crate) fn wait_in_collective(
     tp: &Transport,
@@ -401,6 +539,8 @@ pub(crate) fn wait_in_collective(
 ) {
     let announced = tp.local_word(FINAL_COUNT);
     let mut since: Option<Instant> = None;
+    let mut waiting: Option<Instant> = None;
+    let mut polls_left = POLLS_PER_LOOK;
     // On one node every flag and message of a collective comes through shared memory: look
     // for it between rounds of UCX progress too.
     let polls = tp.one_node().then_some(POLLS_PER_PROGRESS);
@@ -408,7 +548,12 @@ pub(crate) fn wait_in_collective(
         if done() {
             return true;
         }
-        if announced.load(Ordering::Relaxed) != 0 && !FINALIZING.load(Ordering::Relaxed) {
+        if FINALIZING.load(Ordering::Relaxed) {
+            return false;
+        }
+        if announced.load(Ordering::Relaxed) != 0 {
+            // The grace counts from the announcement: the flags a finalizing member sent
+            // before it may still be on their way.
             let t = *since.get_or_insert_with(Instant::now);
             if t.elapsed() >= MISMATCH_GRACE
                 && let Some(pe) = finalized_member(tp, team)
@@ -416,8 +561,33 @@ pub(crate) fn wait_in_collective(
                 mismatch(tp.my_pe, pe);
             }
         }
+        polls_left -= 1;
+        if polls_left == 0 {
+            polls_left = POLLS_PER_LOOK;
+            let t = *waiting.get_or_insert_with(Instant::now);
+            if t.elapsed() >= MISMATCH_GRACE
+                && let Some((pe, theirs, mine, seq)) = entered_elsewhere(tp, team)
+            {
+                different_collectives(tp.my_pe, mine, pe, theirs, seq);
+            }
+        }
         false
     });
+}
+
+/// PE `me`, in collective `mine`, found PE `pe` in collective `theirs` of the same sequence
+/// number `seq` of their team.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn different_collectives(me: usize, mine: Coll, pe: usize, theirs: Coll, seq: u64) -> ! {
+    panic!(
+        "shmem: PEs called different collectives: PE {me} waits in {} while PE {pe} is in {} \
+         (collective number {seq} of their team on both); every PE must call the same \
+         collectives in the same order",
+        mine.name(),
+        theirs.name()
+    )
 }
 
 #[cold]

@@ -26,6 +26,9 @@ pub(crate) struct Slots {
     pub(crate) mail_epoch: [AtomicU64; TEAM_SLOTS],
     /// Eager broadcasts (ring slots, flow-controlled by `segment::BCAST_DONE`).
     pub(crate) bcast_epoch: [AtomicU64; TEAM_SLOTS],
+    /// How many collectives this PE has entered on each block's team (`transport::collective`'s
+    /// entry words).
+    pub(crate) entries: [AtomicU64; TEAM_SLOTS],
 }
 
 impl Default for Slots {
@@ -39,6 +42,7 @@ impl Default for Slots {
             coll_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
             mail_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
             bcast_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
+            entries: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -58,6 +62,7 @@ impl Slots {
         self.coll_epoch[slot].store(0, Ordering::Relaxed);
         self.mail_epoch[slot].store(0, Ordering::Relaxed);
         self.bcast_epoch[slot].store(0, Ordering::Relaxed);
+        self.entries[slot].store(0, Ordering::Relaxed);
         served
     }
 
