@@ -285,11 +285,12 @@ fn send(
                     )
                 };
                 progress.store(tag | (k + 1) as u64, Ordering::Release);
-                if !keep_root {
+                if !keep_root && source.as_ptr() != out.cast_const() {
                     // SAFETY: this PE's `dest` (`bytes` bytes, checked by the caller), which
                     // nobody else reads here (the members read the staging area); the source
-                    // is private or apart from `dest` (symmetric memory overlapping `dest`
-                    // is never passed by safe code: the put tree's copy would be as wrong).
+                    // is private, apart from `dest`, or `dest` itself (not copied: the data is
+                    // there already; a source overlapping `dest` only in part is never passed
+                    // by safe code, and the put tree's copy would be as wrong).
                     unsafe { copy_bytes(out.add(r.start), source.as_ptr().add(r.start), r.len()) };
                 }
             }
