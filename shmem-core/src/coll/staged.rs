@@ -21,17 +21,18 @@
 //!   8x slower than Open MPI's oshmem (whose collectives go through shared memory whatever
 //!   `UCX_TLS` says).
 //!
-//! The words, in the first line of the team blocks next to [`DOWN_FLAG`](crate::mem::segment::DOWN_FLAG):
-//! the root's [`BCAST_SRC`] (where its data lies, or [`BY_PUTS`]) and [`BCAST_PROGRESS`] (the
-//! epoch's tag in the high half, the pieces ready in the low half); every other member's
-//! [`BCAST_READING`] (the tag and the pieces it has read, in the staging area's slots only) and
-//! [`BCAST_READ`] (the last broadcast it has finished reading, a whole epoch, monotonic: a
-//! member that has gone on to later broadcasts still counts as done with this one). The root
-//! returns once every member has finished reading, so that its source, `dest` and staging area
-//! stay unchanged while they are read and the next collective may write them at once. The
-//! epochs come from the team's collective counter (`next_epoch(team.coll_epoch())`), taken by
-//! every member for every broadcast that enters here, so consecutive broadcasts (from any
-//! roots) never take each other's words for their own.
+//! The words, in the first line of the team blocks (next to
+//! [`DOWN_FLAG`](crate::mem::segment::DOWN_FLAG)): the root's [`BCAST_SRC`] (where its data
+//! lies, or [`BY_PUTS`]) and [`BCAST_PROGRESS`] (the epoch's tag in the high half, the pieces
+//! ready in the low half); every other member's [`BCAST_READING`] (the tag and the pieces it
+//! has read, in the staging area's slots only) and [`BCAST_READ`] (the last broadcast it has
+//! finished reading, a whole epoch, monotonic: a member that has gone on to later broadcasts
+//! still counts as done with this one). The root returns once every member has finished
+//! reading, so that its source, `dest` and staging area stay unchanged while they are read and
+//! the next collective may write them at once. The epochs come from the team's collective
+//! counter (`next_epoch(team.coll_epoch())`), taken by every member for every broadcast that
+//! enters here, so consecutive broadcasts (from any roots) never take each other's words for
+//! their own.
 //!
 //! Measured with `benches/coll-sweep.sh` (`CASES=broadcast`, root 0, 2 to 8 PEs on this 2-core
 //! VM while other jobs ran, so single figures vary by 2x; before: one round, the put tree;
@@ -152,8 +153,8 @@ enum Place {
 /// (the root's too unless `keep_root`), the members reading the root's data (see the module
 /// docs). Returns `false`, on every member alike, where the caller's put tree must do it
 /// instead: some member's team block is not mapped here, the broadcast is too small for this
-/// path, or the root's source overlaps its `dest` (never through safe code). The caller checked that `dest` holds `source.len()`
-/// bytes on every member.
+/// path, or the root's source overlaps its `dest` (never through safe code). The caller
+/// checked that `dest` holds `source.len()` bytes on every member.
 pub(crate) fn broadcast(
     team: &Team<'_>,
     at: usize,
