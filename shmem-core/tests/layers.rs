@@ -85,6 +85,7 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
             &["coll::team"],
             &["coll::fetch", "coll::mailbox"],
             &["coll::alltoall", "coll::large"],
+            &["coll::staged"],
             &["coll::collectives"],
             &["coll::reduce", "coll::split"],
             &["coll"],

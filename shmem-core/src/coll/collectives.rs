@@ -10,16 +10,18 @@
 //!   before it has entered) and the all-gathers end with a barrier (every block has arrived),
 //!   except all-to-alls whose members are all mapped here, which wait for each other through
 //!   words of their team blocks instead ([`alltoall`]);
-//!   broadcasts of [`large::BCAST_MIN`] bytes or more from a symmetric source on the direct
-//!   path are read by the members instead, where the source lies ([`large::broadcast`]);
+//!   broadcasts from [`staged::STAGED_MIN`] bytes (teams of two on the direct path: from
+//!   [`staged::PAIR_MIN`]) are read by the members from the root instead, in pieces, where
+//!   every member's team block is mapped here ([`staged`]; through the root's staging area
+//!   where the heaps are not mapped);
 //! - dissemination sync, Hillis-Steele scans.
 //!
 //! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `ops::rma`, `transport`,
 //! `mem`.
 
 use super::alltoall;
-use super::large;
 use super::mailbox::{self, RawBytes};
+use super::staged;
 use super::team::{Team, Tree};
 use crate::element::Element;
 use crate::mem::segment::{CHUNK, DATA_FLAGS, DOWN_FLAG, SCRATCH};
@@ -99,7 +101,9 @@ fn own_bytes<E: Element, A: SymmetricArray<E> + ?Sized>(dest: &A, elems: usize) 
 
 impl Team<'_> {
     /// `shmem_broadcast`: copies `source` (read on team PE `root` only) into elements
-    /// `0..source.len()` of `dest` on every member, the root included. Binomial tree.
+    /// `0..source.len()` of `dest` on every member, the root included. A binomial tree of
+    /// puts, or, for larger broadcasts where the team blocks are mapped, every member reading
+    /// the root's data in pieces (see the module docs).
     ///
     /// ```
     /// use shmem_core::prelude::*;
@@ -169,7 +173,7 @@ impl Team<'_> {
             mailbox::broadcast(self, out, source.as_bytes(), &tree, keep_root, what);
             return;
         }
-        if large::broadcast(
+        if staged::broadcast(
             self,
             dest.__heap_offset(),
             source.as_bytes(),

@@ -1,4 +1,4 @@
-//! Large reductions (and broadcasts): the data moves once, instead of through rounds of 1 KiB mailbox slots,
+//! Large reductions: the data moves once, instead of through rounds of 1 KiB mailbox slots,
 //! by loads from the members' memory where it is mapped here (the direct path) and by UCX gets
 //! where it is not (other hosts, or `UCX_TLS` without shared memory), member by member
 //! ([`fetch`]), so a team of PEs on several hosts loads from its node's members and gets from
@@ -44,9 +44,7 @@
 //! phase 3 land in `dest`. Three syncs (where the team blocks are not mapped), one round trip
 //! for the contribution words, and one flush per chunk.
 //!
-//! **Broadcast** on the direct path, from [`BCAST_MIN`] bytes, of a symmetric source: the
-//! members copy the root's data from where it lies into their own `dest`, in pieces
-//! ([`broadcast`]). A private source takes the put tree.
+//! Large broadcasts, which the members read from the root, are `coll::staged`'s.
 //!
 //! Part of the collectives layer; uses `coll::fetch`, `coll::team`, `transport`, `mem`.
 
@@ -54,7 +52,7 @@ use super::fetch::{self, COMBINE, Landing, Reach};
 use super::team::Team;
 use crate::element::Element;
 use crate::mem::copy::copy_bytes;
-use crate::mem::segment::{BCAST_PROGRESS, BCAST_READ, BCAST_SRC, CONTRIB, REDUCE_STEP};
+use crate::mem::segment::{CONTRIB, REDUCE_STEP};
 use crate::transport::collective::wait_in_collective;
 use crate::transport::rma::{Completion, Dir};
 use crate::transport::slots::next_epoch;
@@ -108,7 +106,7 @@ pub(crate) enum Source<'s, E> {
 }
 
 /// Whether every member's symmetric memory at `offset` (its region) is mapped here.
-fn all_mapped(team: &Team<'_>, offset: usize) -> bool {
+pub(crate) fn all_mapped(team: &Team<'_>, offset: usize) -> bool {
     let tp = team.tp();
     let me = team.my_pe();
     (0..team.n_pes())
@@ -414,20 +412,8 @@ fn all_gather<E: Element>(
     steps.all_reach(3);
 }
 
-/// Bytes a member of a [`broadcast`] copies between two looks at the root's progress word.
-pub(crate) const BCAST_PIECE: usize = 64 << 10;
-/// The smallest broadcast (bytes) that [`broadcast`] takes. Below it the put tree (the root
-/// copies into its `dest`, then into its children's) wins: the members' loads of what the
-/// root has just written come from the root's L2 cache, slowly (at 2 PEs here, 64 KiB: 8.9 us
-/// against 2.6; 256 KiB: 28 against 9.6), where the root's stores into a child's `dest` stay
-/// in its own cache. From 1 MiB the pieces pass through the L3 cache and this path wins
-/// (1 MiB: 32 us against 43; 4 MiB: 124 against 369).
-pub(crate) const BCAST_MIN: usize = 512 << 10;
-/// [`BCAST_SRC`] when the root takes the put tree instead (a private source, or `dest` kept).
-const BCAST_BY_PUTS: u64 = u64::MAX;
-
 /// Team PE `j`'s word at byte `at` of its team block, mapped here (the caller checked).
-fn member_word(team: &Team<'_>, j: usize, at: usize) -> &'static AtomicU64 {
+pub(crate) fn member_word(team: &Team<'_>, j: usize, at: usize) -> &'static AtomicU64 {
     let p = match fetch::reach(team, j, team.block(at)) {
         Reach::Mapped(p) => p,
         Reach::Ucx(..) => unreachable!("the caller checked that every team block is mapped"),
@@ -435,104 +421,4 @@ fn member_word(team: &Team<'_>, j: usize, at: usize) -> &'static AtomicU64 {
     // SAFETY: an aligned word of a team block, mapped for the process's life, which members
     // access only atomically.
     unsafe { AtomicU64::from_ptr(p.cast_mut().cast()) }
-}
-
-/// A large broadcast of `source` (read on team PE `root` only) into `dest` at offset `at` of
-/// every member on the direct path, every member's heap and team block mapped here. Returns
-/// `false`, on every member alike, where the caller's put tree must do it instead: some memory
-/// is not mapped, or the root's source is private (or its `dest` kept and the source private).
-///
-/// No member writes another's memory, so there is no entry sync: the root publishes where its
-/// data lies ([`BCAST_SRC`]) and how much of it is ready ([`BCAST_PROGRESS`], tagged with the
-/// broadcast's epoch); every other member copies it into its own `dest` as it becomes ready
-/// and then raises its [`BCAST_READ`] word to the epoch; the root returns once every member
-/// has, so that its source and `dest` stay unchanged while they are read. Only a symmetric
-/// source (mapped everywhere, apart from the root's `dest` unless it is `dest` itself) is read
-/// here, where it lies. A private one would have to be copied into the root's `dest` first and
-/// read by the members from there, each line just written by the root: that was faster than
-/// the put tree in some periods of this VM and 10-20x slower in others (see the root's code).
-pub(crate) fn broadcast(
-    team: &Team<'_>,
-    at: usize,
-    source: &[u8],
-    root: usize,
-    keep_root: bool,
-) -> bool {
-    let tp = team.tp();
-    if source.len() < BCAST_MIN || !all_mapped(team, at) || !all_mapped(team, team.block(BCAST_SRC))
-    {
-        return false;
-    }
-    let (n, me) = (team.n_pes(), team.my_pe());
-    let epoch = next_epoch(team.coll_epoch());
-    let tag = (epoch & 0xffff_ffff) << 32;
-    let bytes = source.len();
-    let pieces = bytes.div_ceil(BCAST_PIECE) as u64;
-    let piece = |k: u64| k as usize * BCAST_PIECE..((k as usize + 1) * BCAST_PIECE).min(bytes);
-    if me == root {
-        let out = tp.local(at);
-        let progress = team.flag(BCAST_PROGRESS);
-        let src_word = team.flag(BCAST_SRC);
-        let sym = tp
-            .symmetric_offset(source.as_ptr(), bytes)
-            .filter(|&o| all_mapped(team, o));
-        match sym {
-            Some(o) if keep_root || o == at || !overlap(o, at, bytes) => {
-                src_word.store(o as u64, Ordering::Relaxed);
-                progress.store(tag | pieces, Ordering::Release);
-                if !keep_root && o != at {
-                    // SAFETY: `dest` holds `bytes` bytes (the caller checked), apart from the
-                    // source; the members only read this PE's memory.
-                    unsafe { copy_bytes(out, source.as_ptr(), bytes) };
-                }
-            }
-            _ => {
-                // A private source (or a `dest` kept): the put tree. The members' loads of
-                // what the root has just written would each fetch a line from the root's
-                // cache; on this VM that alone costs 10-20x a copy in some periods (2 PEs,
-                // 1 MiB: 430-800 us against 23 for a copy), where the root's stores into its
-                // children's `dest` do not.
-                src_word.store(BCAST_BY_PUTS, Ordering::Relaxed);
-                progress.store(tag, Ordering::Release);
-                return false;
-            }
-        }
-        let read: Vec<&AtomicU64> = (0..n)
-            .filter(|&j| j != me)
-            .map(|j| member_word(team, j, BCAST_READ))
-            .collect();
-        wait_in_collective(tp, Some(&team.group), || {
-            read.iter().all(|w| w.load(Ordering::Acquire) >= epoch)
-        });
-        return true;
-    }
-    let progress = member_word(team, root, BCAST_PROGRESS);
-    let ready = |k: u64| {
-        let v = progress.load(Ordering::Acquire);
-        v & !0xffff_ffff == tag && v & 0xffff_ffff >= k
-    };
-    if !ready(0) {
-        wait_in_collective(tp, Some(&team.group), || ready(0));
-    }
-    let src = member_word(team, root, BCAST_SRC).load(Ordering::Relaxed);
-    if src == BCAST_BY_PUTS {
-        return false;
-    }
-    let from = match fetch::reach(team, root, src as usize) {
-        Reach::Mapped(p) => p,
-        Reach::Ucx(..) => unreachable!("the root publishes only memory mapped everywhere"),
-    };
-    let out = tp.local(at);
-    for k in 0..pieces {
-        if !ready(k + 1) {
-            wait_in_collective(tp, Some(&team.group), || ready(k + 1));
-        }
-        let r = piece(k);
-        // SAFETY: piece `k` of the root's published data (mapped here, unchanged until this
-        // PE raises its `BCAST_READ` word) into this PE's `dest` (`bytes` bytes, checked by
-        // the caller), which nobody else touches during the broadcast.
-        unsafe { copy_bytes(out.add(r.start), from.add(r.start), r.len()) };
-    }
-    team.flag(BCAST_READ).store(epoch, Ordering::Release);
-    true
 }

@@ -8,6 +8,8 @@
 //!   all-gather, all-to-all);
 //! - [`large`]: large reductions that move the data once (reduce-scatter and all-gather through
 //!   [`fetch`]), on every path;
+//! - [`staged`]: broadcasts that the members read from the root, in pieces, where every
+//!   member's team block is mapped here;
 //! - [`alltoall`]: all-to-alls of large blocks between members mapped here, one copy per block;
 //! - [`collectives`]: broadcast, fcollect, collect, alltoall(s), the scans;
 //! - [`reduce`]: the reduction type sets and the `*_reduce` operations;
@@ -21,6 +23,7 @@ pub(crate) mod fetch;
 pub(crate) mod large;
 pub(crate) mod mailbox;
 pub(crate) mod split;
+pub(crate) mod staged;
 // Public when rustdoc checks examples (see the note in lib.rs).
 #[cfg(not(doc_examples_check))]
 pub(crate) mod reduce;

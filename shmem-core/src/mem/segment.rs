@@ -59,17 +59,22 @@ pub(crate) const DOWN_FLAG: usize = DATA_FLAGS + ROUNDS * 8;
 /// this PE's contribution to the current large direct reduction lies, which the members read
 /// in its mapped team block (`coll::large`).
 pub(crate) const CONTRIB: usize = DOWN_FLAG + 8;
-/// In the same line: where the root of a large direct broadcast publishes the offset the
-/// members copy from (`coll::large`).
+/// In the same line: where the root of a broadcast that the members read publishes the
+/// offset the members copy from (`coll::staged`).
 pub(crate) const BCAST_SRC: usize = DOWN_FLAG + 16;
-/// In the same line: the root's progress in a large direct broadcast (the epoch in the high
-/// half, the pieces it has made readable in the low half).
+/// In the same line: the root's progress in a broadcast that the members read (the epoch's tag
+/// in the high half, the pieces it has made readable in the low half; `coll::staged`).
 pub(crate) const BCAST_PROGRESS: usize = DOWN_FLAG + 24;
-/// In the same line: the last large direct broadcast this PE has finished reading.
+/// In the same line: the last broadcast that this PE has finished reading from its root
+/// (`coll::staged`).
 pub(crate) const BCAST_READ: usize = DOWN_FLAG + 32;
 /// In the same line: how far this PE has come in the current large direct reduction
 /// (`coll::large`: three steps per epoch).
 pub(crate) const REDUCE_STEP: usize = DOWN_FLAG + 40;
+/// In the same line: how far this PE has read the root's staging area in the current staged
+/// broadcast (`coll::staged`: the epoch's tag in the high half, the pieces read in the low
+/// half).
+pub(crate) const BCAST_READING: usize = DOWN_FLAG + 48;
 /// The last eager-broadcast epoch this PE has taken out of its ring (parents read it before
 /// reusing a ring slot).
 pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;
@@ -124,7 +129,8 @@ pub(crate) const POOL_BYTES: usize = TEAM_SLOTS * BLOCK;
 /// The team segment: the sync area, then the team blocks (see the module docs).
 pub(crate) const SEGMENT: usize = SYNC_BYTES + POOL_BYTES;
 const _: () = assert!(
-    SCRATCH.is_multiple_of(64)
+    BCAST_READING + 8 <= BCAST_DONE
+        && SCRATCH.is_multiple_of(64)
         && MAIL.is_multiple_of(64)
         && STAGE.is_multiple_of(4096)
         && BLOCK.is_multiple_of(64)

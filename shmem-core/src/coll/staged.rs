@@ -1,0 +1,354 @@
+//! Broadcasts that the members read from the root, in pieces, through memory that every member
+//! of the node maps: the root makes its data readable piece by piece and publishes how far it
+//! has come; every other member copies each piece into its own `dest` as soon as it is ready.
+//! No member writes another's memory, so there is no entry sync, and the data crosses from the
+//! root to each member in one copy by that member, all members at once.
+//!
+//! Where the data is read from, chosen by the root (the members learn it from its team block):
+//! - **the root's source itself**, where it lies, when it is symmetric and the members map it
+//!   (the direct path, C's symmetric `source`, or `dest` itself for `dest == source`): it is
+//!   readable at once, all pieces together;
+//! - **the root's `dest`** (the direct path, a private source): the root copies the source into
+//!   its own `dest` piece by piece, which it has to do anyway, and the members copy each piece
+//!   from there;
+//! - **the root's staging area** ([`STAGE`] of its team block, [`STAGE_BYTES`]): where the
+//!   members map the team blocks but not the heaps (one node, `UCX_TLS` without shared memory),
+//!   and on the direct path for `broadcast_to_others` of a private source (the root's `dest`
+//!   must stay as it is). The root copies piece `k` into slot `k % SLOTS` of the area, and
+//!   reuses a slot only once every member has read what lay there; the members copy from the
+//!   slot into their own `dest` (mapped only by themselves). The broadcast's bytes then never
+//!   pass through UCX: before, the put tree over tcp moved them through loopback sockets, up to
+//!   8x slower than Open MPI's oshmem (whose collectives go through shared memory whatever
+//!   `UCX_TLS` says).
+//!
+//! The words, in the first line of the team blocks (next to
+//! [`DOWN_FLAG`](crate::mem::segment::DOWN_FLAG)): the root's [`BCAST_SRC`] (where its data
+//! lies, or [`BY_PUTS`]) and [`BCAST_PROGRESS`] (the epoch's tag in the high half, the pieces
+//! ready in the low half); every other member's [`BCAST_READING`] (the tag and the pieces it
+//! has read, in the staging area's slots only) and [`BCAST_READ`] (the last broadcast it has
+//! finished reading, a whole epoch, monotonic: a member that has gone on to later broadcasts
+//! still counts as done with this one). The root returns once every member has finished
+//! reading, so that its source, `dest` and staging area stay unchanged while they are read and
+//! the next collective may write them at once. The epochs come from the team's collective
+//! counter (`next_epoch(team.coll_epoch())`), taken by every member for every broadcast that
+//! enters here, so consecutive broadcasts (from any roots) never take each other's words for
+//! their own.
+//!
+//! Measured with `benches/coll-sweep.sh` (`CASES=broadcast`, root 0, 2 to 8 PEs on this 2-core
+//! VM while other jobs ran, so single figures vary by 2x; before: one round, the put tree;
+//! after: median of three rounds), us per call, ours from Rust (private source) / from C
+//! (`shmem_broadcast64`: symmetric source, the root's `dest` kept), against Open MPI's oshmem
+//! in the same run:
+//!
+//! | path | PEs | size | before Rust / C | after Rust / C | oshmem |
+//! |---|---:|---:|---:|---:|---:|
+//! | tcp | 2 | 16 KiB | 7.6 / 7.2 | 3.2 / 3.8 | 2.2 |
+//! | tcp | 2 | 256 KiB | 184 / 201 | 31 / 21 | 13 |
+//! | tcp | 2 | 1 MiB | 580 / 663 | 137 / 76 | 70 |
+//! | tcp | 4 | 64 KiB | 221 / 43 | 23 / 8.3 | 24 |
+//! | tcp | 4 | 256 KiB | 591 / 222 | 42 / 16 | 67 |
+//! | tcp | 4 | 1 MiB | 2507 / 1313 | 236 / 202 | 548 |
+//! | tcp | 8 | 64 KiB | 115 / 128 | 10 / 12 | 44 |
+//! | tcp | 8 | 256 KiB | 647 / 696 | 42 / 35 | 118 |
+//! | tcp | 8 | 1 MiB | 2497 / 5196 | 760 / 623 | 395 |
+//! | direct | 4 | 4 KiB | 12 / 6.3 | 3.7 / 3.4 | 22 |
+//! | direct | 4 | 64 KiB | 25 / 35 | 17 / 13 | 13 |
+//! | direct | 4 | 256 KiB | 68 / 50 | 46 / 20 | 31 |
+//! | direct | 4 | 1 MiB | 686 / 99 | 205 / 119 | 376 |
+//! | direct | 8 | 4 KiB | 90 / 43 | 5.1 / 5.0 | 88 |
+//! | direct | 8 | 64 KiB | 61 / 48 | 21 / 11 | 57 |
+//! | direct | 8 | 256 KiB | 74 / 91 | 55 / 29 | 150 |
+//! | direct | 8 | 1 MiB | 621 / 115 | 258 / 139 | 698 |
+//!
+//! Side by side in one job (alternating, three rounds), direct path, Rust, 4 PEs: 64 KiB 11.5
+//! against the put tree's 22 (oshmem 11.6), 256 KiB 26 against 41 (30). Where oshmem still
+//! wins (2 PEs over tcp, 64 KiB to 1 MiB; 8 PEs over tcp from 1 MiB, where the root waits for
+//! every member to free each slot and 8 PEs share 2 cores), its collectives (Open MPI's
+//! shared-memory transport) copy once, from the root's source, which the benchmark never
+//! rewrites; here every member reads lines that the root has just written, which come from
+//! the root's cache (about 5 GB/s on this VM at 2 PEs, against 19 for oshmem's copy of clean
+//! memory). Pieces of 64 KiB instead of 32 lost at 4 PEs over tcp (1 MiB: 714 against 464);
+//! non-temporal stores into the staging area lost at 2 PEs (1 MiB: 444 against 367).
+//!
+//! Part of the collectives layer; uses `coll::large`, `coll::fetch`, `coll::team`,
+//! `transport`, `mem`.
+
+use super::fetch::{self, Reach};
+use super::large::{all_mapped, member_word};
+use super::team::Team;
+use crate::mem::copy::copy_bytes;
+use crate::mem::segment::{
+    BCAST_PROGRESS, BCAST_READ, BCAST_READING, BCAST_SRC, CHUNK, STAGE, STAGE_BYTES,
+};
+use crate::transport::collective::wait_in_collective;
+use crate::transport::slots::next_epoch;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes of one piece: what the root makes readable, and a member copies, between two looks at
+/// the words.
+pub(crate) const PIECE: usize = 32 << 10;
+/// Slots of [`PIECE`] bytes in the staging area.
+const SLOTS: usize = STAGE_BYTES / PIECE;
+const _: () = assert!(SLOTS >= 2 && STAGE_BYTES.is_multiple_of(PIECE));
+
+/// The smallest broadcast (bytes) that the members read from the root where every member's team
+/// block is mapped here, except in teams of two on the direct path ([`PAIR_MIN`]): every
+/// broadcast that the mailbox does not take (more than [`CHUNK`] bytes). Over `UCX_TLS`
+/// without shared memory the put tree's alternative sends every byte through UCX; on the
+/// direct path, in teams of 3 to 8, the put tree's rounds, one after the other, cost more than
+/// the members' copies all at once, from 4 KiB (private sources, 8 PEs: 3.6 us against 23;
+/// 4 PEs: 3.0 against 15; 3 PEs 16 KiB: 2.8 against 7.0).
+pub(crate) const STAGED_MIN: usize = CHUNK + 1;
+/// The smallest broadcast (bytes) that the members read from the root on the direct path in a
+/// team of two. Below it the put tree wins: the member's loads of what the root has just
+/// written come from the root's L2 cache, slowly (symmetric sources, 64 KiB: 8.9 us against
+/// 2.6; 256 KiB: 28 against 9.6; private ones, 256 KiB: 20 against 14), where the root's
+/// stores into the other's `dest` stay in its own cache. From 1 MiB the pieces pass through
+/// the L3 cache and this path wins (symmetric, 1 MiB: 32 us against 43; 4 MiB: 124 against
+/// 369; private, 1 MiB: 72 against 116; 4 MiB: 369 against 624).
+pub(crate) const PAIR_MIN: usize = 512 << 10;
+/// [`BCAST_SRC`] when the root chose the put tree: every member returns `false`.
+const BY_PUTS: u64 = u64::MAX;
+
+/// The high half of the progress words: the epoch's low 32 bits.
+fn tag(epoch: u64) -> u64 {
+    (epoch & 0xffff_ffff) << 32
+}
+
+/// Whether a broadcast of `bytes` bytes into `dest` at offset `at` enters [`broadcast`] on this
+/// team (the same answer on every member: mappings are symmetric); `Some(direct)` when it
+/// does, `direct` telling whether every member's heap is mapped here.
+fn enters(team: &Team<'_>, at: usize, bytes: usize) -> Option<bool> {
+    let n = team.n_pes();
+    if n < 2 || !all_mapped(team, team.block(BCAST_SRC)) {
+        return None;
+    }
+    let direct = all_mapped(team, at);
+    let min = if direct && n == 2 {
+        PAIR_MIN
+    } else {
+        STAGED_MIN
+    };
+    (bytes >= min).then_some(direct)
+}
+
+/// Whether `a..a + len` and `b..b + len` overlap.
+fn overlap(a: usize, b: usize, len: usize) -> bool {
+    a < b + len && b < a + len
+}
+
+/// Where the root's data is read from.
+enum Place {
+    /// The put tree instead.
+    Puts,
+    /// This offset of the root's memory (its symmetric source), readable at once.
+    Ready(usize),
+    /// The root's `dest`, piece by piece as the root copies the source into it.
+    Dest,
+    /// The root's staging area, slot by slot.
+    Stage,
+}
+
+/// Broadcasts `source` (read on team PE `root` only) into `dest` at offset `at` of every member
+/// (the root's too unless `keep_root`), the members reading the root's data (see the module
+/// docs). Returns `false`, on every member alike, where the caller's put tree must do it
+/// instead: some member's team block is not mapped here, the broadcast is too small for this
+/// path, or the root's source overlaps its `dest` (never through safe code). The caller
+/// checked that `dest` holds `source.len()` bytes on every member.
+pub(crate) fn broadcast(
+    team: &Team<'_>,
+    at: usize,
+    source: &[u8],
+    root: usize,
+    keep_root: bool,
+) -> bool {
+    let bytes = source.len();
+    let Some(direct) = enters(team, at, bytes) else {
+        return false;
+    };
+    let epoch = next_epoch(team.coll_epoch());
+    if team.my_pe() == root {
+        let place = choose(team, at, source, keep_root, direct);
+        send(team, at, source, keep_root, epoch, place)
+    } else {
+        receive(team, at, bytes, root, epoch)
+    }
+}
+
+/// The root's choice of where the members read (see the module docs).
+fn choose(team: &Team<'_>, at: usize, source: &[u8], keep_root: bool, direct: bool) -> Place {
+    if !direct {
+        return Place::Stage;
+    }
+    let bytes = source.len();
+    match team
+        .tp()
+        .symmetric_offset(source.as_ptr(), bytes)
+        .filter(|&o| all_mapped(team, o))
+    {
+        // Symmetric memory: `dest` itself (nothing to copy), or apart from it, or any where
+        // the root's `dest` is not written.
+        Some(o) if o == at || keep_root || !overlap(o, at, bytes) => Place::Ready(o),
+        // Overlapping `dest`, which safe code cannot pass: as before, the put tree.
+        Some(_) => Place::Puts,
+        None if keep_root => Place::Stage,
+        None => Place::Dest,
+    }
+}
+
+/// The root's part: publishes where its data lies, makes it readable piece by piece, and
+/// returns once every member has read it all (`false` where it chose the put tree).
+fn send(
+    team: &Team<'_>,
+    at: usize,
+    source: &[u8],
+    keep_root: bool,
+    epoch: u64,
+    place: Place,
+) -> bool {
+    let tp = team.tp();
+    let (n, me) = (team.n_pes(), team.my_pe());
+    let bytes = source.len();
+    let tag = tag(epoch);
+    let pieces = bytes.div_ceil(PIECE);
+    let progress = team.flag(BCAST_PROGRESS);
+    let src_word = team.flag(BCAST_SRC);
+    let out = tp.local(at);
+    // Where the members read, as an offset of this PE's memory; the words are published
+    // before any piece is ready (the members read BCAST_SRC after seeing this epoch's tag).
+    let from = match place {
+        Place::Puts => BY_PUTS,
+        Place::Ready(o) => o as u64,
+        Place::Dest => at as u64,
+        Place::Stage => team.block(STAGE) as u64,
+    };
+    src_word.store(from, Ordering::Relaxed);
+    let others: Vec<usize> = (0..n).filter(|&j| j != me).collect();
+    match place {
+        Place::Puts => {
+            progress.store(tag, Ordering::Release);
+            return false;
+        }
+        Place::Ready(o) => {
+            progress.store(tag | pieces as u64, Ordering::Release);
+            if !keep_root && o != at {
+                // SAFETY: `dest` holds `bytes` bytes (the caller checked), apart from the
+                // source (`choose`); the members only read this PE's memory.
+                unsafe { copy_bytes(out, source.as_ptr(), bytes) };
+            }
+        }
+        Place::Dest => {
+            progress.store(tag, Ordering::Release);
+            for k in 0..pieces {
+                let r = k * PIECE..((k + 1) * PIECE).min(bytes);
+                // SAFETY: piece `k` of `source` (private memory) into the same range of this
+                // PE's `dest` (`bytes` bytes, checked by the caller), which the members read
+                // only once this piece is published below.
+                unsafe { copy_bytes(out.add(r.start), source.as_ptr().add(r.start), r.len()) };
+                progress.store(tag | (k + 1) as u64, Ordering::Release);
+            }
+        }
+        Place::Stage => {
+            let stage = tp.local(team.block(STAGE));
+            let reading: Vec<(&AtomicU64, &AtomicU64)> = others
+                .iter()
+                .map(|&j| {
+                    (
+                        member_word(team, j, BCAST_READING),
+                        member_word(team, j, BCAST_READ),
+                    )
+                })
+                .collect();
+            progress.store(tag, Ordering::Release);
+            for k in 0..pieces {
+                if k >= SLOTS {
+                    // The slot's previous piece has been read by every member (or a member
+                    // has finished this broadcast, and maybe gone on to later ones).
+                    let need = (k - SLOTS + 1) as u64;
+                    let done = |(now, read): &(&AtomicU64, &AtomicU64)| {
+                        let v = now.load(Ordering::Acquire);
+                        (v & !0xffff_ffff == tag && v & 0xffff_ffff >= need)
+                            || read.load(Ordering::Acquire) >= epoch
+                    };
+                    if !reading.iter().all(done) {
+                        wait_in_collective(tp, Some(&team.group), || reading.iter().all(done));
+                    }
+                }
+                let r = k * PIECE..((k + 1) * PIECE).min(bytes);
+                // SAFETY: slot `k % SLOTS` of this PE's staging area (`PIECE` bytes, in its
+                // mapped team block), which no member reads any more (checked above) and no
+                // other collective uses before this one returns; piece `k` of the source.
+                unsafe {
+                    copy_bytes(
+                        stage.add((k % SLOTS) * PIECE),
+                        source.as_ptr().add(r.start),
+                        r.len(),
+                    )
+                };
+                progress.store(tag | (k + 1) as u64, Ordering::Release);
+                if !keep_root && source.as_ptr() != out.cast_const() {
+                    // SAFETY: this PE's `dest` (`bytes` bytes, checked by the caller), which
+                    // nobody else reads here (the members read the staging area); the source
+                    // is private, apart from `dest`, or `dest` itself (not copied: the data is
+                    // there already; a source overlapping `dest` only in part is never passed
+                    // by safe code, and the put tree's copy would be as wrong).
+                    unsafe { copy_bytes(out.add(r.start), source.as_ptr().add(r.start), r.len()) };
+                }
+            }
+        }
+    }
+    let read: Vec<&AtomicU64> = others
+        .iter()
+        .map(|&j| member_word(team, j, BCAST_READ))
+        .collect();
+    let all_read = || read.iter().all(|w| w.load(Ordering::Acquire) >= epoch);
+    if !all_read() {
+        wait_in_collective(tp, Some(&team.group), all_read);
+    }
+    true
+}
+
+/// A member's part: copies the root's data, piece by piece as it becomes ready, into this PE's
+/// `dest` at `at` (`bytes` bytes), then says so in its [`BCAST_READ`] word (`false` where the
+/// root chose the put tree).
+fn receive(team: &Team<'_>, at: usize, bytes: usize, root: usize, epoch: u64) -> bool {
+    let tp = team.tp();
+    let tag = tag(epoch);
+    let pieces = bytes.div_ceil(PIECE);
+    let progress = member_word(team, root, BCAST_PROGRESS);
+    let ready = |k: usize| {
+        let v = progress.load(Ordering::Acquire);
+        v & !0xffff_ffff == tag && v & 0xffff_ffff >= k as u64
+    };
+    if !ready(0) {
+        wait_in_collective(tp, Some(&team.group), || ready(0));
+    }
+    let src = member_word(team, root, BCAST_SRC).load(Ordering::Relaxed);
+    if src == BY_PUTS {
+        return false;
+    }
+    let staged = src as usize == team.block(STAGE);
+    let from = match fetch::reach(team, root, src as usize) {
+        Reach::Mapped(p) => p,
+        Reach::Ucx(..) => unreachable!("the root publishes only memory mapped by every member"),
+    };
+    let out = tp.local(at);
+    let reading = team.flag(BCAST_READING);
+    for k in 0..pieces {
+        if !ready(k + 1) {
+            wait_in_collective(tp, Some(&team.group), || ready(k + 1));
+        }
+        let r = k * PIECE..((k + 1) * PIECE).min(bytes);
+        let there = if staged { (k % SLOTS) * PIECE } else { r.start };
+        // SAFETY: piece `k` of the root's published data (mapped here: its symmetric source,
+        // its `dest` or a slot of its staging area; ready, and unchanged until this PE says
+        // it has read it below) into this PE's `dest` (`bytes` bytes, checked by the
+        // caller), which nobody else touches during the broadcast.
+        unsafe { copy_bytes(out.add(r.start), from.add(there), r.len()) };
+        if staged {
+            reading.store(tag | (k + 1) as u64, Ordering::Release);
+        }
+    }
+    team.flag(BCAST_READ).store(epoch, Ordering::Release);
+    true
+}

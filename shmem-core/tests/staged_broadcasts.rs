@@ -1,0 +1,207 @@
+//! Broadcasts that the members read from the root in pieces (`coll::staged`): through the root's
+//! staging area over `UCX_TLS=tcp,self` (team blocks mapped, heaps not), from the root's `dest`
+//! or from its symmetric source on the direct path. Sizes around each threshold (the mailbox's
+//! 1 KiB, two PEs' 512 KiB on the direct path) and across many pieces and more than one turn of
+//! the staging area's slots, every root, back to back with different roots and sizes (the epochs),
+//! private and symmetric sources, `broadcast_to_others`. Every job runs on both paths (the test
+//! kit's `multi_pe_at`), at 2, 3 and 4 PEs, and one at 8. Every PE checks every byte.
+
+use shmem_testkit as common;
+
+use common::multi_pe_at;
+use shmem_core::prelude::*;
+
+/// Byte counts around the thresholds (the mailbox's 1 KiB; 512 KiB for two PEs on the direct
+/// path), across pieces (32 KiB) and past one turn of the staging area's slots (256 KiB), odd
+/// ones included.
+const SIZES: [usize; 7] = [
+    1023,
+    1025,
+    4096,
+    32 * 1024 + 1,
+    256 * 1024 + 1,
+    512 * 1024 - 1,
+    (1 << 20) + 7,
+];
+
+/// Root `root`'s byte `i` in round `r`: the high byte of a multiplicative hash, which depends
+/// on every bit of `i`, so that a piece copied to or from the wrong place (the pieces are
+/// powers of two apart) shows.
+fn v(root: usize, r: usize, i: usize) -> u8 {
+    let x = (i as u64) ^ (((root * 31 + r * 97) as u64) << 40);
+    (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8
+}
+
+fn check(what: &str, got: &[u8], want: impl Fn(usize) -> u8) {
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != want(i)) {
+        panic!(
+            "{what}: byte {i} of {} is {} instead of {}",
+            got.len(),
+            got[i],
+            want(i)
+        );
+    }
+}
+
+/// Every size from every root, private sources: `broadcast` twice back to back (the source
+/// reused at once with other values), then `broadcast_to_others`; one byte past the broadcast
+/// must stay as it was.
+fn private_sources(world: &World) {
+    let team = world.team_world();
+    let (me, n) = (team.my_pe(), team.n_pes());
+    for len in SIZES {
+        let dest = world.alloc::<u8>(len + 1);
+        let mut got = vec![0u8; len + 1];
+        for root in 0..n {
+            dest.local_write(.., &vec![0xa5; len + 1]);
+            team.barrier();
+            for r in 0..2 {
+                let src: Vec<u8> = if me == root {
+                    (0..len).map(|i| v(root, r, i)).collect()
+                } else {
+                    vec![0; len]
+                };
+                team.broadcast(&dest, &src, root);
+                dest.local_read(.., &mut got);
+                check(
+                    &format!("broadcast {r} of {len} B from {root}"),
+                    &got,
+                    |i| if i < len { v(root, r, i) } else { 0xa5 },
+                );
+            }
+            dest.local_write(.., &vec![0x5a; len + 1]);
+            team.barrier();
+            let src: Vec<u8> = if me == root {
+                (0..len).map(|i| v(root, 2, i)).collect()
+            } else {
+                vec![0; len]
+            };
+            team.broadcast_to_others(&dest, &src, root);
+            dest.local_read(.., &mut got);
+            check(
+                &format!("broadcast_to_others of {len} B from {root}"),
+                &got,
+                |i| {
+                    if i < len && me != root {
+                        v(root, 2, i)
+                    } else {
+                        0x5a
+                    }
+                },
+            );
+        }
+        world.barrier_all();
+    }
+}
+
+#[test]
+fn private_sources_from_every_root() {
+    multi_pe_at(
+        "private_sources_from_every_root",
+        &[2, 3, 4],
+        private_sources,
+    );
+}
+
+/// Broadcasts back to back without any sync between them, each from another root, of another
+/// size, into two destinations in turn: the next broadcast's root writes its staging area (or
+/// its `dest`) while slower members may still be in the previous one.
+fn back_to_back(world: &World) {
+    let team = world.team_world();
+    let (me, n) = (team.my_pe(), team.n_pes());
+    let max = SIZES[SIZES.len() - 1];
+    let dests = [world.alloc::<u8>(max), world.alloc::<u8>(max)];
+    let mut got = vec![0u8; max];
+    for round in 0..3 * n {
+        let root = (round * 5 + 1) % n;
+        let len = SIZES[(round * 3 + n) % SIZES.len()];
+        let dest = &dests[round % 2];
+        let src: Vec<u8> = if me == root {
+            (0..len).map(|i| v(root, round, i)).collect()
+        } else {
+            vec![0; len]
+        };
+        team.broadcast(dest, &src, root);
+        dest.local_read(..len, &mut got[..len]);
+        check(
+            &format!("round {round}: broadcast of {len} B from {root}"),
+            &got[..len],
+            |i| v(root, round, i),
+        );
+    }
+    world.barrier_all();
+}
+
+#[test]
+fn back_to_back_with_other_roots_and_sizes() {
+    multi_pe_at(
+        "back_to_back_with_other_roots_and_sizes",
+        &[2, 3, 4],
+        back_to_back,
+    );
+}
+
+#[test]
+fn back_to_back_at_eight() {
+    multi_pe_at("back_to_back_at_eight", &[8], back_to_back);
+}
+
+/// Symmetric sources (as C passes them): apart from `dest` and `dest` itself, `broadcast` and
+/// `broadcast_to_others`, at sizes across the thresholds.
+#[test]
+fn symmetric_sources_from_every_root() {
+    multi_pe_at("symmetric_sources_from_every_root", &[2, 3, 4], |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        for len in [1025, 32 * 1024, 300 * 1024 + 3, 600 * 1024 + 1] {
+            let src = world.alloc::<u8>(len);
+            let dest = world.alloc::<u8>(len);
+            let mut got = vec![0u8; len];
+            for root in 0..n {
+                // Every PE's source holds its own values: only the root's may arrive.
+                src.local_write(.., &(0..len).map(|i| v(me, 3, i)).collect::<Vec<_>>());
+                dest.local_write(.., &vec![0xa5; len]);
+                team.barrier();
+                // SAFETY: nobody writes `src` until the barrier after the broadcasts.
+                let s = unsafe { src.local_slice() };
+                team.broadcast(&dest, s, root);
+                dest.local_read(.., &mut got);
+                check(
+                    &format!("broadcast of {len} B from symmetric memory, root {root}"),
+                    &got,
+                    |i| v(root, 3, i),
+                );
+                dest.local_write(.., &vec![0x5a; len]);
+                team.barrier();
+                team.broadcast_to_others(&dest, s, root);
+                dest.local_read(.., &mut got);
+                check(
+                    &format!("broadcast_to_others of {len} B from symmetric memory"),
+                    &got,
+                    |i| if me == root { 0x5a } else { v(root, 3, i) },
+                );
+                team.barrier();
+                // `dest` itself as the root's source (C's `dest == source`).
+                dest.local_write(.., &(0..len).map(|i| v(me, 4, i)).collect::<Vec<_>>());
+                team.barrier();
+                let zeros = vec![0u8; len];
+                let s = if me == root {
+                    // SAFETY: the root's `dest` is its source, which the broadcast does not
+                    // write on the root (the data is already there).
+                    unsafe { dest.local_slice() }
+                } else {
+                    &zeros
+                };
+                team.broadcast(&dest, s, root);
+                dest.local_read(.., &mut got);
+                check(
+                    &format!("broadcast of {len} B from dest, root {root}"),
+                    &got,
+                    |i| v(root, 4, i),
+                );
+                team.barrier();
+            }
+            world.barrier_all();
+        }
+    });
+}
