@@ -8,6 +8,8 @@
 //!   all-gather, all-to-all);
 //! - [`large`]: large reductions that move the data once (reduce-scatter and all-gather through
 //!   [`fetch`]), on every path;
+//! - [`staged_reduce`]: reductions through the members' staging areas where their team blocks
+//!   are mapped here but their heaps are not (one node over `UCX_TLS=tcp,self`);
 //! - [`alltoall`]: all-to-alls of large blocks between members mapped here, one copy per block;
 //! - [`collectives`]: broadcast, fcollect, collect, alltoall(s), the scans;
 //! - [`reduce`]: the reduction type sets and the `*_reduce` operations;
@@ -21,6 +23,7 @@ pub(crate) mod fetch;
 pub(crate) mod large;
 pub(crate) mod mailbox;
 pub(crate) mod split;
+pub(crate) mod staged_reduce;
 // Public when rustdoc checks examples (see the note in lib.rs).
 #[cfg(not(doc_examples_check))]
 pub(crate) mod reduce;

@@ -99,13 +99,23 @@ pub(crate) const A2A: usize = MAIL + 2 * MAIL_ROUNDS * SLOT;
 pub(crate) const RING: usize = 8;
 /// The eager-broadcast ring: [`RING`] slots.
 pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
+/// A cache line of this PE's progress words in the current staged reduction
+/// (`coll::staged_reduce`), each the reduction's epoch in the high half and a count of chunks
+/// in the low half: [`STAGE_PUB`], [`STAGE_DONE`], [`STAGE_READ`].
+pub(crate) const STAGE_STEP: usize = BCAST + RING * SLOT;
+/// Chunks this PE has staged (their data is in its staging area).
+pub(crate) const STAGE_PUB: usize = STAGE_STEP;
+/// Chunks whose share this PE has combined (the result is in its staging area).
+pub(crate) const STAGE_DONE: usize = STAGE_STEP + 8;
+/// Chunks this PE has read completely (it reads no member's staging area for them any more).
+pub(crate) const STAGE_READ: usize = STAGE_STEP + 16;
 /// The staging area: where collectives over members whose team blocks are mapped here but whose
 /// heaps are not (one node, `UCX_TLS` without shared memory) pass large data through shared
 /// memory, in pieces. Only data lies here (never a flag), so a block's reset leaves it as it
 /// is, and its pages cost memory only once a collective has used them. A collective that lets
 /// other members read this PE's staging area returns on this PE only once they have all
 /// finished reading it, so the next collective may write it at once.
-pub(crate) const STAGE: usize = (BCAST + RING * SLOT).next_multiple_of(4096);
+pub(crate) const STAGE: usize = (STAGE_STEP + 64).next_multiple_of(4096);
 /// Bytes of the staging area.
 pub(crate) const STAGE_BYTES: usize = 256 << 10;
 /// Bytes of one team block.
@@ -120,6 +130,7 @@ pub(crate) const SEGMENT: usize = SYNC_BYTES + POOL_BYTES;
 const _: () = assert!(
     SCRATCH.is_multiple_of(64)
         && MAIL.is_multiple_of(64)
+        && STAGE_STEP.is_multiple_of(64)
         && STAGE.is_multiple_of(4096)
         && BLOCK.is_multiple_of(64)
 );

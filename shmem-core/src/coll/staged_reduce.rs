@@ -1,0 +1,285 @@
+//! Staged reductions: where the members' team blocks are mapped here but their heaps are not
+//! (one node, `UCX_TLS` without shared memory, such as `tcp,self`), the data of a reduction
+//! moves through the members' staging areas ([`STAGE`], shared memory), not through UCX.
+//! Open MPI's oshmem does the same on one node whatever `UCX_TLS` says (its collectives go
+//! through btl/vader).
+//!
+//! **Reduction** of `len` elements over `n` members, in chunks of up to [`HALF`] bytes: the
+//! staging area is two halves, chunk `c` goes through half `c % 2` of every member's, so that a
+//! member may stage chunk `c + 1` while the others still read chunk `c`. Each chunk is cut into
+//! `n` shares at cache lines; member `q` owns share `q` of every chunk.
+//! 1. *Stage*: each member copies the other members' shares of its chunk `c` (from its source,
+//!    or from its `dest` in place) to the same places of its half, and raises its `PUB` word.
+//! 2. *Combine*: once every member has staged chunk `c`, each member combines its share from
+//!    every member's half (its own part from its source), in team order (so every element is
+//!    computed once, by one member, and all get the same bits), in pieces that stay in the L1
+//!    cache, into its `dest` and into the place of its share in its own half (which nobody
+//!    else reads in step 2), and raises its `DONE` word.
+//! 3. *Gather*: each member copies every other member's finished share of chunk `c` from that
+//!    member's half into its `dest` as soon as that member's `DONE` word says so, then raises
+//!    its `READ` word.
+//!
+//! A member stages chunk `c + 1` between steps 2 and 3 of chunk `c`, once every member has
+//! raised its `READ` word past chunk `c - 1` (the last chunk that used that half). It returns
+//! once every member has read everything (every `READ` word past the last chunk), so that the
+//! next collective may write its staging area at once (the rule of [`STAGE`]). The words
+//! ([`STAGE_STEP`]) carry the reduction's epoch ([`next_epoch`] of the team's collective
+//! epoch) in their high half and a chunk count in their low half; waits back off
+//! ([`wait_in_collective`]: eight PEs may share two cores).
+//!
+//! Memory traffic per member, for `B = len * size_of::<E>()` bytes: copies `B (n - 1) / n`
+//! into its half; reads `B` (its share from every member) and writes `2 B / n` (its share into
+//! `dest` and its half); copies `B (n - 1) / n` of the others' shares into `dest`. Nothing goes
+//! through UCX; per chunk each member waits for every member's `PUB`, each other member's
+//! `DONE`, and (from the third chunk on) every member's `READ`.
+//!
+//! Measured on 2 cores (AMD EPYC, `benches/coll-sweep.sh`, `reduce_sum_f32` over
+//! `UCX_TLS=tcp,self`, time per call, ours and Open MPI's oshmem in the same run; "before" is
+//! the mailbox below `2 MiB / n` and [`large`](super::large)'s UCX gets above it):
+//!
+//! | size per PE | PEs | before | staged | oshmem |
+//! |---:|---:|---:|---:|---:|
+//! | (figures below) | | | | |
+//!
+//! Part of the collectives layer; uses `coll::large` (its sources and share cuts), `coll::team`,
+//! `transport`, `mem`.
+
+use super::fetch::{self, COMBINE, Reach};
+use super::large::{Source, all_mapped, member_word, overlap, share_start};
+use super::team::Team;
+use crate::element::Element;
+use crate::mem::copy::copy_bytes;
+use crate::mem::segment::{STAGE, STAGE_BYTES, STAGE_DONE, STAGE_PUB, STAGE_READ, STAGE_STEP};
+use crate::transport::collective::wait_in_collective;
+use crate::transport::slots::next_epoch;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The smallest reduction (bytes) that takes this path where it applies ([`takes`]): below
+/// it the mailbox's exchanges of 1 KiB slots through the same team blocks cost less than three
+/// rounds of waits.
+pub(crate) const STAGED_MIN: usize = 4 << 10;
+
+/// Bytes of one half of the staging area: the most one chunk takes in every member's.
+pub(crate) const HALF: usize = STAGE_BYTES / 2;
+
+/// Whether a reduction of `bytes` bytes into `dest` at `offset` takes this path: the team
+/// has more than one member, every member's team block is mapped here and some member's
+/// `dest` is not (the same answer on every member: mappings are symmetric), from
+/// [`STAGED_MIN`] bytes.
+pub(crate) fn takes(team: &Team<'_>, offset: usize, bytes: usize) -> bool {
+    team.n_pes() > 1
+        && bytes >= STAGED_MIN
+        && all_mapped(team, team.block(STAGE_STEP))
+        && !all_mapped(team, offset)
+}
+
+/// Which of a member's three progress words ([`STAGE_STEP`]).
+#[derive(Clone, Copy)]
+enum Step {
+    /// Chunks staged (step 1 done).
+    Pub,
+    /// Chunks whose share is combined (step 2 done).
+    Done,
+    /// Chunks read completely (step 3 done).
+    Read,
+}
+
+/// The members' progress words in one reduction: member `j`'s word `k` of [`Step`] says it has
+/// done that step for `k` chunks of this reduction (tagged with its epoch).
+struct Progress<'t, 'w> {
+    team: &'t Team<'w>,
+    /// Per member: its [`STAGE_PUB`], [`STAGE_DONE`] and [`STAGE_READ`] words.
+    words: Vec<[&'static AtomicU64; 3]>,
+    /// The low 32 bits of this reduction's epoch.
+    epoch: u64,
+}
+
+impl<'t, 'w> Progress<'t, 'w> {
+    /// The words of a new reduction; the caller checked that every team block is mapped.
+    fn new(team: &'t Team<'w>) -> Progress<'t, 'w> {
+        let words = (0..team.n_pes())
+            .map(|j| [STAGE_PUB, STAGE_DONE, STAGE_READ].map(|at| member_word(team, j, at)))
+            .collect();
+        Progress {
+            team,
+            words,
+            epoch: next_epoch(team.coll_epoch()) & 0xffff_ffff,
+        }
+    }
+
+    /// Whether word value `v` says `k` chunks or more in this reduction, or that its member is
+    /// already in a later one (which it entered only once everybody had finished this one).
+    fn reached(&self, v: u64, k: u64) -> bool {
+        let ahead = (v >> 32).wrapping_sub(self.epoch) & 0xffff_ffff;
+        (ahead == 0 && v & 0xffff_ffff >= k) || (1..1 << 31).contains(&ahead)
+    }
+
+    /// This PE has done `step` for `k` chunks.
+    fn raise(&self, step: Step, k: u64) {
+        self.words[self.team.my_pe()][step as usize]
+            .store((self.epoch << 32) | k, Ordering::Release);
+    }
+
+    /// Waits until member `j` has done `step` for `k` chunks.
+    fn wait(&self, j: usize, step: Step, k: u64) {
+        let w = self.words[j][step as usize];
+        if !self.reached(w.load(Ordering::Acquire), k) {
+            wait_in_collective(self.team.tp(), Some(&self.team.group), || {
+                self.reached(w.load(Ordering::Acquire), k)
+            });
+        }
+    }
+
+    /// Waits until every member has done `step` for `k` chunks.
+    fn wait_all(&self, step: Step, k: u64) {
+        for j in 0..self.team.n_pes() {
+            self.wait(j, step, k);
+        }
+    }
+}
+
+/// Reduces `len` elements over the team into `dest` at offset `at` of this PE through the
+/// members' staging areas (see the module docs); the caller checked that `dest` holds `len`
+/// elements and that [`takes`] holds.
+pub(crate) fn reduce<E: Element>(
+    team: &Team<'_>,
+    at: usize,
+    source: Source<'_, E>,
+    len: usize,
+    op: impl Fn(E, E) -> E,
+) {
+    let tp = team.tp();
+    let (n, me) = (team.n_pes(), team.my_pe());
+    let size = size_of::<E>();
+    let bytes = len * size;
+    let out = tp.local(at).cast::<E>();
+    let private_copy;
+    let src: *const E = match source {
+        Source::InPlace => out.cast_const(),
+        Source::Slice(s) => {
+            debug_assert_eq!(s.len(), len);
+            match tp.symmetric_offset(s.as_ptr().cast(), bytes) {
+                // Never through safe code: a source overlapping `dest`, which this PE writes
+                // chunk by chunk while it reads the source.
+                Some(o) if overlap(o, at, bytes) => {
+                    private_copy = s.to_vec();
+                    private_copy.as_ptr()
+                }
+                _ => s.as_ptr(),
+            }
+        }
+    };
+    // Every member's staging area, this PE's own included.
+    let stage: Vec<*mut E> = (0..n)
+        .map(|j| match fetch::reach(team, j, team.block(STAGE)) {
+            Reach::Mapped(p) => p.cast_mut().cast::<E>(),
+            Reach::Ucx(..) => unreachable!("`takes` checked that every team block is mapped"),
+        })
+        .collect();
+    let unit = (64 / size.max(1)).max(1);
+    let chunk = (HALF / size.max(1) / unit * unit).max(unit);
+    let chunks = len.div_ceil(chunk);
+    // Chunk `c`'s elements, its half's first element, and share `q` of it (relative to both).
+    let range = |c: usize| c * chunk..((c + 1) * chunk).min(len);
+    let half = |c: usize| (c % 2) * (HALF / size.max(1));
+    let share = |c: usize, q: usize| {
+        let l = range(c).len();
+        share_start::<E>(l, n, q)..share_start::<E>(l, n, q + 1)
+    };
+    let progress = Progress::new(team);
+    let stage_chunk = |c: usize| {
+        let r = range(c);
+        for q in (0..n).filter(|&q| q != me) {
+            let s = share(c, q);
+            // SAFETY: share `q` of chunk `c` lies in the source (`len` elements) and in this
+            // PE's half `c % 2` (at most `HALF` bytes), which nobody reads until this PE raises
+            // its `PUB` word and nobody reads any more (every `READ` word is past the chunk
+            // that used the half before, checked by the caller). The source is not the
+            // staging area (symmetric memory or a private buffer).
+            unsafe {
+                copy_bytes(
+                    stage[me].add(half(c) + s.start).cast(),
+                    src.add(r.start + s.start).cast(),
+                    s.len() * size,
+                )
+            };
+        }
+        progress.raise(Step::Pub, c as u64 + 1);
+    };
+    let piece = (COMBINE / size.max(1)).max(1);
+    let mut acc: Vec<E> = Vec::with_capacity(piece);
+    stage_chunk(0);
+    for c in 0..chunks {
+        let r = range(c);
+        let h = half(c);
+        let mine = share(c, me);
+        progress.wait_all(Step::Pub, c as u64 + 1);
+        // Step 2: this PE's share, in pieces.
+        let mut done = mine.start;
+        while done < mine.end {
+            let p = piece.min(mine.end - done);
+            let from = |j: usize| -> &[E] {
+                let at = if j == me {
+                    src.wrapping_add(r.start + done)
+                } else {
+                    stage[j].wrapping_add(h + done).cast_const()
+                };
+                // SAFETY: `p` elements of this PE's share of chunk `c`: in member `j`'s half
+                // (staged, and unchanged until this PE raises its `READ` word for the chunk),
+                // or in this PE's source, which this PE writes (in place) only below, after
+                // reading.
+                unsafe { std::slice::from_raw_parts(at, p) }
+            };
+            acc.clear();
+            acc.extend_from_slice(from(0));
+            for j in 1..n {
+                for (a, &b) in acc.iter_mut().zip(from(j)) {
+                    *a = op(*a, b);
+                }
+            }
+            // SAFETY: this PE's share of chunk `c` in its `dest` (`len` elements), which nobody
+            // else touches, and in its own half, which nobody else reads before this PE raises
+            // its `DONE` word; `acc` is a private buffer.
+            unsafe {
+                copy_bytes(
+                    out.add(r.start + done).cast(),
+                    acc.as_ptr().cast(),
+                    p * size,
+                );
+                copy_bytes(
+                    stage[me].add(h + done).cast(),
+                    acc.as_ptr().cast(),
+                    p * size,
+                );
+            }
+            done += p;
+        }
+        progress.raise(Step::Done, c as u64 + 1);
+        // Stage the next chunk while the others finish this one, once every member has read
+        // the chunk before this one, which used the same half.
+        if c + 1 < chunks {
+            if c >= 1 {
+                progress.wait_all(Step::Read, c as u64);
+            }
+            stage_chunk(c + 1);
+        }
+        // Step 3: the others' shares.
+        for q in (1..n).map(|k| (me + k) % n) {
+            progress.wait(q, Step::Done, c as u64 + 1);
+            let s = share(c, q);
+            // SAFETY: member `q`'s finished share of chunk `c` in its half (unchanged until
+            // this PE raises its `READ` word for the chunk) into the same elements of this
+            // PE's `dest`, which nobody else touches.
+            unsafe {
+                copy_bytes(
+                    out.add(r.start + s.start).cast(),
+                    stage[q].add(h + s.start).cast(),
+                    s.len() * size,
+                )
+            };
+        }
+        progress.raise(Step::Read, c as u64 + 1);
+    }
+    // Nobody reads this PE's staging area any more.
+    progress.wait_all(Step::Read, chunks as u64);
+}
