@@ -6,18 +6,24 @@
 //!
 //! **Reduction** of `len` elements over `n` members, in chunks of up to [`HALF`] bytes: the
 //! staging area is two halves, chunk `c` goes through half `c % 2` of every member's, so that a
-//! member may stage chunk `c + 1` while the others still read chunk `c`. Each chunk is cut into
-//! `n` shares at cache lines; member `q` owns share `q` of every chunk.
+//! member may stage chunk `c + 1` while the others still read chunk `c`. With three members or
+//! more each chunk is cut into `n` shares at cache lines, and member `q` owns share `q` of
+//! every chunk:
 //! 1. *Stage*: each member copies the other members' shares of its chunk `c` (from its source,
 //!    or from its `dest` in place) to the same places of its half, and raises its `PUB` word.
 //! 2. *Combine*: once every member has staged chunk `c`, each member combines its share from
 //!    every member's half (its own part from its source), in team order (so every element is
 //!    computed once, by one member, and all get the same bits), in pieces that stay in the L1
-//!    cache, into its `dest` and into the place of its share in its own half (which nobody
-//!    else reads in step 2), and raises its `DONE` word.
+//!    cache, into its `dest`, copies each piece to the place of its share in its own half
+//!    (which nobody else reads in step 2), and raises its `DONE` word.
 //! 3. *Gather*: each member copies every other member's finished share of chunk `c` from that
 //!    member's half into its `dest` as soon as that member's `DONE` word says so, then raises
 //!    its `READ` word.
+//!
+//! With two members the chunk is not cut: each stages all of its chunk and combines all of it
+//! (the two in the same order, so with the same bits), and there is nothing to gather. That
+//! reads as much of the other member's fresh lines as steps 2 and 3 would (`B` in all), with
+//! one wait per chunk instead of two, and without the copies into the half and out of it.
 //!
 //! A member stages chunk `c + 1` between steps 2 and 3 of chunk `c`, once every member has
 //! raised its `READ` word past chunk `c - 1` (the last chunk that used that half). It returns
@@ -27,11 +33,14 @@
 //! epoch) in their high half and a chunk count in their low half; waits back off
 //! ([`wait_in_collective`]: eight PEs may share two cores).
 //!
-//! Memory traffic per member, for `B = len * size_of::<E>()` bytes: copies `B (n - 1) / n`
-//! into its half; reads `B` (its share from every member) and writes `2 B / n` (its share into
-//! `dest` and its half); copies `B (n - 1) / n` of the others' shares into `dest`. Nothing goes
-//! through UCX; per chunk each member waits for every member's `PUB`, each other member's
-//! `DONE`, and (from the third chunk on) every member's `READ`.
+//! Memory traffic per member, for `B = len * size_of::<E>()` bytes and `n > 2`: copies
+//! `B (n - 1) / n` into its half; reads `B` (its share from every member: `B (n - 1) / n` of
+//! it lines just written by other cores) and writes `B / n` into `dest`; copies `B / n` into
+//! its half, then the `B (n - 1) / n` of the others' shares into `dest` (lines just written by
+//! other cores). With `n = 2`: copies `B` into its half, reads `2 B` (half of it the other
+//! member's fresh lines), writes `B`. Nothing goes through UCX; per chunk each member waits
+//! for every member's `PUB`, each other member's `DONE` (`n > 2`), and (from the third chunk
+//! on) every member's `READ`.
 //!
 //! Measured on 2 cores (AMD EPYC, `benches/coll-sweep.sh`, `reduce_sum_f32` over
 //! `UCX_TLS=tcp,self`, time per call, ours and Open MPI's oshmem in the same run; "before" is
@@ -182,16 +191,30 @@ pub(crate) fn reduce<E: Element>(
     // Chunk `c`'s elements, its half's first element, and share `q` of it (relative to both).
     let range = |c: usize| c * chunk..((c + 1) * chunk).min(len);
     let half = |c: usize| (c % 2) * (HALF / size.max(1));
+    // With two members each combines the whole chunk (see the module docs); with more, its
+    // share of it.
+    let split = n > 2;
     let share = |c: usize, q: usize| {
         let l = range(c).len();
-        share_start::<E>(l, n, q)..share_start::<E>(l, n, q + 1)
+        if split {
+            share_start::<E>(l, n, q)..share_start::<E>(l, n, q + 1)
+        } else {
+            0..l
+        }
     };
     let progress = Progress::new(team);
     let stage_chunk = |c: usize| {
         let r = range(c);
-        for q in (0..n).filter(|&q| q != me) {
-            let s = share(c, q);
-            // SAFETY: share `q` of chunk `c` lies in the source (`len` elements) and in this
+        // What the other members read of this PE's chunk: all of it (unsplit), or every share
+        // but this PE's own.
+        let parts = if split {
+            let mine = share(c, me);
+            [0..mine.start, mine.end..r.len()]
+        } else {
+            [0..r.len(), 0..0]
+        };
+        for s in parts.into_iter().filter(|s| !s.is_empty()) {
+            // SAFETY: elements `s` of chunk `c` lie in the source (`len` elements) and in this
             // PE's half `c % 2` (at most `HALF` bytes), which nobody reads until this PE raises
             // its `PUB` word and nobody reads any more (every `READ` word is past the chunk
             // that used the half before, checked by the caller). The source is not the
@@ -208,13 +231,14 @@ pub(crate) fn reduce<E: Element>(
     };
     let piece = (COMBINE / size.max(1)).max(1);
     let mut acc: Vec<E> = Vec::with_capacity(piece);
+    let in_place = src == out.cast_const();
     stage_chunk(0);
     for c in 0..chunks {
         let r = range(c);
         let h = half(c);
         let mine = share(c, me);
         progress.wait_all(Step::Pub, c as u64 + 1);
-        // Step 2: this PE's share, in pieces.
+        // Step 2: this PE's share, in pieces that stay in the L1 cache.
         let mut done = mine.start;
         while done < mine.end {
             let p = piece.min(mine.end - done);
@@ -227,34 +251,59 @@ pub(crate) fn reduce<E: Element>(
                 // SAFETY: `p` elements of this PE's share of chunk `c`: in member `j`'s half
                 // (staged, and unchanged until this PE raises its `READ` word for the chunk),
                 // or in this PE's source, which this PE writes (in place) only below, after
-                // reading.
+                // reading, or (in place on member 0) not at all while the slice lives.
                 unsafe { std::slice::from_raw_parts(at, p) }
             };
-            acc.clear();
-            acc.extend_from_slice(from(0));
-            for j in 1..n {
-                for (a, &b) in acc.iter_mut().zip(from(j)) {
-                    *a = op(*a, b);
-                }
-            }
             // SAFETY: this PE's share of chunk `c` in its `dest` (`len` elements), which nobody
-            // else touches, and in its own half, which nobody else reads before this PE raises
-            // its `DONE` word; `acc` is a private buffer.
-            unsafe {
-                copy_bytes(
-                    out.add(r.start + done).cast(),
-                    acc.as_ptr().cast(),
-                    p * size,
-                );
-                copy_bytes(
-                    stage[me].add(h + done).cast(),
-                    acc.as_ptr().cast(),
-                    p * size,
-                );
+            // else touches; no slice of it lives while this one does (`from(me)` is taken
+            // only where it is not `dest`, or before this is made).
+            let to = || unsafe { std::slice::from_raw_parts_mut(out.add(r.start + done), p) };
+            if !in_place {
+                // Straight into `dest`, which is none of the sources.
+                let to = to();
+                for ((t, &a), &b) in to.iter_mut().zip(from(0)).zip(from(1)) {
+                    *t = op(a, b);
+                }
+                for j in 2..n {
+                    for (t, &b) in to.iter_mut().zip(from(j)) {
+                        *t = op(*t, b);
+                    }
+                }
+            } else if me == 0 {
+                // In place on member 0: `dest` holds the first operand already.
+                let to = to();
+                for j in 1..n {
+                    for (t, &b) in to.iter_mut().zip(from(j)) {
+                        *t = op(*t, b);
+                    }
+                }
+            } else {
+                // In place elsewhere: through a private buffer, `dest` being one operand.
+                acc.clear();
+                acc.extend_from_slice(from(0));
+                for j in 1..n {
+                    for (a, &b) in acc.iter_mut().zip(from(j)) {
+                        *a = op(*a, b);
+                    }
+                }
+                to().copy_from_slice(&acc);
+            }
+            if split {
+                // SAFETY: this PE's share of chunk `c` in its own half, which nobody else reads
+                // before this PE raises its `DONE` word; from this PE's `dest` (not the stage).
+                unsafe {
+                    copy_bytes(
+                        stage[me].add(h + done).cast(),
+                        out.add(r.start + done).cast(),
+                        p * size,
+                    )
+                };
             }
             done += p;
         }
-        progress.raise(Step::Done, c as u64 + 1);
+        if split {
+            progress.raise(Step::Done, c as u64 + 1);
+        }
         // Stage the next chunk while the others finish this one, once every member has read
         // the chunk before this one, which used the same half.
         if c + 1 < chunks {
@@ -264,7 +313,7 @@ pub(crate) fn reduce<E: Element>(
             stage_chunk(c + 1);
         }
         // Step 3: the others' shares.
-        for q in (1..n).map(|k| (me + k) % n) {
+        for q in (1..n).map(|k| (me + k) % n).filter(|_| split) {
             progress.wait(q, Step::Done, c as u64 + 1);
             let s = share(c, q);
             // SAFETY: member `q`'s finished share of chunk `c` in its half (unchanged until
