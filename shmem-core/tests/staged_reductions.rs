@@ -210,6 +210,35 @@ fn staged_reductions_over_tcp() {
     }
 }
 
+const MISMATCH: &str = "members_passing_different_lengths_are_named";
+
+#[test]
+fn members_passing_different_lengths_are_named() {
+    if common::is_pe() {
+        let world = shmem_core::init().expect("init");
+        let team = world.team_world();
+        let me = team.my_pe();
+        // 8 KiB and more: every member takes the staged path, with its own length.
+        let len = 1024 + 512 * me;
+        let dest = world.alloc::<i64>(4096);
+        let mine = vec![1i64; len];
+        team.sum_reduce(&dest.slice(0..len), &mine);
+        unreachable!("the members passed different lengths");
+    }
+    for n in [2, 3] {
+        let (out, took) = common::launch(MISMATCH, n, Path::Ucx, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "the job must fail ({took:?}): {stderr}"
+        );
+        assert!(
+            stderr.contains("sum_reduce: team PE") && stderr.contains("contributes"),
+            "a member names another's length: {stderr}"
+        );
+    }
+}
+
 /// Socket descriptors this process holds.
 fn sockets() -> usize {
     std::fs::read_dir("/proc/self/fd")

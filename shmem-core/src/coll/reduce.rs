@@ -237,7 +237,7 @@ impl Team<'_> {
         let bytes = len * size_of::<E>();
         if staged_reduce::takes(self, at, bytes) {
             dest.__transport().check_live();
-            staged_reduce::reduce(self, at, source, len, op);
+            staged_reduce::reduce(self, at, source, len, op, name);
             return;
         }
         if self.n_pes() > 1 && bytes >= large::min_bytes(self, at) {

@@ -58,7 +58,9 @@ use super::large::{Source, all_mapped, member_word, overlap, share_start};
 use super::team::Team;
 use crate::element::Element;
 use crate::mem::copy::copy_bytes;
-use crate::mem::segment::{STAGE, STAGE_BYTES, STAGE_DONE, STAGE_PUB, STAGE_READ, STAGE_STEP};
+use crate::mem::segment::{
+    STAGE, STAGE_BYTES, STAGE_DONE, STAGE_LEN, STAGE_PUB, STAGE_READ, STAGE_STEP,
+};
 use crate::transport::collective::wait_in_collective;
 use crate::transport::slots::next_epoch;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -148,14 +150,17 @@ impl<'t, 'w> Progress<'t, 'w> {
 }
 
 /// Reduces `len` elements over the team into `dest` at offset `at` of this PE through the
-/// members' staging areas (see the module docs); the caller checked that `dest` holds `len`
-/// elements and that [`takes`] holds.
+/// members' staging areas (see the module docs), for the operation `name` (in the message of
+/// members that pass different lengths); the caller checked that `dest` holds `len` elements
+/// and that [`takes`] holds.
+#[track_caller]
 pub(crate) fn reduce<E: Element>(
     team: &Team<'_>,
     at: usize,
     source: Source<'_, E>,
     len: usize,
     op: impl Fn(E, E) -> E,
+    name: &str,
 ) {
     let tp = team.tp();
     let (n, me) = (team.n_pes(), team.my_pe());
@@ -232,12 +237,17 @@ pub(crate) fn reduce<E: Element>(
     let piece = (COMBINE / size.max(1)).max(1);
     let mut acc: Vec<E> = Vec::with_capacity(piece);
     let in_place = src == out.cast_const();
+    // Published with the first chunk.
+    team.flag(STAGE_LEN).store(bytes as u64, Ordering::Relaxed);
     stage_chunk(0);
     for c in 0..chunks {
         let r = range(c);
         let h = half(c);
         let mine = share(c, me);
         progress.wait_all(Step::Pub, c as u64 + 1);
+        if c == 0 {
+            check_lengths(team, bytes, name);
+        }
         // Step 2: this PE's share, in pieces that stay in the L1 cache.
         let mut done = mine.start;
         while done < mine.end {
@@ -331,4 +341,28 @@ pub(crate) fn reduce<E: Element>(
     }
     // Nobody reads this PE's staging area any more.
     progress.wait_all(Step::Read, chunks as u64);
+}
+
+/// Panics, naming the member, where a member of the team reduces another number of bytes than
+/// this PE's `bytes` (every member has published its [`STAGE_LEN`] with its first chunk, and
+/// none has left the reduction: that takes this PE's last `READ`).
+#[track_caller]
+fn check_lengths(team: &Team<'_>, bytes: usize, name: &str) {
+    let me = team.my_pe();
+    for j in (0..team.n_pes()).filter(|&j| j != me) {
+        let theirs = member_word(team, j, STAGE_LEN).load(Ordering::Relaxed);
+        if theirs != bytes as u64 {
+            mismatch(name, j, theirs, me, bytes);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn mismatch(name: &str, j: usize, theirs: u64, me: usize, bytes: usize) -> ! {
+    panic!(
+        "shmem: {name}: team PE {j} contributes {theirs} bytes while team PE {me} contributes \
+         {bytes}: every member must pass the same number of elements"
+    )
 }

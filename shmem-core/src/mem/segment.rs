@@ -101,7 +101,7 @@ pub(crate) const RING: usize = 8;
 pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
 /// A cache line of this PE's progress words in the current staged reduction
 /// (`coll::staged_reduce`), each the reduction's epoch in the high half and a count of chunks
-/// in the low half: [`STAGE_PUB`], [`STAGE_DONE`], [`STAGE_READ`].
+/// in the low half: [`STAGE_PUB`], [`STAGE_DONE`], [`STAGE_READ`]; and [`STAGE_LEN`].
 pub(crate) const STAGE_STEP: usize = BCAST + RING * SLOT;
 /// Chunks this PE has staged (their data is in its staging area).
 pub(crate) const STAGE_PUB: usize = STAGE_STEP;
@@ -109,6 +109,9 @@ pub(crate) const STAGE_PUB: usize = STAGE_STEP;
 pub(crate) const STAGE_DONE: usize = STAGE_STEP + 8;
 /// Chunks this PE has read completely (it reads no member's staging area for them any more).
 pub(crate) const STAGE_READ: usize = STAGE_STEP + 16;
+/// The bytes this PE reduces in the current staged reduction (written before its first
+/// [`STAGE_PUB`], which publishes it), so that members passing different lengths are named.
+pub(crate) const STAGE_LEN: usize = STAGE_STEP + 24;
 /// The staging area: where collectives over members whose team blocks are mapped here but whose
 /// heaps are not (one node, `UCX_TLS` without shared memory) pass large data through shared
 /// memory, in pieces. Only data lies here (never a flag), so a block's reset leaves it as it
