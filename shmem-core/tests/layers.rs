@@ -85,7 +85,7 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
             &["coll::team"],
             &["coll::fetch", "coll::mailbox"],
             &["coll::alltoall", "coll::large"],
-            &["coll::collectives"],
+            &["coll::collectives", "coll::staged_reduce"],
             &["coll::reduce", "coll::split"],
             &["coll"],
         ],
