@@ -30,7 +30,7 @@
 //! once every member has read everything (every `READ` word past the last chunk), so that the
 //! next collective may write its staging area at once (the rule of [`STAGE`]). The words
 //! ([`STAGE_STEP`]) carry the reduction's epoch ([`next_epoch`] of the team's collective
-//! epoch) in their high half and a chunk count in their low half; waits back off
+//! epoch) in their high bits and a chunk count in their low [`COUNT_BITS`]; waits back off
 //! ([`wait_in_collective`]: eight PEs may share two cores).
 //!
 //! Memory traffic per member, for `B = len * size_of::<E>()` bytes and `n > 2`: copies
@@ -95,14 +95,20 @@ enum Step {
     Read,
 }
 
-/// The members' progress words in one reduction: member `j`'s word `k` of [`Step`] says it has
-/// done that step for `k` chunks of this reduction (tagged with its epoch).
+/// Bits of a progress word that count chunks (above them, the reduction's epoch): enough for
+/// reductions of up to 2 TiB, and epochs that no job exhausts.
+const COUNT_BITS: u32 = 24;
+
+/// The members' progress words in one reduction: member `j`'s word of a [`Step`] is
+/// `epoch << COUNT_BITS | k` once it has done that step for `k` chunks of the reduction of
+/// that epoch. A word only grows: a member in a later reduction has a larger one (it entered
+/// that reduction only once everybody had finished this one).
 struct Progress<'t, 'w> {
     team: &'t Team<'w>,
     /// Per member: its [`STAGE_PUB`], [`STAGE_DONE`] and [`STAGE_READ`] words.
     words: Vec<[&'static AtomicU64; 3]>,
-    /// The low 32 bits of this reduction's epoch.
-    epoch: u64,
+    /// `epoch << COUNT_BITS`.
+    base: u64,
 }
 
 impl<'t, 'w> Progress<'t, 'w> {
@@ -114,21 +120,18 @@ impl<'t, 'w> Progress<'t, 'w> {
         Progress {
             team,
             words,
-            epoch: next_epoch(team.coll_epoch()) & 0xffff_ffff,
+            base: next_epoch(team.coll_epoch()) << COUNT_BITS,
         }
     }
 
-    /// Whether word value `v` says `k` chunks or more in this reduction, or that its member is
-    /// already in a later one (which it entered only once everybody had finished this one).
+    /// Whether word value `v` says `k` chunks or more in this reduction, or a later one.
     fn reached(&self, v: u64, k: u64) -> bool {
-        let ahead = (v >> 32).wrapping_sub(self.epoch) & 0xffff_ffff;
-        (ahead == 0 && v & 0xffff_ffff >= k) || (1..1 << 31).contains(&ahead)
+        v >= self.base + k
     }
 
     /// This PE has done `step` for `k` chunks.
     fn raise(&self, step: Step, k: u64) {
-        self.words[self.team.my_pe()][step as usize]
-            .store((self.epoch << 32) | k, Ordering::Release);
+        self.words[self.team.my_pe()][step as usize].store(self.base + k, Ordering::Release);
     }
 
     /// Waits until member `j` has done `step` for `k` chunks.
@@ -193,6 +196,10 @@ pub(crate) fn reduce<E: Element>(
     let unit = (64 / size.max(1)).max(1);
     let chunk = (HALF / size.max(1) / unit * unit).max(unit);
     let chunks = len.div_ceil(chunk);
+    assert!(
+        chunks < 1 << COUNT_BITS,
+        "shmem: {name}: {bytes} bytes is more than a staged reduction takes"
+    );
     // Chunk `c`'s elements, its half's first element, and share `q` of it (relative to both).
     let range = |c: usize| c * chunk..((c + 1) * chunk).min(len);
     let half = |c: usize| (c % 2) * (HALF / size.max(1));

@@ -100,8 +100,8 @@ pub(crate) const RING: usize = 8;
 /// The eager-broadcast ring: [`RING`] slots.
 pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
 /// A cache line of this PE's progress words in the current staged reduction
-/// (`coll::staged_reduce`), each the reduction's epoch in the high half and a count of chunks
-/// in the low half: [`STAGE_PUB`], [`STAGE_DONE`], [`STAGE_READ`]; and [`STAGE_LEN`].
+/// (`coll::staged_reduce`), each the reduction's epoch in the high bits and a count of chunks
+/// in the low bits: [`STAGE_PUB`], [`STAGE_DONE`], [`STAGE_READ`]; and [`STAGE_LEN`].
 pub(crate) const STAGE_STEP: usize = BCAST + RING * SLOT;
 /// Chunks this PE has staged (their data is in its staging area).
 pub(crate) const STAGE_PUB: usize = STAGE_STEP;
