@@ -42,13 +42,35 @@
 //! for every member's `PUB`, each other member's `DONE` (`n > 2`), and (from the third chunk
 //! on) every member's `READ`.
 //!
-//! Measured on 2 cores (AMD EPYC, `benches/coll-sweep.sh`, `reduce_sum_f32` over
-//! `UCX_TLS=tcp,self`, time per call, ours and Open MPI's oshmem in the same run; "before" is
-//! the mailbox below `2 MiB / n` and [`large`](super::large)'s UCX gets above it):
+//! Measured on 2 cores (AMD EPYC) with `reduce_sum_f32` of `benches/coll_sweep` (private
+//! sources) over `UCX_TLS=tcp,self`, time per call: ours before (the mailbox below `2 MiB / n`
+//! bytes and at 2 PEs, [`large`](super::large)'s UCX gets above it), ours staged, and Open MPI's
+//! oshmem (its C twin, `benches/coll-sweep.sh`'s tcp settings), run one after another, three
+//! rounds, the median of the rounds' medians. Another build shared the machine: the times are
+//! 2-5x those of an idle one (oshmem at 2 PEs, 1 MiB: 136 us in `benches/results`), the ratios
+//! are what to read. The mailbox stays below 4 KiB: at 1 KiB staged took 1.0-1.2 us at 2 PEs
+//! (mailbox 0.7) and 20 at 4 PEs (mailbox 6-9).
 //!
-//! | size per PE | PEs | before | staged | oshmem |
-//! |---:|---:|---:|---:|---:|
-//! | (figures below) | | | | |
+//! | size per PE | PEs | before (us) | staged (us) | oshmem (us) | before / oshmem | staged / oshmem |
+//! |---:|---:|---:|---:|---:|---:|---:|
+//! | 4 KiB | 2 | 10.2 | 4.8 | 11.8 | 0.87 | 0.41 |
+//! | 16 KiB | 2 | 23.2 | 15.9 | 30.5 | 0.76 | 0.52 |
+//! | 64 KiB | 2 | 105.4 | 28.9 | 36.4 | 2.90 | 0.79 |
+//! | 256 KiB | 2 | 431.0 | 74.5 | 171.4 | 2.52 | 0.43 |
+//! | 1 MiB | 2 | 2267.1 | 305.6 | 741.8 | 3.06 | 0.41 |
+//! | 4 MiB | 2 | 9757.4 | 1936.9 | 3917.2 | 2.49 | 0.49 |
+//! | 4 KiB | 4 | 34.3 | 22.7 | 38.2 | 0.90 | 0.59 |
+//! | 16 KiB | 4 | 206.5 | 24.6 | 62.9 | 3.28 | 0.39 |
+//! | 64 KiB | 4 | 979.9 | 36.0 | 92.3 | 10.62 | 0.39 |
+//! | 256 KiB | 4 | 3476.1 | 153.7 | 468.5 | 7.42 | 0.33 |
+//! | 1 MiB | 4 | 3393.8 | 633.0 | 1784.2 | 1.90 | 0.35 |
+//! | 4 MiB | 4 | 34795.8 | 3174.1 | 6814.0 | 5.11 | 0.47 |
+//! | 4 KiB | 8 | 88.0 | 92.8 | 173.7 | 0.51 | 0.53 |
+//! | 16 KiB | 8 | 986.1 | 131.5 | 284.9 | 3.46 | 0.46 |
+//! | 64 KiB | 8 | 4662.5 | 141.0 | 847.8 | 5.50 | 0.17 |
+//! | 256 KiB | 8 | 7672.2 | 624.9 | 1308.3 | 5.86 | 0.48 |
+//! | 1 MiB | 8 | 23658.5 | 1766.6 | 4638.1 | 5.10 | 0.38 |
+//! | 4 MiB | 8 | 90893.6 | 9928.1 | 31736.8 | 2.86 | 0.31 |
 //!
 //! Part of the collectives layer; uses `coll::large` (its sources and share cuts), `coll::team`,
 //! `transport`, `mem`.
