@@ -46,31 +46,34 @@
 //! sources) over `UCX_TLS=tcp,self`, time per call: ours before (the mailbox below `2 MiB / n`
 //! bytes and at 2 PEs, [`large`](super::large)'s UCX gets above it), ours staged, and Open MPI's
 //! oshmem (its C twin, `benches/coll-sweep.sh`'s tcp settings), run one after another, three
-//! rounds, the median of the rounds' medians. Another build shared the machine: the times are
-//! 2-5x those of an idle one (oshmem at 2 PEs, 1 MiB: 136 us in `benches/results`), the ratios
-//! are what to read. The mailbox stays below 4 KiB: at 1 KiB staged took 1.0-1.2 us at 2 PEs
-//! (mailbox 0.7) and 20 at 4 PEs (mailbox 6-9).
+//! rounds, the median of the rounds' medians, the machine otherwise idle. (In a run of the same
+//! while another build shared the machine, every time 2-5x these, staged / oshmem was
+//! 0.17-0.79.) The mailbox stays below 4 KiB: at 1 KiB staged took 1.0-1.2 us at 2 PEs (mailbox
+//! 0.7) and 20 at 4 PEs (mailbox 6-9). What is left at 2 PEs from 1 MiB is memory traffic: 4 MiB
+//! took 936 us where a 4 MiB memcpy took 330 in the same job (a memcpy moves `2 B`, this path
+//! `5 B`); combining from this PE's own staged copy instead of its source, or chunks of 64 KiB,
+//! were no faster.
 //!
 //! | size per PE | PEs | before (us) | staged (us) | oshmem (us) | before / oshmem | staged / oshmem |
 //! |---:|---:|---:|---:|---:|---:|---:|
-//! | 4 KiB | 2 | 10.2 | 4.8 | 11.8 | 0.87 | 0.41 |
-//! | 16 KiB | 2 | 23.2 | 15.9 | 30.5 | 0.76 | 0.52 |
-//! | 64 KiB | 2 | 105.4 | 28.9 | 36.4 | 2.90 | 0.79 |
-//! | 256 KiB | 2 | 431.0 | 74.5 | 171.4 | 2.52 | 0.43 |
-//! | 1 MiB | 2 | 2267.1 | 305.6 | 741.8 | 3.06 | 0.41 |
-//! | 4 MiB | 2 | 9757.4 | 1936.9 | 3917.2 | 2.49 | 0.49 |
-//! | 4 KiB | 4 | 34.3 | 22.7 | 38.2 | 0.90 | 0.59 |
-//! | 16 KiB | 4 | 206.5 | 24.6 | 62.9 | 3.28 | 0.39 |
-//! | 64 KiB | 4 | 979.9 | 36.0 | 92.3 | 10.62 | 0.39 |
-//! | 256 KiB | 4 | 3476.1 | 153.7 | 468.5 | 7.42 | 0.33 |
-//! | 1 MiB | 4 | 3393.8 | 633.0 | 1784.2 | 1.90 | 0.35 |
-//! | 4 MiB | 4 | 34795.8 | 3174.1 | 6814.0 | 5.11 | 0.47 |
-//! | 4 KiB | 8 | 88.0 | 92.8 | 173.7 | 0.51 | 0.53 |
-//! | 16 KiB | 8 | 986.1 | 131.5 | 284.9 | 3.46 | 0.46 |
-//! | 64 KiB | 8 | 4662.5 | 141.0 | 847.8 | 5.50 | 0.17 |
-//! | 256 KiB | 8 | 7672.2 | 624.9 | 1308.3 | 5.86 | 0.48 |
-//! | 1 MiB | 8 | 23658.5 | 1766.6 | 4638.1 | 5.10 | 0.38 |
-//! | 4 MiB | 8 | 90893.6 | 9928.1 | 31736.8 | 2.86 | 0.31 |
+//! | 4 KiB | 2 | 2.8 | 1.8 | 3.5 | 0.80 | 0.52 |
+//! | 16 KiB | 2 | 11.3 | 4.2 | 10.1 | 1.12 | 0.42 |
+//! | 64 KiB | 2 | 46.7 | 13.3 | 20.1 | 2.32 | 0.66 |
+//! | 256 KiB | 2 | 183.4 | 43.7 | 53.9 | 3.40 | 0.81 |
+//! | 1 MiB | 2 | 806.1 | 220.3 | 240.0 | 3.36 | 0.92 |
+//! | 4 MiB | 2 | 3585.6 | 953.7 | 923.9 | 3.88 | 1.03 |
+//! | 4 KiB | 4 | 19.5 | 14.3 | 19.0 | 1.03 | 0.75 |
+//! | 16 KiB | 4 | 68.6 | 14.9 | 33.9 | 2.02 | 0.44 |
+//! | 64 KiB | 4 | 278.1 | 29.8 | 63.4 | 4.39 | 0.47 |
+//! | 256 KiB | 4 | 1159.1 | 93.7 | 153.1 | 7.57 | 0.61 |
+//! | 1 MiB | 4 | 1900.9 | 436.3 | 640.4 | 2.97 | 0.68 |
+//! | 4 MiB | 4 | 9159.5 | 1919.6 | 2609.5 | 3.51 | 0.74 |
+//! | 4 KiB | 8 | 60.9 | 33.9 | 60.5 | 1.01 | 0.56 |
+//! | 16 KiB | 8 | 250.6 | 39.1 | 100.6 | 2.49 | 0.39 |
+//! | 64 KiB | 8 | 964.0 | 60.2 | 159.2 | 6.06 | 0.38 |
+//! | 256 KiB | 8 | 1832.0 | 241.9 | 395.7 | 4.63 | 0.61 |
+//! | 1 MiB | 8 | 4992.5 | 1110.3 | 1309.4 | 3.81 | 0.85 |
+//! | 4 MiB | 8 | 20064.7 | 4978.7 | 6383.1 | 3.14 | 0.78 |
 //!
 //! Part of the collectives layer; uses `coll::large` (its sources and share cuts), `coll::team`,
 //! `transport`, `mem`.
