@@ -1,19 +1,17 @@
 //! Large reductions where some members are reached through UCX (`coll::large` with
-//! `coll::fetch`'s pipelined gets): over `UCX_TLS=tcp,self` on one node (every peer's heap
-//! through UCX, team blocks mapped) and on hosts (the PEs of a host load from each other, get
-//! from the others). Odd PE counts and a team of stride 2, private and symmetric sources, in
-//! place, at sizes around the gets' chunk (64 KiB per member) and beyond. Every PE checks every
-//! element against values computed here independently.
+//! `coll::fetch`'s pipelined gets): on hosts (the PEs of a host load from each other, get from
+//! the others). Odd PE counts and a team of stride 2, private and symmetric sources, in place,
+//! at sizes around the gets' chunk (64 KiB per member) and beyond. Every PE checks every
+//! element against values computed here independently. On one node over `UCX_TLS=tcp,self`
+//! (every peer's heap through UCX, team blocks mapped) the same cases take the members' staging
+//! areas instead (`coll::staged_reduce`, tested in `staged_reductions.rs` too).
 //!
-//! Evidence that the path is taken, without timing: on one node at 3 and 4 PEs, lazily connected
-//! (`SHMEM_CONNECT=lazy`), the gets open UCX endpoints to the peers, which the mailbox (through
-//! the mapped team blocks) never does: the PE holds more sockets after a large reduction; on
-//! hosts, a 1 MiB reduction sends far fewer of our active messages than the mailbox's 1 KiB
-//! slots would.
+//! Evidence that the path is taken, without timing: on hosts, a 1 MiB reduction sends far fewer
+//! of our active messages than the mailbox's 1 KiB slots would.
 
 use shmem_testkit as common;
 
-use common::{Path, multi_pe_at, multi_pe_on_hosts};
+use common::{multi_pe_at, multi_pe_on_hosts};
 use shmem_core::prelude::*;
 
 /// Elements (i64) of the reductions: below, at and past one chunk of gets per member, and a
@@ -132,59 +130,4 @@ fn mixed_mapped_and_remote_members_on_hosts() {
             world.barrier_all();
         },
     );
-}
-
-/// Socket descriptors this process holds.
-fn sockets() -> usize {
-    std::fs::read_dir("/proc/self/fd")
-        .map(|d| {
-            d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-                .filter(|t| t.to_string_lossy().starts_with("socket:"))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
-#[test]
-fn large_reductions_over_tcp_use_gets() {
-    const NAME: &str = "large_reductions_over_tcp_use_gets";
-    if common::is_pe() {
-        multi_pe_at(NAME, &[], |world| {
-            let team = world.team_world();
-            let len = 1 << 17;
-            let dest = world.alloc::<i64>(len);
-            let mine: Vec<i64> = (0..len).map(|i| v(team.my_pe(), i)).collect();
-            // Small reductions and syncs go through the mapped team blocks: no endpoint.
-            team.sum_reduce(&dest, &mine[..100]);
-            world.barrier_all();
-            let before = sockets();
-            team.sum_reduce(&dest, &mine);
-            let after = sockets();
-            assert!(
-                after > before,
-                "PE {}: no UCX endpoint opened by a 1 MiB reduction ({before} sockets, \
-                 {after} after)",
-                world.my_pe()
-            );
-            world.barrier_all();
-        });
-        return;
-    }
-    // Not at 2 PEs: there the mailbox through the mapped team blocks is faster (`min_bytes`).
-    for n in [3, 4] {
-        let (out, took) = common::launch(NAME, n, Path::Ucx, &[("SHMEM_CONNECT", "lazy")]);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{NAME} at {n} PEs ({took:?}): {}\n{stdout}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        for pe in 0..n {
-            assert!(
-                stdout.contains(&format!("<pe-done {NAME} {pe}>")),
-                "PE {pe} did not finish:\n{stdout}"
-            );
-        }
-    }
 }

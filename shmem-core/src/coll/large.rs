@@ -73,25 +73,17 @@ pub(crate) const REDUCE_MIN_REMOTE: usize = 16 << 10;
 /// that spans hosts has a member on another host for every member):
 /// - every member's heap is mapped here: [`REDUCE_MIN`];
 /// - heaps reached through UCX, team blocks mapped (one node, `UCX_TLS` without shared memory):
-///   the mailbox still moves its slots through the mapped team blocks, at memory speed, while
-///   this path moves the data through UCX. Measured on 2 cores over tcp (loopback), this path
-///   lost at 2 PEs at every size up to 4 MiB (1 MiB: 2.0 ms, mailbox 1.2); at 3 PEs it won
-///   from 256 KiB (1.4 ms, mailbox 2.8); the collective sweep (same run against the mailbox's
-///   earlier table) put it behind at 4 PEs at 64 KiB (0.48 ms, mailbox 0.27) and even at
-///   256 KiB, ahead from 1 MiB (3.0 ms, mailbox 4.3), and at 8 PEs behind up to 64 KiB
-///   (16 KiB: 1.7 ms, mailbox 0.21), ahead from 256 KiB (3.2 ms, mailbox 5.1): from
-///   `2 MiB / n` bytes with 3 members or more, never with 2;
+///   never. Those reductions pass through the members' mapped staging areas instead, at memory
+///   speed ([`staged_reduce`](super::staged_reduce), which the caller tries first), where this
+///   path would move the data through UCX: measured on 2 cores over tcp (loopback), this path
+///   lost to the mailbox at 2 PEs at every size up to 4 MiB (1 MiB: 2.0 ms, mailbox 1.2), and
+///   at 8 PEs up to 64 KiB (16 KiB: 1.7 ms, mailbox 0.21);
 /// - some member's team block is not mapped (another host): [`REDUCE_MIN_REMOTE`].
 pub(crate) fn min_bytes(team: &Team<'_>, offset: usize) -> usize {
-    let n = team.n_pes();
     if all_mapped(team, offset) {
         REDUCE_MIN
     } else if all_mapped(team, team.block(CONTRIB)) {
-        if n < 3 {
-            usize::MAX
-        } else {
-            ((2 << 20) / n).max(REDUCE_MIN)
-        }
+        usize::MAX
     } else {
         REDUCE_MIN_REMOTE
     }
@@ -116,7 +108,7 @@ pub(crate) fn all_mapped(team: &Team<'_>, offset: usize) -> bool {
 
 /// The first element of member `q`'s share of `len` elements (`q == n`: `len`), cut at
 /// cache lines.
-fn share_start<E>(len: usize, n: usize, q: usize) -> usize {
+pub(crate) fn share_start<E>(len: usize, n: usize, q: usize) -> usize {
     if q >= n {
         return len;
     }
@@ -140,7 +132,7 @@ fn publish(team: &Team<'_>, offset: usize) {
 const PUSH_MAX: usize = 8 << 20;
 
 /// Whether `a..a + len` and `b..b + len` overlap.
-fn overlap(a: usize, b: usize, len: usize) -> bool {
+pub(crate) fn overlap(a: usize, b: usize, len: usize) -> bool {
     a < b + len && b < a + len
 }
 

@@ -10,6 +10,8 @@
 //!   [`fetch`]), on every path;
 //! - [`staged`]: broadcasts that the members read from the root, in pieces, where every
 //!   member's team block is mapped here;
+//! - [`staged_reduce`]: reductions through the members' staging areas where their team blocks
+//!   are mapped here but their heaps are not (one node over `UCX_TLS=tcp,self`);
 //! - [`alltoall`]: all-to-alls of large blocks between members mapped here, one copy per block;
 //! - [`collectives`]: broadcast, fcollect, collect, alltoall(s), the scans;
 //! - [`reduce`]: the reduction type sets and the `*_reduce` operations;
@@ -24,6 +26,7 @@ pub(crate) mod large;
 pub(crate) mod mailbox;
 pub(crate) mod split;
 pub(crate) mod staged;
+pub(crate) mod staged_reduce;
 // Public when rustdoc checks examples (see the note in lib.rs).
 #[cfg(not(doc_examples_check))]
 pub(crate) mod reduce;

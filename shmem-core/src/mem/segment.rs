@@ -110,13 +110,26 @@ pub(crate) const A2A: usize = MAIL + 2 * MAIL_ROUNDS * SLOT;
 pub(crate) const RING: usize = 8;
 /// The eager-broadcast ring: [`RING`] slots.
 pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
+/// A cache line of this PE's progress words in the current staged reduction
+/// (`coll::staged_reduce`), each the reduction's epoch in the high bits and a count of chunks
+/// in the low bits: [`STAGE_PUB`], [`STAGE_DONE`], [`STAGE_READ`]; and [`STAGE_LEN`].
+pub(crate) const STAGE_STEP: usize = BCAST + RING * SLOT;
+/// Chunks this PE has staged (their data is in its staging area).
+pub(crate) const STAGE_PUB: usize = STAGE_STEP;
+/// Chunks whose share this PE has combined (the result is in its staging area).
+pub(crate) const STAGE_DONE: usize = STAGE_STEP + 8;
+/// Chunks this PE has read completely (it reads no member's staging area for them any more).
+pub(crate) const STAGE_READ: usize = STAGE_STEP + 16;
+/// The bytes this PE reduces in the current staged reduction (written before its first
+/// [`STAGE_PUB`], which publishes it), so that members passing different lengths are named.
+pub(crate) const STAGE_LEN: usize = STAGE_STEP + 24;
 /// The staging area: where collectives over members whose team blocks are mapped here but whose
 /// heaps are not (one node, `UCX_TLS` without shared memory) pass large data through shared
 /// memory, in pieces. Only data lies here (never a flag), so a block's reset leaves it as it
 /// is, and its pages cost memory only once a collective has used them. A collective that lets
 /// other members read this PE's staging area returns on this PE only once they have all
 /// finished reading it, so the next collective may write it at once.
-pub(crate) const STAGE: usize = (BCAST + RING * SLOT).next_multiple_of(4096);
+pub(crate) const STAGE: usize = (STAGE_STEP + 64).next_multiple_of(4096);
 /// Bytes of the staging area.
 pub(crate) const STAGE_BYTES: usize = 256 << 10;
 /// Bytes of one team block.
@@ -132,6 +145,7 @@ const _: () = assert!(
     BCAST_READING + 8 <= BCAST_DONE
         && SCRATCH.is_multiple_of(64)
         && MAIL.is_multiple_of(64)
+        && STAGE_STEP.is_multiple_of(64)
         && STAGE.is_multiple_of(4096)
         && BLOCK.is_multiple_of(64)
 );
