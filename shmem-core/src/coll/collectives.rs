@@ -193,8 +193,18 @@ impl Team<'_> {
         let from = if tree.rel == 0 && keep_root {
             source.as_ptr().cast::<u8>()
         } else if tree.rel == 0 {
-            dest.local_write(0..source.len(), source);
-            tp.local(at).cast_const()
+            let (to, src) = (tp.local(at), source.as_ptr().cast::<u8>());
+            if src.cast_mut() != to {
+                if (src as usize) < to as usize + bytes && (to as usize) < src as usize + bytes {
+                    // SAFETY: `to` holds `bytes` bytes of this PE's `dest` (checked to fit
+                    // above) and `src` is `source`; they overlap (a source inside `dest`, which
+                    // only unsafe code can make), which `copy` allows.
+                    unsafe { std::ptr::copy(src, to, bytes) };
+                } else {
+                    dest.local_write(0..source.len(), source);
+                }
+            }
+            to.cast_const()
         } else {
             wait_flag(self, DOWN_FLAG, epoch);
             tp.local(at).cast_const()
