@@ -7,7 +7,7 @@
 //! `mem::segment` only.
 
 use crate::mem::segment::TEAM_SLOTS;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Team blocks in use and the epoch counters of every block and of the sync area.
 pub(crate) struct Slots {
@@ -29,6 +29,9 @@ pub(crate) struct Slots {
     /// How many collectives this PE has entered on each block's team (`transport::collective`'s
     /// entry words).
     pub(crate) entries: [AtomicU64; TEAM_SLOTS],
+    /// How deep this PE is in collectives it entered on each block's team (only the outermost
+    /// one takes a sequence number).
+    pub(crate) depth: [AtomicU32; TEAM_SLOTS],
 }
 
 impl Default for Slots {
@@ -43,6 +46,7 @@ impl Default for Slots {
             mail_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
             bcast_epoch: std::array::from_fn(|_| AtomicU64::new(0)),
             entries: std::array::from_fn(|_| AtomicU64::new(0)),
+            depth: std::array::from_fn(|_| AtomicU32::new(0)),
         }
     }
 }
@@ -63,6 +67,7 @@ impl Slots {
         self.mail_epoch[slot].store(0, Ordering::Relaxed);
         self.bcast_epoch[slot].store(0, Ordering::Relaxed);
         self.entries[slot].store(0, Ordering::Relaxed);
+        self.depth[slot].store(0, Ordering::Relaxed);
         served
     }
 
