@@ -20,6 +20,7 @@
 //! `mem`.
 
 use super::alltoall;
+use super::large::overlap;
 use super::mailbox::{self, RawBytes};
 use super::staged;
 use super::team::{Team, Tree};
@@ -195,7 +196,7 @@ impl Team<'_> {
         } else if tree.rel == 0 {
             let (to, src) = (tp.local(at), source.as_ptr().cast::<u8>());
             if src.cast_mut() != to {
-                if (src as usize) < to as usize + bytes && (to as usize) < src as usize + bytes {
+                if overlap(src as usize, to as usize, bytes) {
                     // SAFETY: `to` holds `bytes` bytes of this PE's `dest` (checked to fit
                     // above) and `src` is `source`; they overlap (a source inside `dest`, which
                     // only unsafe code can make), which `copy` allows.

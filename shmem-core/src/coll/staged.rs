@@ -74,7 +74,7 @@
 //! `transport`, `mem`.
 
 use super::fetch::{self, Reach};
-use super::large::{all_mapped, member_word};
+use super::large::{all_mapped, member_word, overlap};
 use super::team::Team;
 use crate::mem::copy::copy_bytes;
 use crate::mem::segment::{
@@ -130,11 +130,6 @@ fn enters(team: &Team<'_>, at: usize, bytes: usize) -> Option<bool> {
         STAGED_MIN
     };
     (bytes >= min).then_some(direct)
-}
-
-/// Whether `a..a + len` and `b..b + len` overlap.
-fn overlap(a: usize, b: usize, len: usize) -> bool {
-    a < b + len && b < a + len
 }
 
 /// Where the root's data is read from.
