@@ -4,6 +4,7 @@
 
 use shmem_testkit as common;
 
+use common::check_elements as check;
 use common::multi_pe_at;
 use shmem_core::prelude::*;
 
@@ -13,17 +14,6 @@ const SIZES: [usize; 6] = [1000, 1025, 16_383, 16_385, 100_003, 1_048_579];
 /// Root `root`'s byte `i` in round `r`.
 fn v(root: usize, r: usize, i: usize) -> u8 {
     ((i.wrapping_mul(2_654_435_761) >> 7) ^ (root * 31) ^ (r * 97)) as u8
-}
-
-fn check(what: &str, got: &[u8], want: impl Fn(usize) -> u8) {
-    if let Some(i) = (0..got.len()).find(|&i| got[i] != want(i)) {
-        panic!(
-            "{what}: byte {i} of {} is {} instead of {}",
-            got.len(),
-            got[i],
-            want(i)
-        );
-    }
 }
 
 #[test]

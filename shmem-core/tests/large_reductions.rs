@@ -5,6 +5,7 @@
 
 use shmem_testkit as common;
 
+use common::check_elements as check;
 use common::multi_pe_at;
 use shmem_core::prelude::*;
 
@@ -13,18 +14,6 @@ const SIZES: [usize; 4] = [1, 1000, 100_000, 1_000_003];
 /// PE `pe`'s element `i`.
 fn v(pe: usize, i: usize) -> i64 {
     ((i as i64).wrapping_mul(2_654_435_761) ^ (pe as i64 * 977)) % 100_003 - 50_000
-}
-
-/// The first element where `got` differs from `want(i)`, as a message.
-fn check<E: PartialEq + std::fmt::Debug + Copy>(what: &str, got: &[E], want: impl Fn(usize) -> E) {
-    if let Some(i) = (0..got.len()).find(|&i| got[i] != want(i)) {
-        panic!(
-            "{what}: element {i} of {} is {:?} instead of {:?}",
-            got.len(),
-            got[i],
-            want(i)
-        );
-    }
 }
 
 fn fold(n: usize, i: usize, f: impl Fn(i64, i64) -> i64) -> i64 {

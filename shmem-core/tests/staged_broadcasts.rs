@@ -8,6 +8,7 @@
 
 use shmem_testkit as common;
 
+use common::check_elements as check;
 use common::multi_pe_at;
 use shmem_core::prelude::*;
 
@@ -30,17 +31,6 @@ const SIZES: [usize; 7] = [
 fn v(root: usize, r: usize, i: usize) -> u8 {
     let x = (i as u64) ^ (((root * 31 + r * 97) as u64) << 40);
     (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8
-}
-
-fn check(what: &str, got: &[u8], want: impl Fn(usize) -> u8) {
-    if let Some(i) = (0..got.len()).find(|&i| got[i] != want(i)) {
-        panic!(
-            "{what}: byte {i} of {} is {} instead of {}",
-            got.len(),
-            got[i],
-            want(i)
-        );
-    }
 }
 
 /// Every size from every root, private sources: `broadcast` twice back to back (the source

@@ -12,6 +12,7 @@
 use shmem_testkit as common;
 
 use common::Path;
+use common::check_elements as check;
 use shmem_core::prelude::*;
 
 /// Elements of the reductions (of 8-byte elements unless said): below the threshold, at it,
@@ -21,18 +22,6 @@ const SIZES: [usize; 7] = [500, 512, 513, 16_384, 16_385, 50_001, 131_079];
 /// PE `pe`'s element `i`: an integer in -50_000..50_003.
 fn v(pe: usize, i: usize) -> i64 {
     ((i as i64).wrapping_mul(2_654_435_761) ^ (pe as i64 * 977)) % 100_003 - 50_000
-}
-
-/// The first element where `got` differs from `want(i)`, as a message.
-fn check<E: PartialEq + std::fmt::Debug + Copy>(what: &str, got: &[E], want: impl Fn(usize) -> E) {
-    if let Some(i) = (0..got.len()).find(|&i| got[i] != want(i)) {
-        panic!(
-            "{what}: element {i} of {} is {:?} instead of {:?}",
-            got.len(),
-            got[i],
-            want(i)
-        );
-    }
 }
 
 /// Every case on `team` (whose member `m` is given values `v(m, _)`).

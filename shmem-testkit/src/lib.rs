@@ -50,6 +50,24 @@ pub use programs::{line_with, per_pe_ok_lines, run_job, run_job_status};
 pub use root::{REQUIRE_ROOT_VAR, root_or_skip};
 pub use shmemrun::{SHMEMRUN_VAR, shmemrun};
 
+/// Panics naming the first element where `got` differs from `want(i)` (its index, the length,
+/// both values), prefixed with `what`: the check of a collective's result on a PE.
+#[track_caller]
+pub fn check_elements<E: PartialEq + std::fmt::Debug + Copy>(
+    what: &str,
+    got: &[E],
+    want: impl Fn(usize) -> E,
+) {
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != want(i)) {
+        panic!(
+            "{what}: element {i} of {} is {:?} instead of {:?}",
+            got.len(),
+            got[i],
+            want(i)
+        );
+    }
+}
+
 /// Nanoseconds since the Unix epoch (0 if the clock is before it): a time stamp that a PE prints
 /// and the test compares with the moment its job ended, across processes.
 pub fn unix_nanos() -> u128 {
