@@ -594,13 +594,12 @@ fn collectives_on_one_node_send_no_ucx_message() {
     });
 }
 
-/// fcollect of blocks larger than the mailboxes hold: on one node over UCX_TLS=tcp,self they go
-/// through the team blocks in pieces (`mailbox::allgather_in_pieces`), elsewhere by puts. Odd
-/// lengths (a last piece of a few bytes), 64 KiB (one piece and a few bytes at 2 PEs: the
-/// slots of 4 PEs hold 32 KiB), and 200,003 bytes (several pieces at every PE count).
+/// fcollect of blocks larger than the mailboxes hold, which go straight into every member's
+/// `dest`: by stores on one node (over UCX_TLS=tcp,self too), by UCX puts across hosts. Odd
+/// lengths, 64 KiB, and 200,003 bytes.
 #[test]
-fn large_fcollect_in_pieces_and_by_puts() {
-    multi_pe_hosts("large_fcollect_in_pieces_and_by_puts", |world| {
+fn large_fcollect_by_stores_and_puts() {
+    multi_pe_hosts("large_fcollect_by_stores_and_puts", |world| {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
         for len in [4081usize, 12_345, 65_536, 200_003] {
@@ -623,42 +622,43 @@ fn large_fcollect_in_pieces_and_by_puts() {
     });
 }
 
-/// Members that pass different lengths to a large fcollect on one node over tcp (in pieces)
-/// panic at the first piece, however the lengths differ: both large (the lengths are named), or
-/// one small enough for a single message (the kinds differ). Without the check a member could
-/// wait for a piece that never comes.
+/// Members that pass different lengths to a large fcollect panic before any block moves,
+/// however the lengths differ: both large (the range of lengths is named), or one small enough
+/// for a single message (the kinds differ). Without the check a member could wait for a block
+/// that never comes, or write past the end of another's block.
 #[test]
-fn fcollect_in_pieces_with_different_lengths_panics() {
+fn fcollect_with_different_lengths_panics() {
     if common::is_pe() {
         let world = shmem_core::init().expect("init");
         let team = world.team_world();
-        let mine: usize = std::env::var("PIECES_PE0_LEN")
+        let mine: usize = std::env::var("PE0_LEN")
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
-        // Both large: more than one piece (a team block's all-to-all slot) each.
         let len = if world.my_pe() == 0 { mine } else { 300_000 };
         let all = world.alloc::<u8>(300_000 * world.n_pes());
         team.fcollect(&all, &vec![1u8; len]);
         unreachable!("the lengths differ");
     }
-    for (n, pe0, want) in [
-        (2, "200000", "contributes 200000 bytes"),
-        (3, "200000", "contributes 200000 bytes"),
-        (2, "100", "an fcollect"),
-    ] {
-        let (out, took) = common::launch(
-            "fcollect_in_pieces_with_different_lengths_panics",
-            n,
-            common::Path::Ucx,
-            &[("PIECES_PE0_LEN", pe0)],
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{stderr}");
-        assert!(
-            stderr.contains("fcollect: team PE") && stderr.contains(want),
-            "{n} PEs, PE 0 with {pe0} bytes: {stderr}"
-        );
-        assert!(took.as_secs_f64() < 20.0, "took {took:?}");
+    for path in common::Path::ALL {
+        for (n, pe0, want) in [
+            (2, "200000", "between 200000 and 300000 elements"),
+            (3, "200000", "between 200000 and 300000 elements"),
+            (2, "100", "an fcollect"),
+        ] {
+            let (out, took) = common::launch(
+                "fcollect_with_different_lengths_panics",
+                n,
+                path,
+                &[("PE0_LEN", pe0)],
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{stderr}");
+            assert!(
+                stderr.contains("fcollect: ") && stderr.contains(want),
+                "{path:?}, {n} PEs, PE 0 with {pe0} bytes: {stderr}"
+            );
+            assert!(took.as_secs_f64() < 20.0, "took {took:?}");
+        }
     }
 }

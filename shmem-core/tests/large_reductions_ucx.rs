@@ -2,9 +2,9 @@
 //! `coll::fetch`'s pipelined gets): on hosts (the PEs of a host load from each other, get from
 //! the others). Odd PE counts and a team of stride 2, private and symmetric sources, in place,
 //! at sizes around the gets' chunk (64 KiB per member) and beyond. Every PE checks every
-//! element against values computed here independently. On one node over `UCX_TLS=tcp,self`
-//! (every peer's heap through UCX, team blocks mapped) the same cases take the members' staging
-//! areas instead (`coll::staged_reduce`, tested in `staged_reductions.rs` too).
+//! element against values computed here independently. (On one node over `UCX_TLS=tcp,self` the
+//! collectives map the members' memory all the same, and load instead of getting:
+//! `tcp_reductions.rs`.)
 //!
 //! Evidence that the path is taken, without timing: on hosts, a 1 MiB reduction sends far fewer
 //! of our active messages than the mailbox's 1 KiB slots would.

@@ -86,7 +86,7 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
             &["coll::fetch", "coll::mailbox"],
             &["coll::alltoall", "coll::large"],
             &["coll::staged"],
-            &["coll::collectives", "coll::staged_reduce"],
+            &["coll::collectives"],
             &["coll::reduce", "coll::split"],
             &["coll"],
         ],

@@ -70,7 +70,7 @@ pub(crate) fn alltoall(
     let direct = mailbox::a2a_stride(n) >= 64
         && (0..n).all(|j| {
             let p = tp.peer(team.world_pe(j));
-            tp.is_direct(p) && tp.mapped(p, team.block(0)).is_some()
+            tp.coll_mapped(p, dest).is_some() && tp.coll_mapped(p, team.block(0)).is_some()
         });
     if !direct {
         return false;
@@ -81,7 +81,7 @@ pub(crate) fn alltoall(
         let j = (me + i) % n;
         let p = tp.peer(team.world_pe(j));
         let at = |off: usize| {
-            tp.mapped(p, off)
+            tp.coll_mapped(p, off)
                 .unwrap_or_else(|| unreachable!("checked above: member {j} is mapped"))
         };
         members.push(Member {

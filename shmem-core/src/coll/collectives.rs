@@ -10,27 +10,33 @@
 //!   before it has entered) and the all-gathers end with a barrier (every block has arrived),
 //!   except all-to-alls whose members are all mapped here, which wait for each other through
 //!   words of their team blocks instead ([`alltoall`]);
-//!   broadcasts from [`staged::STAGED_MIN`] bytes (teams of two on the direct path: from
-//!   [`staged::PAIR_MIN`]) are read by the members from the root instead, in pieces, where
-//!   every member's team block is mapped here ([`staged`]; through the root's staging area
-//!   where the heaps are not mapped);
+//!   broadcasts from [`staged::STAGED_MIN`] bytes (teams of two: from [`staged::PAIR_MIN`])
+//!   are read by the members from the root instead, in pieces, where every member is mapped
+//!   here ([`staged`]).
+//!
+//! "Mapped here" is [`Transport::coll_mapped`](crate::transport::Transport::coll_mapped): on
+//! one node the collectives move their data by loads and stores whatever `UCX_TLS` says (as
+//! Open MPI's oshmem moves its collectives' data through shared memory whatever it says),
+//! while puts, gets and atomics follow `UCX_TLS`;
 //! - dissemination sync, Hillis-Steele scans.
 //!
 //! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `ops::rma`, `transport`,
 //! `mem`.
 
 use super::alltoall;
+use super::fetch;
 use super::large::overlap;
 use super::mailbox::{self, RawBytes};
 use super::staged;
 use super::team::{Team, Tree};
 use crate::element::Element;
+use crate::mem::copy::copy_bytes;
 use crate::mem::segment::{CHUNK, DATA_FLAGS, DOWN_FLAG, SCRATCH};
 use crate::mem::word::SignalKind;
 use crate::ops::rma::SymmetricArray;
 use crate::transport::collective::{Coll, wait_in_collective};
 use crate::transport::slots::next_epoch;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use zerocopy::IntoBytes;
 
 /// Copies `bytes` bytes from `src` to `offset` on team PE `pe` and raises its flag at
@@ -49,6 +55,18 @@ fn put_then_flag(
     // SAFETY: callers pass a live source of `bytes` bytes (and a checked destination range in
     // the heap).
     let data = unsafe { std::slice::from_raw_parts(src, bytes) };
+    if let (Some(to), Some(word)) = (
+        tp.coll_mapped(peer, offset),
+        tp.coll_mapped(peer, team.block(flag)),
+    ) {
+        // A peer of this node (whatever UCX_TLS says): a copy, then the flag.
+        // SAFETY: the member's checked destination range, mapped here, which it does not
+        // touch before the flag says the data is there; `data` is this PE's own memory.
+        unsafe { copy_bytes(to, data.as_ptr(), bytes) };
+        // SAFETY: an aligned word of the member's mapped team block, accessed atomically.
+        SignalKind::Max.apply(unsafe { AtomicU64::from_ptr(word.cast()) }, epoch);
+        return;
+    }
     tp.put_with_signal(
         peer,
         (offset, &[data]),
@@ -280,11 +298,6 @@ impl Team<'_> {
             mailbox::allgather(self, out, source.as_bytes(), "fcollect");
             return;
         }
-        if mailbox::allgather_in_pieces_fits(self) {
-            let out = own_bytes(dest, n * k);
-            mailbox::allgather_in_pieces(self, out, source.as_bytes(), "fcollect");
-            return;
-        }
         // The maxima of k and !k give both the largest and the smallest k, and every member has
         // entered once they are known.
         let mut span = [k as u64, !(k as u64)];
@@ -296,15 +309,32 @@ impl Team<'_> {
                 !span[1], span[0]
             );
         }
-        for i in 0..n {
-            let pe = (self.my_pe() + i) % n;
-            dest.put(
-                self.world_pe(pe),
-                self.my_pe() * k..(self.my_pe() + 1) * k,
-                source,
-            );
-        }
+        self.put_to_all(dest, self.my_pe() * k, source);
         self.barrier();
+    }
+
+    /// Writes `source` at element `first` of `dest` on every member (the all-gathers' data
+    /// moves), starting with the next member; completed by the caller's barrier.
+    fn put_to_all<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        first: usize,
+        source: &[E],
+    ) {
+        let (n, me) = (self.n_pes(), self.my_pe());
+        let bytes = source.as_bytes();
+        let at = dest.__heap_offset() + first * size_of::<E>();
+        for i in 1..n {
+            // SAFETY: the callers checked that `dest` holds `first + source.len()` elements on
+            // every member (symmetric); no member touches that block of its `dest` until the
+            // barrier that ends the collective, by which the puts are complete; `source` is
+            // borrowed until then, and is not another member's memory.
+            unsafe { fetch::put(self, (me + i) % n, at, bytes) };
+        }
+        let own = self.tp().local(at);
+        // SAFETY: this PE's block of its own `dest` (checked to fit); a source overlapping
+        // it (C's in-place forms) is moved as memmove would.
+        unsafe { std::ptr::copy(bytes.as_ptr(), own, bytes.len()) };
     }
 
     /// `shmem_collect`: concatenates every member's `source` (lengths may differ) in team
@@ -353,10 +383,7 @@ impl Team<'_> {
             (before, total[0] as usize)
         };
         check_fits(dest, total, "collect");
-        for i in 0..n {
-            let pe = (me + i) % n;
-            dest.put(self.world_pe(pe), before..before + source.len(), source);
-        }
+        self.put_to_all(dest, before, source);
         self.barrier();
         total
     }

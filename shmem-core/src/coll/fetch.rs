@@ -15,6 +15,7 @@
 
 use super::team::Team;
 use crate::element::Element;
+use crate::mem::copy::copy_bytes;
 use crate::transport::rma::{Completion, Dir};
 use crate::transport::{Peer, Transport};
 use std::ops::Range;
@@ -46,9 +47,36 @@ pub(crate) fn reach(team: &Team<'_>, j: usize, offset: usize) -> Reach {
         return Reach::Mapped(tp.local(offset).cast_const());
     }
     let peer = tp.peer(team.world_pe(j));
-    match tp.mapped(peer, offset) {
+    match tp.coll_mapped(peer, offset) {
         Some(p) => Reach::Mapped(p.cast_const()),
         None => Reach::Ucx(peer, offset),
+    }
+}
+
+/// Writes `data` at `offset` (heap or data segment) of team PE `j`'s memory: by a copy where
+/// [`reach`] maps it here (this PE's own memory, or a peer of this node, whatever `UCX_TLS`
+/// says), else by a UCX put completed at the next quiet.
+///
+/// # Safety
+/// `offset + data.len()` lies inside the member's symmetric memory and nothing else accesses
+/// those bytes until the collective's next sync; `data` is not those bytes (nor overlaps them)
+/// and stays unchanged until the next quiet.
+pub(crate) unsafe fn put(team: &Team<'_>, j: usize, offset: usize, data: &[u8]) {
+    match reach(team, j, offset) {
+        // SAFETY: per the caller: mapped here, apart from `data`.
+        Reach::Mapped(p) => unsafe { copy_bytes(p.cast_mut(), data.as_ptr(), data.len()) },
+        // SAFETY: per the caller: in the member's registered memory, `data` kept until the
+        // quiet.
+        Reach::Ucx(peer, off) => unsafe {
+            team.tp().rma(
+                peer,
+                Dir::Put,
+                Completion::Nbi,
+                off,
+                data.as_ptr().cast_mut(),
+                data.len(),
+            )
+        },
     }
 }
 

@@ -52,7 +52,7 @@ use super::fetch::{self, COMBINE, Landing, Reach};
 use super::team::Team;
 use crate::element::Element;
 use crate::mem::copy::copy_bytes;
-use crate::mem::segment::{CONTRIB, REDUCE_STEP};
+use crate::mem::segment::{CONTRIB, REDUCE_LEN, REDUCE_STEP};
 use crate::transport::collective::wait_in_collective;
 use crate::transport::rma::{Completion, Dir};
 use crate::transport::slots::next_epoch;
@@ -70,20 +70,11 @@ pub(crate) const REDUCE_MIN_REMOTE: usize = 16 << 10;
 
 /// The smallest reduction (bytes) into `dest` at `offset` that takes this path, by where the
 /// members' memory lies (the same answer on every member: mappings are symmetric, and a team
-/// that spans hosts has a member on another host for every member):
-/// - every member's heap is mapped here: [`REDUCE_MIN`];
-/// - heaps reached through UCX, team blocks mapped (one node, `UCX_TLS` without shared memory):
-///   never. Those reductions pass through the members' mapped staging areas instead, at memory
-///   speed ([`staged_reduce`](super::staged_reduce), which the caller tries first), where this
-///   path would move the data through UCX: measured on 2 cores over tcp (loopback), this path
-///   lost to the mailbox at 2 PEs at every size up to 4 MiB (1 MiB: 2.0 ms, mailbox 1.2), and
-///   at 8 PEs up to 64 KiB (16 KiB: 1.7 ms, mailbox 0.21);
-/// - some member's team block is not mapped (another host): [`REDUCE_MIN_REMOTE`].
+/// that spans hosts has a member on another host for every member): [`REDUCE_MIN`] where every
+/// member is mapped here (one node, whatever `UCX_TLS` says), else [`REDUCE_MIN_REMOTE`].
 pub(crate) fn min_bytes(team: &Team<'_>, offset: usize) -> usize {
     if all_mapped(team, offset) {
         REDUCE_MIN
-    } else if all_mapped(team, team.block(CONTRIB)) {
-        usize::MAX
     } else {
         REDUCE_MIN_REMOTE
     }
@@ -103,7 +94,7 @@ pub(crate) fn all_mapped(team: &Team<'_>, offset: usize) -> bool {
     let me = team.my_pe();
     (0..team.n_pes())
         .filter(|&j| j != me)
-        .all(|j| tp.mapped(tp.peer(team.world_pe(j)), offset).is_some())
+        .all(|j| tp.coll_mapped(tp.peer(team.world_pe(j)), offset).is_some())
 }
 
 /// The first element of member `q`'s share of `len` elements (`q == n`: `len`), cut at
@@ -117,10 +108,27 @@ pub(crate) fn share_start<E>(len: usize, n: usize, q: usize) -> usize {
 }
 
 /// Publishes this PE's contribution offset in its [`CONTRIB`] word.
-fn publish(team: &Team<'_>, offset: usize) {
-    team.tp()
-        .local_word(team.block(CONTRIB))
+fn publish(team: &Team<'_>, offset: usize, bytes: usize) {
+    let tp = team.tp();
+    tp.local_word(team.block(REDUCE_LEN))
+        .store(bytes as u64, Ordering::Relaxed);
+    tp.local_word(team.block(CONTRIB))
         .store(offset as u64, Ordering::Release);
+}
+
+/// Panics, naming both lengths, where some member reduces another number of bytes than this
+/// PE (`bytes`); the members' [`REDUCE_LEN`] words are published (step 1 reached).
+#[track_caller]
+fn check_lengths(team: &Team<'_>, bytes: usize, what: &str) {
+    let me = team.my_pe();
+    for (j, theirs) in fetch::words(team, REDUCE_LEN).into_iter().enumerate() {
+        if theirs != bytes as u64 {
+            panic!(
+                "shmem: {what}: team PE {j} reduces {theirs} bytes while team PE {me} reduces \
+                 {bytes}: every member must pass the same number of elements"
+            );
+        }
+    }
 }
 
 /// The largest reduction (bytes per member times members) whose members write their shares
@@ -138,13 +146,15 @@ pub(crate) fn overlap(a: usize, b: usize, len: usize) -> bool {
 
 /// Reduces `len` elements over the team into `dest` at offset `at` of this PE (see the module
 /// docs); the caller checked that `dest` holds `len` elements and that the team has more than
-/// one member.
+/// one member. Members that pass different lengths panic, naming both (`what`: the operation).
+#[track_caller]
 pub(crate) fn reduce<E: Element>(
     team: &Team<'_>,
     at: usize,
     source: Source<'_, E>,
     len: usize,
     op: impl Fn(E, E) -> E,
+    what: &str,
 ) {
     let tp = team.tp();
     let (n, me) = (team.n_pes(), team.my_pe());
@@ -186,10 +196,11 @@ pub(crate) fn reduce<E: Element>(
             }
         }
     };
-    publish(team, contrib);
+    publish(team, contrib, bytes);
     let steps = Steps::new(team);
     // Every contribution is in place and published.
     steps.all_reach(1);
+    check_lengths(team, bytes, what);
     let from: Vec<Reach> = fetch::words(team, CONTRIB)
         .into_iter()
         .enumerate()

@@ -37,7 +37,7 @@ use super::team::{Team, Tree};
 use crate::element::Element;
 use crate::mem::copy::copy_bytes;
 use crate::mem::segment::{
-    A2A, A2A_BYTES, A2A_EAGER, BCAST, BCAST_DONE, CHUNK, MAIL, MAIL_ROUNDS, RING, SLOT,
+    A2A, A2A_BYTES, BCAST, BCAST_DONE, CHUNK, MAIL, MAIL_ROUNDS, RING, SLOT,
 };
 use crate::mem::word::SignalKind;
 use crate::transport::collective::wait_in_collective;
@@ -62,7 +62,6 @@ pub(crate) enum Tag {
     Gather = 2,
     AllToAll = 3,
     Broadcast = 4,
-    Pieces = 5,
 }
 
 impl Tag {
@@ -72,7 +71,6 @@ impl Tag {
             2 => "an fcollect or collect",
             3 => "an alltoall",
             4 => "a broadcast",
-            5 => "an fcollect in pieces",
             _ => "an unknown collective",
         }
     }
@@ -423,74 +421,6 @@ pub(crate) fn allgather_fits(n: usize, block: usize) -> bool {
     }
 }
 
-/// True when [`allgather_in_pieces`] serves an all-gather of a team: a flat team (up to
-/// [`FLAT_MAX`] members) whose members' team blocks are all mapped here while some member's heap
-/// is not (one node, with `UCX_TLS` leaving out shared memory). Puts to those members would
-/// cross the network transport (over tcp, loopback sockets and the peers' progress); their
-/// team blocks are shared memory all the same.
-pub(crate) fn allgather_in_pieces_fits(team: &Team<'_>) -> bool {
-    let (tp, n) = (team.tp(), team.n_pes());
-    let at = team.block(A2A);
-    n <= FLAT_MAX && {
-        let peers = || (0..n).map(|j| tp.peer(team.world_pe(j)));
-        peers().all(|p| tp.mapped(p, at).is_some()) && !peers().all(|p| tp.is_direct(p))
-    }
-}
-
-/// All-gather of `mine` (the same length on every member) into `out` (`n * mine.len()` bytes,
-/// member order) through the all-to-all slots in pieces of up to a slot's payload, one flat
-/// exchange per piece; the caller checked [`allgather_in_pieces_fits`]. The slots' two sets
-/// alternate by epoch parity as in every exchange (module docs), so a piece's slots are free
-/// once the previous piece has been received by everyone. Members whose lengths differ panic
-/// at the first piece, with both lengths named.
-pub(crate) fn allgather_in_pieces(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &str) {
-    let (n, me, total) = (team.n_pes(), team.my_pe(), mine.len());
-    debug_assert_eq!(out.len, n * total);
-    out.write(me * total, mine);
-    let piece = a2a_stride(n) - HEADER;
-    // The first piece starts with the sender's length, which every receiver compares with its
-    // own: members whose lengths differ panic at the first piece instead of one of them waiting
-    // for a piece that never comes. (Its own tag keeps it apart from the one-message gather
-    // that a member with a short length takes.)
-    let head = (total as u64).to_le_bytes();
-    let mut start = 0;
-    while start < total {
-        let first = start == 0;
-        let room = if first { piece - head.len() } else { piece };
-        let part = &mine[start..total.min(start + room)];
-        let parts: &[Part<'_>] = if first {
-            &[head[..].into(), part.into()]
-        } else {
-            &[part.into()]
-        };
-        let len = part.len() + if first { head.len() } else { 0 };
-        let (area, stride, epoch) = a2a_round(team);
-        for i in 1..n {
-            let j = (me + i) % n;
-            post(team, j, area + me * stride, epoch, Tag::Pieces, parts);
-        }
-        for i in 1..n {
-            let j = (me + n - i) % n;
-            let got = receive(team, area + j * stride, epoch, (Tag::Pieces, len), j, what);
-            let got = if first {
-                let (theirs, rest) = got.split_at(head.len());
-                if theirs != head {
-                    let theirs = u64::from_le_bytes(theirs.try_into().unwrap_or_default());
-                    panic!(
-                        "shmem: {what}: team PE {j} contributes {theirs} bytes while team PE {me} \
-                         contributes {total}: every member must pass the same number of elements"
-                    );
-                }
-                rest
-            } else {
-                got
-            };
-            out.write(j * total + start, got);
-        }
-        start += part.len();
-    }
-}
-
 /// Bruck all-gather of `block` bytes per member into `out` (`n * block` bytes, member order),
 /// `mine` being this PE's block. `ceil(log2 n)` rounds; the caller checked [`allgather_fits`].
 pub(crate) fn allgather(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &str) {
@@ -546,19 +476,17 @@ pub(crate) fn allgather(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &
     }
 }
 
-/// True when [`alltoall`] takes `block` bytes per pair on a team of `n` (the eager part of each
-/// sender's slot, [`A2A_EAGER`] `/ n`, header included, must hold one block).
+/// True when [`alltoall`] takes `block` bytes per pair on a team of `n` (each
+/// sender's slot, [`a2a_stride`], header included, must hold one block).
 pub(crate) fn alltoall_fits(n: usize, block: usize) -> bool {
-    (A2A_EAGER / n) & !63 >= HEADER + block
+    a2a_stride(n) >= HEADER + block
 }
 
-/// Each sender's slot in the all-to-all area of a team of `n`: all of [`A2A_BYTES`] shared out
-/// where the all-gather in pieces may use it (flat teams), else [`A2A_EAGER`] (a large team's
-/// exchanges then touch as few pages as before). Fixed for a team, so that no exchange ever
-/// reads a slot where another one wrote payload.
+/// Each sender's slot in the all-to-all area of a team of `n`: [`A2A_BYTES`] shared out, cut
+/// at cache lines. Fixed for a team, so that no exchange ever reads a slot where another one
+/// wrote payload.
 pub(crate) fn a2a_stride(n: usize) -> usize {
-    let area = if n <= FLAT_MAX { A2A_BYTES } else { A2A_EAGER };
-    (area / n) & !63
+    (A2A_BYTES / n) & !63
 }
 
 /// A new mail epoch for an exchange through the all-to-all slots: `(area, stride, epoch)`, the
@@ -691,15 +619,15 @@ mod tests {
             assert!(n * stride <= A2A_BYTES, "{n} slots of {stride} bytes");
             assert!(stride.is_multiple_of(64));
             // What `alltoall_fits` admits fits the slot, header included.
-            let eager = (A2A_EAGER / n) & !63;
-            assert!(stride >= eager, "{n} members: slot {stride} < {eager}");
             if alltoall_fits(n, 8) {
                 assert!(stride >= HEADER + 8);
             }
+            for block in [1, 100, 1000, 4000, 8000] {
+                if alltoall_fits(n, block) {
+                    assert!(stride >= HEADER + block, "{n} members, {block} bytes");
+                }
+            }
         }
-        // The flat teams, which gather in pieces, share out the whole area.
-        assert_eq!(a2a_stride(4), 32 << 10);
-        assert_eq!(a2a_stride(FLAT_MAX), A2A_BYTES / FLAT_MAX);
-        assert_eq!(a2a_stride(FLAT_MAX + 1), (A2A_EAGER / (FLAT_MAX + 1)) & !63);
+        assert_eq!(a2a_stride(4), 4 << 10);
     }
 }

@@ -2,16 +2,15 @@
 //! collectives chapters). Lowest first:
 //! - [`team`]: the [`Team`](crate::Team) handle over a transport group (members and team
 //!   block), its sync and barrier;
-//! - [`fetch`]: reading the members' memory in a large collective, by loads where it is mapped
-//!   here and by pipelined UCX gets where it is not;
+//! - [`fetch`]: reading and writing the members' memory in a large collective, by loads and
+//!   stores where it is mapped here (this node's PEs, whatever `UCX_TLS` says) and by UCX
+//!   (pipelined gets) where it is not;
 //! - [`mailbox`]: eager small-message exchanges through mailbox slots (broadcast, all-reduce,
 //!   all-gather, all-to-all);
 //! - [`large`]: large reductions that move the data once (reduce-scatter and all-gather through
 //!   [`fetch`]), on every path;
 //! - [`staged`]: broadcasts that the members read from the root, in pieces, where every
-//!   member's team block is mapped here;
-//! - [`staged_reduce`]: reductions through the members' staging areas where their team blocks
-//!   are mapped here but their heaps are not (one node over `UCX_TLS=tcp,self`);
+//!   member is mapped here;
 //! - [`alltoall`]: all-to-alls of large blocks between members mapped here, one copy per block;
 //! - [`collectives`]: broadcast, fcollect, collect, alltoall(s), the scans;
 //! - [`reduce`]: the reduction type sets and the `*_reduce` operations;
@@ -26,7 +25,6 @@ pub(crate) mod large;
 pub(crate) mod mailbox;
 pub(crate) mod split;
 pub(crate) mod staged;
-pub(crate) mod staged_reduce;
 // Public when rustdoc checks examples (see the note in lib.rs).
 #[cfg(not(doc_examples_check))]
 pub(crate) mod reduce;

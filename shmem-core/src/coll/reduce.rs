@@ -3,13 +3,12 @@
 //! in-place forms, and the sum scans.
 //!
 //! Part of the collectives layer; uses `coll::collectives` (the scans and the size checks),
-//! `coll::mailbox` (the all-reduce), `coll::large` and `coll::staged_reduce` (the large ones),
-//! `ops::rma`, and the base modules.
+//! `coll::mailbox` (the all-reduce), `coll::large` (the large ones), `ops::rma`, and the base
+//! modules.
 
 use super::collectives::{check_fits, own_copy, scan_chunks};
 use super::large::{self, Source};
 use super::mailbox;
-use super::staged_reduce;
 use super::team::Team;
 use crate::complex::{Complex32, Complex64};
 use crate::element::Element;
@@ -218,9 +217,8 @@ macro_rules! reductions {
 impl Team<'_> {
     /// Reduces element-wise over the members, result in `dest[..len]` on every member (`len`:
     /// the source's length, or all of `dest` in place). Large reductions read the members' memory
-    /// straight, by loads or UCX gets ([`large`]), or, where only the members' team blocks are
-    /// mapped here, pass through their staging areas ([`staged_reduce`]); the others go through
-    /// the mailbox.
+    /// straight, by loads (this node's PEs, whatever `UCX_TLS` says) or UCX gets ([`large`]);
+    /// the others go through the mailbox.
     #[track_caller]
     fn reduce_into<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
@@ -237,14 +235,9 @@ impl Team<'_> {
         check_fits(dest, len, name);
         let at = dest.__heap_offset();
         let bytes = len * size_of::<E>();
-        if staged_reduce::takes(self, at, bytes) {
-            dest.__transport().check_live();
-            staged_reduce::reduce(self, at, source, len, op, name);
-            return;
-        }
         if self.n_pes() > 1 && bytes >= large::min_bytes(self, at) {
             dest.__transport().check_live();
-            large::reduce(self, at, source, len, op);
+            large::reduce(self, at, source, len, op, name);
             return;
         }
         let mut out = match source {

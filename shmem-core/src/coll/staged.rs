@@ -4,22 +4,19 @@
 //! No member writes another's memory, so there is no entry sync, and the data crosses from the
 //! root to each member in one copy by that member, all members at once.
 //!
-//! Where the data is read from, chosen by the root (the members learn it from its team block):
-//! - **the root's source itself**, where it lies, when it is symmetric and the members map it
-//!   (the direct path, C's symmetric `source`, or `dest` itself for `dest == source`): it is
-//!   readable at once, all pieces together;
-//! - **the root's `dest`** (the direct path, a private source): the root copies the source into
-//!   its own `dest` piece by piece, which it has to do anyway, and the members copy each piece
-//!   from there;
-//! - **the root's staging area** ([`STAGE`] of its team block, [`STAGE_BYTES`]): where the
-//!   members map the team blocks but not the heaps (one node, `UCX_TLS` without shared memory),
-//!   and on the direct path for `broadcast_to_others` of a private source (the root's `dest`
-//!   must stay as it is). The root copies piece `k` into slot `k % SLOTS` of the area, and
-//!   reuses a slot only once every member has read what lay there; the members copy from the
-//!   slot into their own `dest` (mapped only by themselves). The broadcast's bytes then never
-//!   pass through UCX: before, the put tree over tcp moved them through loopback sockets, up to
-//!   8x slower than Open MPI's oshmem (whose collectives go through shared memory whatever
-//!   `UCX_TLS` says).
+//! Every member's memory is mapped here ([`Transport::coll_mapped`]: one node, whatever
+//! `UCX_TLS` says). Where the data is read from, chosen by the root (the members learn it from
+//! its team block):
+//! - **the root's source itself**, where it lies, when it is symmetric (C's symmetric `source`,
+//!   or `dest` itself for `dest == source`): it is readable at once, all pieces together;
+//! - **the root's `dest`** (a private source): the root copies the source into its own `dest`
+//!   piece by piece, which it has to do anyway, and the members copy each piece from there;
+//! - **the root's staging area** ([`STAGE`] of its team block, [`STAGE_BYTES`]): for
+//!   `broadcast_to_others` of a private source (the root's `dest` must stay as it is). The root
+//!   copies piece `k` into slot `k % SLOTS` of the area, and reuses a slot only once every
+//!   member has read what lay there; the members copy from the slot into their own `dest`.
+//!
+//! [`Transport::coll_mapped`]: crate::transport::Transport::coll_mapped
 //!
 //! The words, in the first line of the team blocks (next to
 //! [`DOWN_FLAG`](crate::mem::segment::DOWN_FLAG)): the root's [`BCAST_SRC`] (where its data
@@ -42,15 +39,6 @@
 //!
 //! | path | PEs | size | before Rust / C | after Rust / C | oshmem |
 //! |---|---:|---:|---:|---:|---:|
-//! | tcp | 2 | 16 KiB | 7.6 / 7.2 | 3.2 / 3.8 | 2.2 |
-//! | tcp | 2 | 256 KiB | 184 / 201 | 31 / 21 | 13 |
-//! | tcp | 2 | 1 MiB | 580 / 663 | 137 / 76 | 70 |
-//! | tcp | 4 | 64 KiB | 221 / 43 | 23 / 8.3 | 24 |
-//! | tcp | 4 | 256 KiB | 591 / 222 | 42 / 16 | 67 |
-//! | tcp | 4 | 1 MiB | 2507 / 1313 | 236 / 202 | 548 |
-//! | tcp | 8 | 64 KiB | 115 / 128 | 10 / 12 | 44 |
-//! | tcp | 8 | 256 KiB | 647 / 696 | 42 / 35 | 118 |
-//! | tcp | 8 | 1 MiB | 2497 / 5196 | 760 / 623 | 395 |
 //! | direct | 4 | 4 KiB | 12 / 6.3 | 3.7 / 3.4 | 22 |
 //! | direct | 4 | 64 KiB | 25 / 35 | 17 / 13 | 13 |
 //! | direct | 4 | 256 KiB | 68 / 50 | 46 / 20 | 31 |
@@ -61,13 +49,10 @@
 //! | direct | 8 | 1 MiB | 621 / 115 | 258 / 139 | 698 |
 //!
 //! Side by side in one job (alternating, three rounds), direct path, Rust, 4 PEs: 64 KiB 11.5
-//! against the put tree's 22 (oshmem 11.6), 256 KiB 26 against 41 (30). Where oshmem still
-//! wins (2 PEs over tcp, 64 KiB to 1 MiB; 8 PEs over tcp from 1 MiB, where the root waits for
-//! every member to free each slot and 8 PEs share 2 cores), its collectives (Open MPI's
-//! shared-memory transport) copy once, from the root's source, which the benchmark never
-//! rewrites; here every member reads lines that the root has just written, which come from
-//! the root's cache (about 5 GB/s on this VM at 2 PEs, against 19 for oshmem's copy of clean
-//! memory). Pieces of 64 KiB instead of 32 lost at 4 PEs over tcp (1 MiB: 714 against 464);
+//! against the put tree's 22 (oshmem 11.6), 256 KiB 26 against 41 (30). Where the members
+//! read lines that the root has just written (a private source), they come from the root's
+//! cache (about 5 GB/s on this VM at 2 PEs, against 19 for a copy of clean memory). Pieces of
+//! 64 KiB instead of 32 lost at 4 PEs (through the staging area, 1 MiB: 714 us against 464);
 //! non-temporal stores into the staging area lost at 2 PEs (1 MiB: 444 against 367).
 //!
 //! Part of the collectives layer; uses `coll::large`, `coll::fetch`, `coll::team`,

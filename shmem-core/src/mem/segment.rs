@@ -12,12 +12,12 @@
 //!   announcements (a count, then one bit per PE).
 //! - Every **team block** serves one team's collectives: barrier flags, data flags, the scan
 //!   scratch, the mailbox slots of the eager exchanges, the all-to-all slots, the
-//!   eager-broadcast ring and the staging area of large collectives between PEs whose heaps
-//!   are not mapped.
+//!   eager-broadcast ring and the staging area of broadcasts whose root keeps its `dest`.
 //!
 //! The segment is a `memfd` of its own that every PE of a node maps, whatever `UCX_TLS` says,
 //! so that on one node collectives synchronize and pass their small messages through shared
-//! memory (as Open MPI's do) even where the heap is reached through UCX; PEs of other nodes reach
+//! memory (as Open MPI's do) even where puts and gets go through UCX (and so does the heap
+//! of each such PE, mapped for the collectives: `Transport::coll_mapped`); PEs of other nodes reach
 //! it through UCX, where it is registered too. In the runtime's offset space it takes offsets
 //! `0..SEGMENT` (the heap mapping's first `SEGMENT` bytes are left unused).
 //!
@@ -75,6 +75,10 @@ pub(crate) const REDUCE_STEP: usize = DOWN_FLAG + 40;
 /// broadcast (`coll::staged`: the epoch's tag in the high half, the pieces read in the low
 /// half).
 pub(crate) const BCAST_READING: usize = DOWN_FLAG + 48;
+/// In the same line: the bytes this PE reduces in the current large direct reduction
+/// (`coll::large`), published with [`CONTRIB`], so that members passing different lengths
+/// are named.
+pub(crate) const REDUCE_LEN: usize = DOWN_FLAG + 56;
 /// The last eager-broadcast epoch this PE has taken out of its ring (parents read it before
 /// reusing a ring slot).
 pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;
@@ -94,42 +98,22 @@ pub(crate) const SLOT: usize = (16 + CHUNK).next_multiple_of(64);
 pub(crate) const MAIL_ROUNDS: usize = ROUNDS + 2;
 /// Two parities of [`MAIL_ROUNDS`] slots.
 pub(crate) const MAIL: usize = SCRATCH + ROUNDS * CHUNK;
-/// Bytes per parity of the all-to-all mailbox (one slot per sender: `A2A_BYTES / n` bytes each
-/// in a team of `n` up to 8 members, `A2A_EAGER / n` in larger teams). Only the all-gather in
-/// pieces fills whole slots (an fcollect of 64 KiB per PE at 4 PEs goes in 3 pieces, where
-/// slots of a 16 KiB area took 17 exchanges); the other exchanges use at most [`A2A_EAGER`] of
-/// the area, and touch only the pages they write.
-pub(crate) const A2A_BYTES: usize = 128 << 10;
-/// Of [`A2A_BYTES`], what the one-exchange collectives (all-to-all, flat all-gather and
-/// reduction) may use: a larger block goes by puts into the destination, one copy instead of
-/// two.
-pub(crate) const A2A_EAGER: usize = 16 << 10;
+/// Bytes per parity of the all-to-all mailbox (one slot per sender, `A2A_BYTES / n` bytes
+/// each in a team of `n`), which the one-exchange collectives (all-to-all, flat all-gather and
+/// reduction) use: a larger block goes straight into the destination, one copy instead of two.
+pub(crate) const A2A_BYTES: usize = 16 << 10;
 /// Two parities of [`A2A_BYTES`].
 pub(crate) const A2A: usize = MAIL + 2 * MAIL_ROUNDS * SLOT;
 /// Slots of the eager-broadcast ring.
 pub(crate) const RING: usize = 8;
 /// The eager-broadcast ring: [`RING`] slots.
 pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
-/// A cache line of this PE's progress words in the current staged reduction
-/// (`coll::staged_reduce`), each the reduction's epoch in the high bits and a count of chunks
-/// in the low bits: [`STAGE_PUB`], [`STAGE_DONE`], [`STAGE_READ`]; and [`STAGE_LEN`].
-pub(crate) const STAGE_STEP: usize = BCAST + RING * SLOT;
-/// Chunks this PE has staged (their data is in its staging area).
-pub(crate) const STAGE_PUB: usize = STAGE_STEP;
-/// Chunks whose share this PE has combined (the result is in its staging area).
-pub(crate) const STAGE_DONE: usize = STAGE_STEP + 8;
-/// Chunks this PE has read completely (it reads no member's staging area for them any more).
-pub(crate) const STAGE_READ: usize = STAGE_STEP + 16;
-/// The bytes this PE reduces in the current staged reduction (written before its first
-/// [`STAGE_PUB`], which publishes it), so that members passing different lengths are named.
-pub(crate) const STAGE_LEN: usize = STAGE_STEP + 24;
-/// The staging area: where collectives over members whose team blocks are mapped here but whose
-/// heaps are not (one node, `UCX_TLS` without shared memory) pass large data through shared
-/// memory, in pieces. Only data lies here (never a flag), so a block's reset leaves it as it
+/// The staging area: where a broadcast's root whose own `dest` must stay as it is
+/// (`coll::staged`) passes its data to the members, in pieces. Only data lies here (never a flag), so a block's reset leaves it as it
 /// is, and its pages cost memory only once a collective has used them. A collective that lets
 /// other members read this PE's staging area returns on this PE only once they have all
 /// finished reading it, so the next collective may write it at once.
-pub(crate) const STAGE: usize = (STAGE_STEP + 64).next_multiple_of(4096);
+pub(crate) const STAGE: usize = (BCAST + RING * SLOT).next_multiple_of(4096);
 /// Bytes of the staging area.
 pub(crate) const STAGE_BYTES: usize = 256 << 10;
 /// Bytes of one team block.
@@ -142,10 +126,9 @@ pub(crate) const POOL_BYTES: usize = TEAM_SLOTS * BLOCK;
 /// The team segment: the sync area, then the team blocks (see the module docs).
 pub(crate) const SEGMENT: usize = SYNC_BYTES + POOL_BYTES;
 const _: () = assert!(
-    BCAST_READING + 8 <= BCAST_DONE
+    REDUCE_LEN + 8 <= BCAST_DONE
         && SCRATCH.is_multiple_of(64)
         && MAIL.is_multiple_of(64)
-        && STAGE_STEP.is_multiple_of(64)
         && STAGE.is_multiple_of(4096)
         && BLOCK.is_multiple_of(64)
 );

@@ -226,31 +226,37 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
             );
             continue;
         }
-        // The heaps of this node's PEs are mapped here (unless UCX_TLS leaves out shared
-        // memory); a PE of another "node" on the same machine (containers, network
-        // namespaces) is not, because the job's layout says that traffic goes over the network.
-        // The team segment of every PE of this node is mapped whatever UCX_TLS says; if the
-        // kernel will not let us open one, that peer is reached through UCX altogether.
-        let same_node = info.node == node;
-        let team_direct = if same_node {
-            private_shm::map_peer(info.pid, info.team_fd, team_len).unwrap_or(ptr::null_mut())
-        } else {
-            ptr::null_mut()
+        // The memory of this node's PEs (team segment, heap and data segment) is mapped here;
+        // a PE of another "node" on the same machine (containers, network namespaces) is not,
+        // because the job's layout says that traffic goes over the network. Where UCX_TLS
+        // leaves out shared memory, puts, gets and atomics to them go through UCX all the same,
+        // and only the runtime's own words and the collectives use the mappings
+        // (`Transport::coll_mapped`). A peer is mapped all or nothing: if the kernel will not
+        // let us open one of its segments (all three ask for the same ptrace access), it is
+        // reached through UCX altogether, and a mapping already made stays unused.
+        let map = |fd: u32, len: usize| {
+            private_shm::map_peer(info.pid, fd, len).unwrap_or(ptr::null_mut())
         };
-        let mut direct = if same_node && shared_memory && !team_direct.is_null() {
-            private_shm::map_peer(info.pid, info.heap_fd, total).unwrap_or(ptr::null_mut())
-        } else {
-            ptr::null_mut()
-        };
-        // A mapped peer's data segment is mapped too; if the kernel will not let us open it,
-        // the peer is reached through UCX altogether.
-        let mut data_direct = ptr::null_mut();
-        if !direct.is_null() && data.is_some() {
-            match private_shm::map_peer(info.pid, info.data_fd, data_range.1) {
-                Some(p) => data_direct = p,
-                None => direct = ptr::null_mut(),
+        let (mut team_direct, mut shared, mut data_direct) =
+            (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        if info.node == node {
+            team_direct = map(info.team_fd, team_len);
+            if !team_direct.is_null() {
+                shared = map(info.heap_fd, total);
+            }
+            if !shared.is_null() && data.is_some() {
+                data_direct = map(info.data_fd, data_range.1);
+            }
+            if shared.is_null() || (data.is_some() && data_direct.is_null()) {
+                (team_direct, shared, data_direct) =
+                    (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
             }
         }
+        let direct = if shared_memory {
+            shared
+        } else {
+            ptr::null_mut()
+        };
         peers.push(
             // The endpoint is made below or at first contact (never, for a peer mapped here).
             Peer::new(
@@ -265,6 +271,7 @@ fn start_on(bootstrap: &mut Bootstrap, data: Option<DataSegment>) -> Result<Tran
                 ),
             )
             .with_data(data_direct, info.data_base)
+            .with_shared(shared)
             .with_team(team_direct, info.team_base),
         );
     }

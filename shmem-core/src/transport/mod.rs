@@ -219,12 +219,17 @@ impl UcxPeer {
 
 /// One PE as seen from this process.
 pub(crate) struct Peer {
-    /// The peer's heap base mapped into this process, or null when it is not reachable by
-    /// load/store (another node, or shared-memory transports disabled). Never unmapped.
+    /// The peer's heap base mapped into this process for puts, gets and atomics, or null when
+    /// those go through UCX (another node, or `UCX_TLS` without shared memory). Never unmapped.
     direct: *mut u8,
+    /// The peer's heap base mapped into this process for the collectives: `direct`, or where
+    /// `UCX_TLS` leaves out shared memory, the mapping of a peer of this node all the same
+    /// (null: another node, or the kernel refused). Never unmapped.
+    shared: *mut u8,
     /// The peer's heap base in its own address space, for UCX.
     remote_base: u64,
-    /// The peer's data segment mapped into this process (null: not mapped, or none).
+    /// The peer's data segment mapped into this process (null: not mapped, or none), where
+    /// `shared` is not null.
     data: *mut u8,
     /// The peer's data segment base in its own address space, for UCX.
     data_remote: u64,
@@ -251,6 +256,7 @@ impl Peer {
     pub(crate) fn new(direct: *mut u8, remote_base: u64, link: Link) -> Peer {
         Peer {
             direct,
+            shared: direct,
             remote_base,
             data: ptr::null_mut(),
             data_remote: 0,
@@ -281,6 +287,17 @@ impl Peer {
     pub(crate) fn with_data(mut self, direct: *mut u8, remote: u64) -> Peer {
         self.data = direct;
         self.data_remote = remote;
+        self
+    }
+
+    /// Adds the peer's heap mapped here for the collectives only (`direct` being null: puts,
+    /// gets and atomics go through UCX), at `shared`; its data segment, if the job has one, is
+    /// the one given to [`with_data`](Self::with_data).
+    pub(crate) fn with_shared(mut self, shared: *mut u8) -> Peer {
+        debug_assert!(self.direct.is_null() || self.direct == shared);
+        if !shared.is_null() {
+            self.shared = shared;
+        }
         self
     }
 
@@ -705,6 +722,33 @@ impl Transport {
         (!region.is_null()).then(|| unsafe { peer.at(offset) })
     }
 
+    /// The local address of `offset` in `peer` for a collective: as [`mapped`](Self::mapped),
+    /// but a peer of this node is mapped whatever `UCX_TLS` says (as Open MPI's oshmem moves
+    /// its collectives' data through shared memory whatever it says), so that collectives on
+    /// one node copy their data once, by loads and stores, while puts, gets and atomics go
+    /// through UCX. `None` for another node's PE, or where the kernel refused the mapping;
+    /// panics after finalize, or for an offset outside every region.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn coll_mapped(&self, peer: &Peer, offset: usize) -> Option<*mut u8> {
+        self.check_live();
+        assert!(
+            self.in_bounds(offset, 1),
+            "offset {offset} outside the team segment, the heap and the data segment"
+        );
+        let (region, at) = Region::of(offset);
+        let base = match region {
+            Region::Team => peer.team,
+            Region::Heap if peer.shared.is_null() => return None,
+            Region::Heap => peer.shared,
+            Region::Data if peer.shared.is_null() => return None,
+            Region::Data => peer.data,
+        };
+        // SAFETY: the region is mapped (checked: a peer whose heap is mapped here has its data
+        // segment mapped too, in a job with one) and holds `offset` (checked above).
+        (!base.is_null()).then(|| unsafe { base.add(at) })
+    }
+
     /// Local address of `offset` in a peer that [`mapped`](Self::mapped) reaches there; panics
     /// after finalize, or where it does not.
     #[inline]
@@ -816,7 +860,7 @@ mod tests {
         let (peer, link) = (size_of::<Peer>(), size_of::<Link>());
         eprintln!("Peer: {peer} bytes, Link: {link} bytes");
         assert!(
-            peer <= 104,
+            peer <= 112,
             "a Peer grew to {peer} bytes (its Link: {link})"
         );
     }

@@ -1,13 +1,14 @@
-//! Staged reductions (`coll::staged_reduce`): over `UCX_TLS=tcp,self` on one node, where the
-//! heaps are reached through UCX but the team blocks are mapped, reductions from 4 KiB move
-//! through the members' staging areas. Sizes below, at and past the threshold and across
-//! several chunks (128 KiB each), odd element counts, sum, max, and, xor on f32, f64, i64, u8,
-//! private and symmetric sources, in place, back-to-back reductions of different sizes (the
-//! progress words' epochs), at 2, 3 and 4 PEs and once at 8. Every PE checks every element
-//! against values computed here independently (integer-valued floats: the sums are exact).
+//! Reductions over `UCX_TLS=tcp,self` on one node, where puts and gets go through UCX but the
+//! collectives map the members' memory all the same (`Transport::coll_mapped`): the mailbox's
+//! sizes, the large reductions' threshold (16 KiB) and sizes of several of their chunks, odd
+//! element counts, sum, max, and, xor on f32, f64, i64, u8, private and symmetric sources, in
+//! place, back-to-back reductions of different sizes (the progress words' epochs), at 2, 3 and
+//! 4 PEs and once at 8. Every PE checks every element against values computed here
+//! independently (integer-valued floats: the sums are exact).
 //!
-//! Evidence that the path is taken, without timing: lazily connected (`SHMEM_CONNECT=lazy`),
-//! a 1 MiB reduction opens no UCX endpoint (no socket), as `coll::large`'s gets would.
+//! Evidence that the data does not go through UCX, without timing: lazily connected
+//! (`SHMEM_CONNECT=lazy`), a 1 MiB reduction opens no UCX endpoint (no socket), as
+//! `coll::large`'s gets would.
 
 use shmem_testkit as common;
 
@@ -15,9 +16,9 @@ use common::Path;
 use common::check_elements as check;
 use shmem_core::prelude::*;
 
-/// Elements of the reductions (of 8-byte elements unless said): below the threshold, at it,
-/// just past it, one chunk, one chunk and one, several chunks and an odd count.
-const SIZES: [usize; 7] = [500, 512, 513, 16_384, 16_385, 50_001, 131_079];
+/// Elements of the reductions (of 8-byte elements unless said): the mailbox's, below the large
+/// reductions' threshold, at it, just past it, and several of their chunks with odd counts.
+const SIZES: [usize; 7] = [500, 2_047, 2_048, 2_049, 16_385, 50_001, 131_079];
 
 /// PE `pe`'s element `i`: an integer in -50_000..50_003.
 fn v(pe: usize, i: usize) -> i64 {
@@ -105,7 +106,7 @@ fn reduce_on(world: &World, team: &Team<'_>, sizes: &[usize]) {
 }
 
 /// Back-to-back reductions of different sizes into the same array, without any sync between:
-/// a member that leaves one may start staging the next while the others still gather.
+/// a member that leaves one may start the next while the others still gather.
 fn back_to_back(world: &World, team: &Team<'_>) {
     let (me, n) = (team.my_pe(), team.n_pes());
     let dest = world.alloc::<i64>(300_000);
@@ -128,10 +129,10 @@ fn back_to_back(world: &World, team: &Team<'_>) {
     world.barrier_all();
 }
 
-const NAME: &str = "staged_reductions_over_tcp";
+const NAME: &str = "reductions_over_tcp";
 
 #[test]
-fn staged_reductions_over_tcp() {
+fn reductions_over_tcp() {
     if common::is_pe() {
         common::multi_pe_at(NAME, &[], |world| {
             let team = world.team_world();
@@ -207,24 +208,26 @@ fn members_passing_different_lengths_are_named() {
         let world = shmem_core::init().expect("init");
         let team = world.team_world();
         let me = team.my_pe();
-        // 8 KiB and more: every member takes the staged path, with its own length.
-        let len = 1024 + 512 * me;
-        let dest = world.alloc::<i64>(4096);
+        // 32 KiB and more: every member takes the large reduction, with its own length.
+        let len = 4096 + 1024 * me;
+        let dest = world.alloc::<i64>(8192);
         let mine = vec![1i64; len];
         team.sum_reduce(&dest.slice(0..len), &mine);
         unreachable!("the members passed different lengths");
     }
-    for n in [2, 3] {
-        let (out, took) = common::launch(MISMATCH, n, Path::Ucx, &[]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success(),
-            "the job must fail ({took:?}): {stderr}"
-        );
-        assert!(
-            stderr.contains("sum_reduce: team PE") && stderr.contains("contributes"),
-            "a member names another's length: {stderr}"
-        );
+    for path in Path::ALL {
+        for n in [2, 3] {
+            let (out, took) = common::launch(MISMATCH, n, path, &[]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !out.status.success(),
+                "the job must fail ({path:?}, {n} PEs, {took:?}): {stderr}"
+            );
+            assert!(
+                stderr.contains("sum_reduce: team PE") && stderr.contains("bytes while team PE"),
+                "a member names another's length ({path:?}, {n} PEs): {stderr}"
+            );
+        }
     }
 }
 
