@@ -1,10 +1,11 @@
-//! Broadcasts that the members read from the root in pieces (`coll::staged`): through the root's
-//! staging area over `UCX_TLS=tcp,self` (team blocks mapped, heaps not), from the root's `dest`
-//! or from its symmetric source on the direct path. Sizes around each threshold (the mailbox's
+//! Broadcasts that the members read from the root in pieces (`coll::staged`): from the root's
+//! `dest`, its symmetric source or its staging area (`broadcast_to_others` of a private source),
+//! on one node whatever `UCX_TLS` says. Sizes around each threshold (the mailbox's
 //! 1 KiB, two PEs' 512 KiB on the direct path) and across many pieces and more than one turn of
 //! the staging area's slots, every root, back to back with different roots and sizes (the epochs),
 //! private and symmetric sources, `broadcast_to_others`. Every job runs on both paths (the test
-//! kit's `multi_pe_at`), at 2, 3 and 4 PEs, and one at 8. Every PE checks every byte.
+//! kit's `multi_pe_at`), at 2, 3 and 4 PEs, and one at 8. Every PE checks every byte. Members
+//! that pass another length than the root's panic, naming both.
 
 use shmem_testkit as common;
 
@@ -194,4 +195,39 @@ fn symmetric_sources_from_every_root() {
             world.barrier_all();
         }
     });
+}
+
+const MISMATCH: &str = "members_passing_other_lengths_are_named";
+
+#[test]
+fn members_passing_other_lengths_are_named() {
+    if common::is_pe() {
+        let world = shmem_core::init().expect("init");
+        let team = world.team_world();
+        // 600 KiB from the root, 700 KiB expected by the others: both read from the root
+        // (more than two PEs' 512 KiB).
+        let len = if team.my_pe() == 0 {
+            600 << 10
+        } else {
+            700 << 10
+        };
+        let dest = world.alloc::<u8>(700 << 10);
+        team.broadcast(&dest.slice(0..len), &vec![3u8; len], 0);
+        unreachable!("the members passed other lengths than the root");
+    }
+    for path in common::Path::ALL {
+        for n in [2, 3] {
+            let (out, took) = common::launch(MISMATCH, n, path, &[]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !out.status.success(),
+                "the job must fail ({path:?}, {n} PEs, {took:?}): {stderr}"
+            );
+            assert!(
+                stderr.contains("broadcast: the root (team PE 0) sends 614400 bytes while team PE")
+                    && stderr.contains("receives 716800"),
+                "a member names the root's length ({path:?}, {n} PEs): {stderr}"
+            );
+        }
+    }
 }

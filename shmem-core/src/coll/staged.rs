@@ -63,7 +63,7 @@ use super::large::{all_mapped, member_word, overlap};
 use super::team::Team;
 use crate::mem::copy::copy_bytes;
 use crate::mem::segment::{
-    BCAST_PROGRESS, BCAST_READ, BCAST_READING, BCAST_SRC, CHUNK, STAGE, STAGE_BYTES,
+    BCAST_LEN, BCAST_PROGRESS, BCAST_READ, BCAST_READING, BCAST_SRC, CHUNK, STAGE, STAGE_BYTES,
 };
 use crate::transport::collective::wait_in_collective;
 use crate::transport::slots::next_epoch;
@@ -203,6 +203,7 @@ fn send(
         Place::Stage => team.block(STAGE) as u64,
     };
     src_word.store(from, Ordering::Relaxed);
+    team.flag(BCAST_LEN).store(bytes as u64, Ordering::Relaxed);
     let others: Vec<usize> = (0..n).filter(|&j| j != me).collect();
     match place {
         Place::Puts => {
@@ -307,12 +308,20 @@ fn receive(team: &Team<'_>, at: usize, bytes: usize, root: usize, epoch: u64) ->
     if src == BY_PUTS {
         return false;
     }
+    let theirs = member_word(team, root, BCAST_LEN).load(Ordering::Relaxed);
+    if theirs != bytes as u64 {
+        panic!(
+            "shmem: broadcast: the root (team PE {root}) sends {theirs} bytes while team PE {} \
+             receives {bytes}: every member must pass the same number of elements",
+            team.my_pe()
+        );
+    }
+    let out = tp.local(at);
     let staged = src as usize == team.block(STAGE);
     let from = match fetch::reach(team, root, src as usize) {
         Reach::Mapped(p) => p,
         Reach::Ucx(..) => unreachable!("the root publishes only memory mapped by every member"),
     };
-    let out = tp.local(at);
     let reading = team.flag(BCAST_READING);
     for k in 0..pieces {
         if !ready(k + 1) {

@@ -82,6 +82,9 @@ pub(crate) const REDUCE_LEN: usize = DOWN_FLAG + 56;
 /// The last eager-broadcast epoch this PE has taken out of its ring (parents read it before
 /// reusing a ring slot).
 pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;
+/// In the same line: the bytes of the current broadcast that the members read, published by
+/// its root (`coll::staged`), so that members passing other lengths are named.
+pub(crate) const BCAST_LEN: usize = BCAST_DONE + 8;
 /// In the same line, its last [`ENTRIES`] words: the collectives this PE entered last on this
 /// team, `sequence << 8 | kind` in word `sequence % ENTRIES`, which members read to tell PEs
 /// that called different collectives (`transport::collective`).
@@ -127,6 +130,7 @@ pub(crate) const POOL_BYTES: usize = TEAM_SLOTS * BLOCK;
 pub(crate) const SEGMENT: usize = SYNC_BYTES + POOL_BYTES;
 const _: () = assert!(
     REDUCE_LEN + 8 <= BCAST_DONE
+        && BCAST_LEN + 8 <= ENTRY
         && SCRATCH.is_multiple_of(64)
         && MAIL.is_multiple_of(64)
         && STAGE.is_multiple_of(4096)
