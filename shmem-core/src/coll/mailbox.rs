@@ -287,10 +287,19 @@ pub(crate) fn allreduce<E: Element>(
     what: &str,
 ) {
     const { assert!(size_of::<E>() <= CHUNK) };
-    if team.n_pes() == 1 {
+    let n = team.n_pes();
+    if n == 1 {
         return;
     }
-    for chunk in data.chunks_mut(CHUNK / size_of::<E>().max(1)) {
+    // A flat team takes as much as its all-to-all slots hold in one exchange (at 2 PEs 8 KiB,
+    // at 8 PEs 2 KiB: a 4 KiB reduction in one or two exchanges instead of four); a larger
+    // team's doubling steps take a mail slot's CHUNK.
+    let bytes = if n <= FLAT_MAX {
+        (a2a_stride(n) - HEADER).max(CHUNK)
+    } else {
+        CHUNK
+    };
+    for chunk in data.chunks_mut(bytes / size_of::<E>().max(1)) {
         allreduce_chunk(team, chunk, &op, what);
     }
 }
