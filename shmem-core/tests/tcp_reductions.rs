@@ -217,15 +217,11 @@ fn members_passing_different_lengths_are_named() {
     }
     for path in Path::ALL {
         for n in [2, 3] {
-            let (out, took) = common::launch(MISMATCH, n, path, &[]);
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                !out.status.success(),
-                "the job must fail ({path:?}, {n} PEs, {took:?}): {stderr}"
-            );
-            assert!(
-                stderr.contains("sum_reduce: team PE") && stderr.contains("bytes while team PE"),
-                "a member names another's length ({path:?}, {n} PEs): {stderr}"
+            common::launch_failing(
+                MISMATCH,
+                n,
+                path,
+                &["sum_reduce: team PE", "bytes while team PE"],
             );
         }
     }

@@ -113,6 +113,25 @@ pub fn launch(name: &str, n: usize, path: Path, extra_env: &[(&str, &str)]) -> (
     run_with_limit(cmd, job_limit(n))
 }
 
+/// Launches this test binary's test `name` as an `n`-PE job on `path` (see [`launch`]) that
+/// must fail, its stderr holding every one of `needles` (a PE's panic message); returns the
+/// stderr. Panics, with the output, where the job succeeds or a needle is missing.
+pub fn launch_failing(name: &str, n: usize, path: Path, needles: &[&str]) -> String {
+    let (out, took) = launch(name, n, path, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "{name}: the job must fail ({path:?}, {n} PEs, {took:?}): {stderr}"
+    );
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "{name} ({path:?}, {n} PEs): no {needle:?} in stderr: {stderr}"
+        );
+    }
+    stderr
+}
+
 /// Launches this test binary's test `name` on two [`Hosts`] (2 x 2 PEs) on `path`: see
 /// [`launch_hosts`].
 pub fn launch_two_hosts(name: &str, path: Path) -> Option<(Output, Duration)> {

@@ -41,8 +41,8 @@ mod shmemrun;
 pub use child::{Finished, Running, one_job_at_a_time, run_with_limit, start, wait_with_limit};
 pub use hosts::{Hosts, TwoHosts, netns_script};
 pub use jobs::{
-    Layout, MPIRUN_COUNTS, PE_COUNTS, Path, is_pe, launch, launch_hosts, launch_hosts_env,
-    launch_mpirun, launch_two_hosts,
+    Layout, MPIRUN_COUNTS, PE_COUNTS, Path, is_pe, launch, launch_failing, launch_hosts,
+    launch_hosts_env, launch_mpirun, launch_two_hosts,
 };
 #[cfg(feature = "world")]
 pub use multi_pe::{multi_pe, multi_pe_at, multi_pe_hosts, multi_pe_on_hosts};
