@@ -702,17 +702,24 @@ impl Transport {
         !peer.direct.is_null()
     }
 
+    /// Panics after finalize, or for an offset outside every region.
+    #[inline]
+    #[track_caller]
+    fn check_offset(&self, offset: usize) {
+        self.check_live();
+        assert!(
+            self.in_bounds(offset, 1),
+            "offset {offset} outside the team segment, the heap and the data segment"
+        );
+    }
+
     /// The local address of `offset` in `peer` when load and store reach it (its heap is
     /// mapped here, or `offset` lies in its team segment and that is), `None` when only UCX
     /// does; panics after finalize, or for an offset outside every region.
     #[inline]
     #[track_caller]
     pub(crate) fn mapped(&self, peer: &Peer, offset: usize) -> Option<*mut u8> {
-        self.check_live();
-        assert!(
-            self.in_bounds(offset, 1),
-            "offset {offset} outside the team segment, the heap and the data segment"
-        );
+        self.check_offset(offset);
         let region = match Region::of(offset).0 {
             Region::Team => peer.team,
             Region::Heap | Region::Data => peer.direct,
@@ -731,11 +738,7 @@ impl Transport {
     #[inline]
     #[track_caller]
     pub(crate) fn coll_mapped(&self, peer: &Peer, offset: usize) -> Option<*mut u8> {
-        self.check_live();
-        assert!(
-            self.in_bounds(offset, 1),
-            "offset {offset} outside the team segment, the heap and the data segment"
-        );
+        self.check_offset(offset);
         let (region, at) = Region::of(offset);
         let base = match region {
             Region::Team => peer.team,
