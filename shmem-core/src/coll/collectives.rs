@@ -12,13 +12,13 @@
 //!   words of their team blocks instead ([`alltoall`]);
 //!   broadcasts from [`staged::STAGED_MIN`] bytes (teams of two: from [`staged::PAIR_MIN`])
 //!   are read by the members from the root instead, in pieces, where every member is mapped
-//!   here ([`staged`]).
+//!   here ([`staged`]);
+//! - dissemination sync, Hillis-Steele scans.
 //!
 //! "Mapped here" is [`Transport::coll_mapped`](crate::transport::Transport::coll_mapped): on
 //! one node the collectives move their data by loads and stores whatever `UCX_TLS` says (as
 //! Open MPI's oshmem moves its collectives' data through shared memory whatever it says),
-//! while puts, gets and atomics follow `UCX_TLS`;
-//! - dissemination sync, Hillis-Steele scans.
+//! while puts, gets and atomics follow `UCX_TLS`.
 //!
 //! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `ops::rma`, `transport`,
 //! `mem`.
