@@ -23,6 +23,8 @@
 #               runs memcpy, which the memory-bound table needs.
 #   PATHS       "direct tcp" (default), "direct" or "tcp" (space- or comma-separated)
 #   JOB_TIMEOUT seconds per job; PLOT=0: no plot
+#   RENDER_ONLY=1  run nothing: write the tables and the plot again from the raw CSVs of the
+#               last run (target/bench-results/coll-sweep), with the same knobs as that run
 # A run with CASES, PATHS or MIN_BYTES that leave cases, paths or sizes out says so at the top
 # of coll-sweep.md (and the knobs line records them).
 set -euo pipefail
@@ -60,13 +62,16 @@ if ((${#cases[@]})); then
 fi
 export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-512M}
 
-cargo build --release -p shmem-benches --bin coll_sweep >&2
-# shmem-capi's build script writes target/release/shmemcc (and libshmem.so).
-cargo build --release -p shmem-run -p shmem-capi >&2
+RENDER_ONLY=${RENDER_ONLY:-0}
 out=target/c-bench
-mkdir -p "$out"
-oshcc -O2 -Wall -o "$out/coll_sweep" benches/c/coll_sweep.c
-target/release/shmemcc -O2 -Wall -o "$out/coll_sweep-ours" benches/c/coll_sweep.c
+if [[ $RENDER_ONLY != 1 ]]; then
+    cargo build --release -p shmem-benches --bin coll_sweep >&2
+    # shmem-capi's build script writes target/release/shmemcc (and libshmem.so).
+    cargo build --release -p shmem-run -p shmem-capi >&2
+    mkdir -p "$out"
+    oshcc -O2 -Wall -o "$out/coll_sweep" benches/c/coll_sweep.c
+    target/release/shmemcc -O2 -Wall -o "$out/coll_sweep-ours" benches/c/coll_sweep.c
+fi
 plot_bin=
 if [[ $PLOT != 0 ]]; then
     # The plot is optional: a failed build leaves the tables.
@@ -80,13 +85,22 @@ fi
 OSH_TCP_UCX=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_SIZE=256k
     -x UCX_MAX_RNDV_LANES=1)
 raw=target/bench-results/coll-sweep
-rm -rf "$raw"
-mkdir -p "$raw"
+if [[ $RENDER_ONLY == 1 ]]; then
+    ls "$raw"/*.*.*.*.csv >/dev/null 2>&1 || {
+        echo "coll-sweep.sh: RENDER_ONLY=1: no raw CSVs in $raw (run the sweep first)" >&2
+        exit 1
+    }
+    run_npes=
+else
+    run_npes=$NPES_LIST
+    rm -rf "$raw"
+    mkdir -p "$raw"
+fi
 t=(timeout -k 10 "$JOB_TIMEOUT")
 # The C twin's arguments (ours and oshmem alike).
 copts=(iters "$ITERS" reps "$REPS" max_bytes "$MAX_BYTES" min_bytes "$MIN_BYTES" budget "$BUDGET"
     "${c_only[@]}")
-for n in $NPES_LIST; do
+for n in $run_npes; do
     osh=(oshrun --allow-run-as-root --oversubscribe -np "$n" -x SHMEM_SYMMETRIC_SIZE)
     for path in "${paths[@]}"; do
         env_ours=()
@@ -199,11 +213,14 @@ if [[ $bound == 1 ]]; then
         echo "(reductions: (3n-1)/(2n) for n PEs; broadcast: 1), times the PEs that share a core"
         echo "(n / $cores cores when n > $cores: a core then moves that many members' data one after"
         echo "the other, which the memcpy loop, timed call by call, does not show); the ratios are"
-        echo "time / bound (the goal: at most 2). Ours from Rust reduces private sources, which adds"
-        echo "a copy of (n-1)/n of the source; C and oshmem reduce symmetric ones."
+        echo "time / bound (the goal: at most 2). Ours from Rust reduces private sources, which the"
+        echo "other members cannot read: each member first copies the (n-1)/n of its source that they"
+        echo "need into its \`dest\`, so its bound (\"Rust bound\") adds (n-1)/n memcpys; C and oshmem"
+        echo "reduce symmetric ones. (A broadcast's root copies a private source into its own \`dest\`"
+        echo "while the members read it, piece by piece: the bound stays one memcpy.)"
         echo
-        echo "| case | size (B) | PEs | memcpy (ns) | memcpys × PEs per core | bound (ns) | ours Rust / bound | ours C / bound | oshmem / bound |"
-        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        echo "| case | size (B) | PEs | memcpy (ns) | memcpys × PEs per core | bound (ns) | Rust bound (ns) | ours Rust / Rust bound | ours Rust / bound | ours C / bound | oshmem / bound |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         for f in "$raw"/*.direct.*.csv; do
             b=${f##*/}
             IFS=. read -r prog _ <<<"$b"
@@ -221,16 +238,19 @@ if [[ $bound == 1 ]]; then
                     m = med(v["memcpy," p[2] "," p[3], "rust"])
                     if (m == "") continue
                     n = p[3]; f = (p[1] == "broadcast") ? 1 : (3 * n - 1) / (2 * n)
-                    if (n > cores) f = f * n / cores
-                    bound = m * f
-                    printf "| %s | %s | %s | %.0f | %.3f | %.0f | %s | %s | %s |\n", p[1], p[2], n, m, f, bound,
-                        ratio(med(v[key, "rust"]), bound), ratio(med(v[key, "c"]), bound), ratio(med(v[key, "oshmem"]), bound)
+                    fr = (p[1] == "broadcast") ? f : f + (n - 1) / n
+                    if (n > cores) { f = f * n / cores; fr = fr * n / cores }
+                    bound = m * f; rbound = m * fr; r = med(v[key, "rust"])
+                    printf "| %s | %s | %s | %.0f | %.3f | %.0f | %.0f | %s | %s | %s | %s |\n", p[1], p[2], n, m, f, bound,
+                        rbound, ratio(r, rbound), ratio(r, bound), ratio(med(v[key, "c"]), bound), ratio(med(v[key, "oshmem"]), bound)
                 }
             }' | sort -t'|' -k2,2 -k4,4n -k3,3n
     } >>"$body"
 fi
+rendered=
+[[ $RENDER_ONLY == 1 ]] && rendered=" RENDER_ONLY=1 (the tables of the raw CSVs of an earlier run of these knobs)"
 results_write coll-sweep.md benches/coll-sweep.sh \
-    "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" TINY=$TINY" \
+    "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" TINY=$TINY${rendered}" \
     "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does." \
     "$body"
 rm -f "$body"
