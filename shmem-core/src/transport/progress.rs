@@ -55,10 +55,9 @@ pub(crate) const POLLS_PER_PROGRESS: u32 = 8;
 /// call that the wait pays on every round, most often for nothing: a PE's peers on the node
 /// reach it by UCX only for their own RMA, which the next round serves. Measured over
 /// `UCX_TLS=tcp,self` on 2 cores (`coll_sweep`, 8 B to 4 KiB, medians of 5 alternating runs at
-/// 4 PEs, 3 at 8): reductions, fcollect and all-to-all took 0.81-0.95 of the time at 4 PEs
-/// with every second round (0.83-0.95 with every fourth), 0.71-1.11 at 8 (with broadcasts; most
-/// rows 0.85-1.0). With a core of its own a PE keeps one round per look (2 PEs: 0.79-1.14, no
-/// trend).
+/// 4 PEs, 3 at 8): reductions, fcollect and all-to-all took 0.81-0.91 of the time at 4 PEs and
+/// mostly 0.85-0.95 at 8 with every second round, 0.83-0.95 at 4 PEs with every fourth. With a
+/// core of its own a PE keeps one round per look (2 PEs: within the noise either way).
 const OVERSUBSCRIBED_PROGRESS_EVERY: u32 = 2;
 
 /// While a progress thread runs, a PE that issues operations through UCX without waiting makes a
