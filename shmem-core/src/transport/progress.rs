@@ -49,17 +49,6 @@ const UCX_YIELD_EVERY_OWN_CORE: u32 = 8;
 /// (9.46-9.52 against 9.66-9.75 us).
 pub(crate) const POLLS_PER_PROGRESS: u32 = 8;
 
-/// On a node whose PEs outnumber its CPUs, a collective's wait on one node makes a round of
-/// UCX progress only every this many rounds (it still yields every round). There a round is a
-/// yield, which lets the PE being waited for run, and over tcp the progress is a second system
-/// call that the wait pays on every round, most often for nothing: a PE's peers on the node
-/// reach it by UCX only for their own RMA, which the next round serves. Measured over
-/// `UCX_TLS=tcp,self` on 2 cores (`coll_sweep`, 8 B to 4 KiB, medians of 5 alternating runs at
-/// 4 PEs, 3 at 8): reductions, fcollect and all-to-all took 0.81-0.91 of the time at 4 PEs and
-/// mostly 0.85-0.95 at 8 with every second round, 0.83-0.95 at 4 PEs with every fourth. With a
-/// core of its own a PE keeps one round per look (2 PEs: within the noise either way).
-const OVERSUBSCRIBED_PROGRESS_EVERY: u32 = 2;
-
 /// While a progress thread runs, a PE that issues operations through UCX without waiting makes a
 /// round of progress itself every this many (see [`Progress::note_op`]).
 const OPS_PER_ROUND: u32 = 8;
@@ -296,9 +285,8 @@ impl Progress {
     /// through shared memory (a collective's flags on one node): it looks at `done()` `n` more
     /// times before its first round of UCX progress and once more between later rounds (over
     /// tcp a round is a system call, during which an arrived flag waits to be seen; see
-    /// [`POLLS_PER_PROGRESS`]; on an oversubscribed node only every
-    /// [`OVERSUBSCRIBED_PROGRESS_EVERY`]-th round progresses), and a condition that already
-    /// holds returns at once, without progress. That is safe for collectives: they progress whenever they do wait, and a PE
+    /// [`POLLS_PER_PROGRESS`]), and a condition that already holds returns at once, without
+    /// progress. That is safe for collectives: they progress whenever they do wait, and a PE
     /// whose peers need its progress is one they keep waiting. (A condition that needs this
     /// PE's UCX progress, as a quiet does, takes `None`.)
     #[track_caller]
@@ -317,12 +305,6 @@ impl Progress {
         }
         let mut spins = 0;
         let mut window = polls.unwrap_or(0);
-        let every = if polls.is_some() && YIELD_ALWAYS.load(Ordering::Relaxed) {
-            OVERSUBSCRIBED_PROGRESS_EVERY
-        } else {
-            1
-        };
-        let mut round = 0u32;
         while !done() {
             self.check_live();
             if self.any_ucx {
@@ -334,10 +316,7 @@ impl Progress {
                 }
                 window = window.min(1);
             }
-            if round.is_multiple_of(every) {
-                self.progress();
-            }
-            round = round.wrapping_add(1);
+            self.progress();
             backoff(&mut spins);
         }
     }
