@@ -120,10 +120,10 @@ pub(crate) fn parse_progress_thread(value: Option<String>, through_network: bool
     }
 }
 
-/// Whether small puts in a stream may wait in batches where UCX emulates RMA (see
-/// `transport::am::coalesces`): `SHMEM_COALESCE` is `on` (the default) or `off` (also
-/// 1/0, yes/no, true/false). Batches need a progress thread that waits for events; without one
-/// nothing waits.
+/// Whether small puts in a stream may wait in batches, and small non-blocking gets join runs,
+/// where UCX emulates RMA (see `transport::am::coalesces` and `transport::am::runs`):
+/// `SHMEM_COALESCE` is `on` (the default) or `off` (also 1/0, yes/no, true/false). Batches
+/// need a progress thread that waits for events (without one no put waits); runs do not.
 pub(crate) fn coalesce() -> Result<bool> {
     parse_coalesce(std::env::var("SHMEM_COALESCE").ok())
 }

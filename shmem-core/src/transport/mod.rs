@@ -95,6 +95,8 @@ pub(crate) fn publish(t: Transport) -> &'static Transport {
         }
     });
     am::set_coalescing(tp.coalesce && tp.progress.thread_serves_events());
+    // Runs need no thread: a quiet sends and completes them.
+    am::set_runs(tp.coalesce);
     tp
 }
 

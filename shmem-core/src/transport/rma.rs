@@ -95,9 +95,26 @@ impl Transport {
     ) {
         self.progress.note_op();
         let u = peer.ucx();
+        if dir == Dir::Get
+            && completion == Completion::Nbi
+            && let Some(pe) = self.run_source(peer, &u, len)
+        {
+            // After the puts waiting in the PE's batch, as it would have been without it.
+            if am::puts_wait() {
+                check(am::send_batch_of(&self.progress, &u.ep, pe), "put");
+            }
+            // SAFETY: per the caller; `local` stays valid until the quiet that completes it.
+            let r = unsafe { am::get_nbi(&self.progress, &u.ep, pe, offset, local, len) };
+            check(r, "get_nbi");
+            return;
+        }
         if dir == Dir::Put
             && let Some(pe) = self.am_put_target(peer, &u, len)
         {
+            // After the gets waiting in the PE's run (see `am::runs`).
+            if am::runs_pending() {
+                self.send_runs(Some(pe), false);
+            }
             // The put right after a wait goes at once (see `progress::take_waited`).
             let r = if !progress::take_waited() && am::coalesces(pe, len) {
                 // SAFETY: per the caller; the source is copied into the batch.
@@ -152,6 +169,43 @@ impl Transport {
         self.pe_of(peer)
     }
 
+    /// The PE to add a non-blocking get of `len` bytes from `peer` to a run for ([`am::runs`]),
+    /// or `None` for a UCX get: a get of at most [`am::RUN_GET_MAX`] bytes, from a PE of the
+    /// main worker whose endpoint carries everything on one ordered lane (where UCX emulates
+    /// RMA: tcp), runs on.
+    #[inline]
+    fn run_source(&self, peer: &Peer, u: &UcxPeer, len: usize) -> Option<usize> {
+        if !am::runs_take(len) || !u.ep.one_ordered_lane() {
+            return None;
+        }
+        self.pe_of(peer)
+    }
+
+    /// Sends the runs of non-blocking gets waiting to go to `pe` (to every PE with `None`);
+    /// with `try_only`, not if another thread holds them.
+    #[track_caller]
+    pub(crate) fn send_runs(&self, pe: Option<usize>, try_only: bool) {
+        let Some(mut held) = am::runs(try_only) else {
+            return;
+        };
+        for (pe, run) in held.take(pe) {
+            // Its endpoint is open (the run began with a get on it).
+            let u = self.peers[pe].ucx();
+            check(held.send(&u.ep, pe, run), "get_nbi");
+        }
+    }
+
+    /// Completes the runs of non-blocking gets from `pe` (from every PE with `None`): sends
+    /// every run waiting (those to other PEs too, so that a caller completing PE after PE waits
+    /// for all of them at once) and waits until every element from `pe` is written.
+    #[track_caller]
+    pub(crate) fn complete_runs(&self, pe: Option<usize>) {
+        if am::runs_active() {
+            self.send_runs(None, false);
+            am::wait_landed(&self.progress, pe);
+        }
+    }
+
     /// Before a UCX get or atomic on `peer`: where messages to it may overtake each other (its
     /// endpoint has several lanes), waits until the puts in active messages sent to it are in
     /// place, so that the operation sees them as it does where one lane carries both. One
@@ -169,12 +223,18 @@ impl Transport {
         }
     }
 
-    /// Before any operation on `peer` but a put that joins its batch: sends the puts waiting
-    /// in its batch ([`am::coalesces`]), so that the operation comes after them, as it
-    /// would have without the batch. One load of a flag when no batch waits.
+    /// Before any operation on `peer` but a put that joins its batch: sends the gets waiting
+    /// in its run ([`am::runs`]) and the puts waiting in its batch ([`am::coalesces`]), so
+    /// that the operation comes after them, as it would have without them. Two loads of flags
+    /// when nothing waits.
     #[inline]
     #[track_caller]
     pub(crate) fn send_batch_before(&self, peer: &Peer, u: &UcxPeer) {
+        if am::runs_pending()
+            && let Some(pe) = self.pe_of(peer)
+        {
+            self.send_runs(Some(pe), false);
+        }
         if progress::batched()
             && let Some(pe) = self.pe_of(peer)
         {
@@ -186,6 +246,10 @@ impl Transport {
     /// sending them (or this one, further up the stack).
     #[track_caller]
     pub(crate) fn send_batches(&self, try_only: bool) {
+        // The runs of non-blocking gets first: a put batched after a get goes after it.
+        if am::runs_pending() {
+            self.send_runs(None, try_only);
+        }
         if !progress::batched() {
             return;
         }
@@ -336,11 +400,16 @@ impl Transport {
     }
 
     /// Completes the gets started on `peer`'s endpoint with [`Completion::Nbi`] (and whatever
-    /// else is in flight on it): one flush of the endpoint, without the acknowledgement of puts
-    /// in active messages that [`flush_peer`](Self::flush_peer) also waits for (a get already
-    /// came after them: `after_am_puts`). `Err` only when UCX fails; nothing to do for a peer
-    /// never contacted.
+    /// else is in flight on it): the runs of such gets ([`complete_runs`](Self::complete_runs),
+    /// which ends the PE on a UCX failure as every transfer does), then one flush of the
+    /// endpoint, without the acknowledgement of puts in active messages that
+    /// [`flush_peer`](Self::flush_peer) also waits for (a get already came after them:
+    /// `after_am_puts`). `Err` only when the flush fails; nothing to do for a peer never
+    /// contacted.
     pub(crate) fn flush_gets(&self, peer: &Peer) -> shmem_ucx::Result<()> {
+        if let Some(pe) = self.pe_of(peer) {
+            self.complete_runs(Some(pe));
+        }
         match peer.ucx_if_open() {
             Some(u) => u.ep.flush(),
             None => Ok(()),
@@ -360,6 +429,7 @@ impl Transport {
             // Puts in active messages are complete when their target has acknowledged them
             // (and adds when their replies are in: those are counted for the process only).
             if let Some(pe) = self.pe_of(peer) {
+                self.complete_runs(Some(pe));
                 am::note_quiet(pe);
                 let asked = peer.ucx_if_open().map(|u| {
                     self.send_batch_before(peer, &u);
@@ -554,6 +624,7 @@ impl Transport {
             // wait progresses the worker). With none of the former outstanding, no round of
             // progress before the flush: over tcp it is a system call, 1-2% of a put + quiet.
             self.send_batches(false);
+            self.complete_runs(None);
             if !am::all_acked() {
                 self.settle_am_puts(false);
             }

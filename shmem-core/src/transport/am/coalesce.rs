@@ -42,11 +42,22 @@ pub(crate) fn coalesces(pe: usize, len: usize) -> bool {
         })
 }
 
+/// Whether some put waits in a batch (one load).
+#[inline(always)]
+pub(crate) fn puts_wait() -> bool {
+    STATE
+        .get()
+        .is_some_and(|s| s.puts_wait.load(Ordering::Acquire))
+}
+
 /// Publishes `set`'s state after a change (its lock held): whether any batch waits (for the
 /// progress thread) and whether another put may wait (for [`coalesces`], without the lock).
 fn publish(st: &State, set: &BatchSet) {
     st.batches_full.store(!set.has_room(), Ordering::Relaxed);
-    progress::set_batched(!set.by_pe.is_empty());
+    let puts = !set.by_pe.is_empty();
+    st.puts_wait.store(puts, Ordering::Release);
+    // The flag also covers the runs of non-blocking gets (`runs`).
+    progress::set_batched(puts || st.runs_pending.load(Ordering::Acquire));
 }
 
 /// Appends a put of `len` bytes from `src` to heap offset `offset` of `pe` to `pe`'s batch

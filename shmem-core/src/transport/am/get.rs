@@ -41,6 +41,11 @@ impl GetSlot {
 }
 
 impl GetSlot {
+    /// Whether every element has been written (a response that claimed it is done).
+    pub(super) fn landed(&self) -> bool {
+        self.received.load(Ordering::Acquire) == self.dst.len()
+    }
+
     /// Claims the elements of a response (`head` from
     /// [`get_resp_header`](super::wire::get_resp_header), `data_len` data bytes) for this slot:
     /// the number of elements, or the refusal when it does not match the request or claims

@@ -38,6 +38,8 @@
 //!   its heap and answers on the reply endpoint with `GET_RESP [from, size, count, token, first]`
 //!   and the packed elements; the requester's handler checks the response against the slot and
 //!   scatters it. The blocking get returns when every element has arrived.
+//! - **Run.** Small non-blocking gets from one PE whose offsets step by one stride travel as
+//!   one `GET_REQ` whose slot holds each get's destination ([`runs`]); a quiet waits for them.
 //!
 //! - **Batch.** Puts of up to [`COALESCE_MAX`] bytes to a PE whose messages arrive in order,
 //!   in a stream (see [`coalesces`]), wait in a batch per PE: `BATCH [from]` and records of a
@@ -80,6 +82,7 @@
 //! - `send`: what the initiating PE sends (strided puts, puts with signal and flags, get
 //!   requests) and the counted send with its window;
 //! - `coalesce`: when a small put waits in a batch, and when the batches go;
+//! - `runs`: the runs of non-blocking gets, when they go and how a quiet completes them;
 //! - `handlers`: the receiving PE's `AmHandler`s; `fuzz`: the same checks and writes on memory
 //!   of its own, for the fuzz targets ([`FuzzPe`]);
 //! - this file: [`register`] (the state and the handlers, at start-up), and the entry points the
@@ -98,6 +101,7 @@ mod get;
 mod handlers;
 mod ledger;
 mod quiet;
+mod runs;
 mod send;
 mod state;
 mod wire;
@@ -105,11 +109,12 @@ mod wire;
 pub use fuzz::FuzzPe;
 
 pub(crate) use coalesce::{
-    batches, coalesces, put_batched, send_batch_of, send_taken, set_coalescing,
+    batches, coalesces, put_batched, puts_wait, send_batch_of, send_taken, set_coalescing,
 };
 pub(crate) use quiet::{
     acked_to, all_acked, all_ordered, ask, note_fence, note_quiet, ordered, relist, take_listed,
 };
+pub(crate) use runs::{get_nbi, runs, runs_active, runs_pending, runs_take, set_runs, wait_landed};
 pub(crate) use send::{get, put, put_signal};
 pub(crate) use wire::{MAX_MSG, fits};
 
@@ -147,6 +152,11 @@ pub(crate) fn register(
         coalescing: AtomicBool::new(false),
         batches: Mutex::new(BatchSet::default()),
         batches_full: AtomicBool::new(false),
+        puts_wait: AtomicBool::new(false),
+        runs_on: AtomicBool::new(false),
+        runs: Mutex::new(runs::RunSet::default()),
+        runs_pending: AtomicBool::new(false),
+        runs_active: AtomicBool::new(false),
         gets: Mutex::new(HashMap::new()),
         next_token: AtomicU64::new(1),
     };

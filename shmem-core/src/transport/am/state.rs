@@ -1,10 +1,11 @@
 //! The process's active-message state, set once at start-up (`register`) before any handler can
-//! run: this PE's memory as the handlers check it, the [`Ledger`], the batches of puts, the gets
-//! in progress and the fence epoch.
+//! run: this PE's memory as the handlers check it, the [`Ledger`], the batches of puts, the runs
+//! of non-blocking gets, the gets in progress and the fence epoch.
 
 use super::batch::BatchSet;
 use super::get::GetSlot;
 use super::ledger::Ledger;
+use super::runs::RunSet;
 use super::wire::Regions;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -33,6 +34,16 @@ pub(super) struct State {
     /// Whether `batches` holds `BATCHED_MAX` bytes or more (set with its lock held; read
     /// without).
     pub(super) batches_full: AtomicBool,
+    /// Whether `batches` holds some batch (set with its lock held; read without).
+    pub(super) puts_wait: AtomicBool,
+    /// Whether small non-blocking gets may join runs (see [`runs`](super::runs)).
+    pub(super) runs_on: AtomicBool,
+    /// The runs of non-blocking gets, pending and in flight.
+    pub(super) runs: Mutex<RunSet>,
+    /// Whether some run is pending, and whether some is pending or in flight (set with the
+    /// lock of `runs` held; read without).
+    pub(super) runs_pending: AtomicBool,
+    pub(super) runs_active: AtomicBool,
     /// Strided gets waiting for their data, by token.
     pub(super) gets: Mutex<HashMap<u64, Arc<GetSlot>>>,
     pub(super) next_token: AtomicU64,
