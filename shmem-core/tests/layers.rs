@@ -48,7 +48,7 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
             &["transport::am::state"],
             &["transport::am::quiet"],
             &["transport::am::send"],
-            &["transport::am::coalesce"],
+            &["transport::am::coalesce", "transport::am::runs"],
             &["transport::am::fuzz", "transport::am::handlers"],
             &["transport::am"],
             &["transport"],

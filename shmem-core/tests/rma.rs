@@ -519,18 +519,20 @@ fn puts_left_in_a_batch_arrive_while_their_sender_computes() {
     }
 }
 
-/// A stream of puts of 1 B to 20,000 B to overlapping ranges of the right neighbour, without a
+/// A stream of puts of 1 B to 65,537 B to overlapping ranges of the right neighbour, without a
 /// quiet between them: over tcp, those of at most 8 KiB wait in batches (one message per
-/// several puts, `transport::am::coalesces`) and the larger ones go as UCX puts after the
-/// batch before them. After one quiet every byte holds what the last put to it wrote.
+/// several puts, `transport::am::coalesces`), those of up to 64 KiB go as active messages after
+/// the batch before them, and the larger ones as UCX puts. After one quiet every byte holds
+/// what the last put to it wrote.
 #[test]
 fn a_stream_of_puts_of_mixed_sizes_lands_in_order() {
     common::multi_pe_at(
         "a_stream_of_puts_of_mixed_sizes_lands_in_order",
         &[2],
         |world| {
-            const SIZES: [usize; 8] = [1, 300, 1024, 4000, 8192, 8193, 20_000, 512];
-            const SPAN: usize = 64 << 10;
+            const SIZES: [usize; 10] =
+                [1, 300, 1024, 4000, 8192, 8193, 20_000, 65_536, 65_537, 512];
+            const SPAN: usize = 256 << 10;
             let (me, n) = (world.my_pe(), world.n_pes());
             let dst = world.alloc::<u8>(SPAN);
             let mut at = 0;

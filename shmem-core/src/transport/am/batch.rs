@@ -5,8 +5,7 @@
 use super::wire::{BATCH_WORDS, MAX_MSG, RECORD_HEAD};
 use std::collections::HashMap;
 
-/// Most data bytes of a put that may wait in a batch (see [`coalesces`](super::coalesces)):
-/// every put that travels as an active message at all (`AM_PUT_MAX` in `transport/rma.rs`).
+/// Most data bytes of a put that may wait in a batch (see [`coalesces`](super::coalesces)).
 /// Over tcp a message costs about the same whatever its size up to a few KiB (a system call
 /// or two on both sides, 5-6 us on a quiet machine here), so a stream of 512 B - 8 KiB puts,
 /// one message each, moved 0.17 M puts/s against 1-2 M/s for puts of up to 256 B in batches.

@@ -1,9 +1,11 @@
 //! A strided get's slot at the requesting PE: where each element goes, and the checks and
-//! writes of the responses (`GET_RESP`) that fill it, each element at most once. The requests
-//! are sent by `send::get`; the handler that finds the slot by its token is in `handlers`.
+//! writes of the responses (`GET_RESP`) that fill it, each element at most once; and the
+//! records of the runs of non-blocking gets, whose slots are such slots. The requests are sent
+//! by `send::get` and `runs`; the handler that finds the slot by its token is in `handlers`.
 
-use super::wire::{RESP_WORDS, Refusal};
+use super::wire::{RESP_WORDS, Refusal, Run};
 use std::ptr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A strided get in progress: where each element goes, and how many have been claimed by a
@@ -89,6 +91,29 @@ impl GetSlot {
         }
         self.received.fetch_add(count, Ordering::AcqRel);
     }
+}
+
+/// The gets of one run of non-blocking gets (`runs`), not yet sent.
+pub(crate) struct Pending {
+    pub(super) size: usize,
+    pub(super) run: Run,
+    pub(super) dst: Vec<*mut u8>,
+}
+
+/// A run sent and not yet completed.
+pub(super) struct InFlight {
+    pub(super) token: u64,
+    pub(super) pe: usize,
+    pub(super) slot: Arc<GetSlot>,
+}
+
+/// The runs of this PE: at most one pending per target PE, and those in flight.
+#[derive(Default)]
+pub(super) struct RunSet {
+    pub(super) pending: Vec<(usize, Pending)>,
+    pub(super) in_flight: Vec<InFlight>,
+    /// What the runs in flight weigh (`runs::weight`).
+    pub(super) bytes: usize,
 }
 
 #[cfg(test)]

@@ -154,7 +154,7 @@ pub(crate) fn register(
         batches_full: AtomicBool::new(false),
         puts_wait: AtomicBool::new(false),
         runs_on: AtomicBool::new(false),
-        runs: Mutex::new(runs::RunSet::default()),
+        runs: Mutex::new(get::RunSet::default()),
         runs_pending: AtomicBool::new(false),
         runs_active: AtomicBool::new(false),
         gets: Mutex::new(HashMap::new()),

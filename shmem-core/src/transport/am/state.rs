@@ -3,9 +3,8 @@
 //! of non-blocking gets, the gets in progress and the fence epoch.
 
 use super::batch::BatchSet;
-use super::get::GetSlot;
+use super::get::{GetSlot, RunSet};
 use super::ledger::Ledger;
-use super::runs::RunSet;
 use super::wire::Regions;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64};
