@@ -211,6 +211,9 @@ pub(crate) fn chunks<E: Element>(
                 )
             };
         }
+        // Small gets over tcp may wait in runs (`transport::am::runs`): these go now, to
+        // arrive while the other buffer is combined.
+        tp.send_runs(None, false);
     };
     let mut sources = vec![std::ptr::null::<E>(); from.len()];
     let (mut first, mut count, mut cur) = (range.start, per, 0);

@@ -396,6 +396,9 @@ fn all_gather<E: Element>(
             landing.peers.push(peer);
         }
     }
+    // Small gets over tcp may wait in runs (`transport::am::runs`): these go now, to arrive
+    // while the mapped shares are copied.
+    tp.send_runs(None, false);
     for q in others {
         if let Reach::Mapped(theirs) = fetch::reach(team, q, at) {
             steps.wait(q, 2);
