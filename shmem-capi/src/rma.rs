@@ -363,7 +363,8 @@ pub(crate) unsafe fn ibget<E: Element>(
     c.ctx.ibget(&s, pe, .., sst, d, dstr, bsize);
 }
 
-/// `shmem_put_nbi`.
+/// `shmem_put_nbi`: on the default context the fast path ([`state::fast`]: a copy to a
+/// mapped peer, complete at once), else the general path with every check.
 ///
 /// # Safety
 /// `source` holds `n` readable elements that stay unchanged until the next quiet.
@@ -375,6 +376,13 @@ pub(crate) unsafe fn put_nbi<E: Element>(
     n: usize,
     pe: c_int,
 ) {
+    if n != 0
+        && !source.is_null()
+        && let Some(d) = state::fast(c, dest, n, pe)
+    {
+        // SAFETY: per this function's contract.
+        return unsafe { d.put_nbi(source) };
+    }
     let c = state::ctx(op, c);
     let pe = c.pe(op, pe);
     if n == 0 {
@@ -385,7 +393,8 @@ pub(crate) unsafe fn put_nbi<E: Element>(
     unsafe { raw::put_nbi(Some(&c.ctx), &d, pe, source, n) }
 }
 
-/// `shmem_get_nbi`.
+/// `shmem_get_nbi`: on the default context the fast path ([`state::fast`]: a copy from a
+/// mapped peer, complete at once), else the general path with every check.
 ///
 /// # Safety
 /// `dest` holds `n` writable elements that nothing touches until the next quiet.
@@ -397,6 +406,13 @@ pub(crate) unsafe fn get_nbi<E: Element>(
     n: usize,
     pe: c_int,
 ) {
+    if n != 0
+        && !dest.is_null()
+        && let Some(s) = state::fast(c, source, n, pe)
+    {
+        // SAFETY: per this function's contract.
+        return unsafe { s.get_nbi(dest) };
+    }
     let c = state::ctx(op, c);
     let pe = c.pe(op, pe);
     if n == 0 {

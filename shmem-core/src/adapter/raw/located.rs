@@ -7,6 +7,7 @@ use crate::mem::copy::{copy_bytes, copy_elem};
 use crate::mem::dataseg::DATA_OFFSET;
 use crate::object::bounds::check_index;
 use crate::ops::amo::Remote;
+use crate::transport::rma::{Completion, Dir};
 use crate::transport::{Peer, Transport};
 use std::marker::PhantomData;
 
@@ -243,6 +244,103 @@ impl<E: Element> Located<E> {
                     }
                 }
                 None => self.tp.get_bytes(self.peer, self.offset, dst.cast(), bytes),
+            }
+        }
+    }
+
+    /// `shmem_put_nbi` of all the elements from `src`: complete at the runtime's next quiet. On
+    /// a mapped peer, the copy (complete at once, as [`put`](Self::put)); otherwise the
+    /// non-blocking transfer through UCX.
+    ///
+    /// # Safety
+    /// `src` points to `len` readable elements, outside the target's bytes, that stay valid and
+    /// unchanged until the next quiet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::{SymmetricArray, raw};
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(4);
+    /// // SAFETY: the elements of `a`, which lives until the end of this example.
+    /// let at = unsafe { raw::locate(raw::local_addr(&a), 4, world.my_pe()) }.expect("symmetric");
+    /// let src = [1u32, 2, 3, 4];
+    /// // SAFETY: `src` holds the 4 elements, outside `a`, unchanged until the quiet.
+    /// unsafe { at.put_nbi(src.as_ptr()) };
+    /// world.quiet();
+    /// assert_eq!(a.local_get(3), 4);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn put_nbi(self, src: *const E) {
+        let bytes = self.len * size_of::<E>();
+        // SAFETY: `locate` checked the range (heap or data segment); `src` per the caller.
+        unsafe {
+            match self.direct() {
+                Some(dst) if self.len == 1 => copy_elem(dst, src.cast(), bytes),
+                Some(dst) => copy_bytes(dst, src.cast(), bytes),
+                None => self.tp.rma(
+                    self.peer,
+                    Dir::Put,
+                    Completion::Nbi,
+                    self.offset,
+                    src.cast_mut().cast(),
+                    bytes,
+                ),
+            }
+        }
+    }
+
+    /// `shmem_get_nbi` of all the elements into `dst`: `dst` holds them after the runtime's
+    /// next quiet. On a mapped peer, as [`get`](Self::get) (complete at once); otherwise the
+    /// non-blocking transfer through UCX.
+    ///
+    /// # Safety
+    /// `dst` points to `len` writable elements, outside the target's bytes, that stay valid and
+    /// that nothing else reads or writes until the next quiet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::{SymmetricArray, raw};
+    /// let world = shmem_core::init()?;
+    /// let a = world.alloc::<u32>(4);
+    /// a.local_write(.., &[4, 3, 2, 1]);
+    /// // SAFETY: the elements of `a`, which lives until the end of this example.
+    /// let at = unsafe { raw::locate(raw::local_addr(&a), 4, world.my_pe()) }.expect("symmetric");
+    /// let mut dst = [0u32; 4];
+    /// // SAFETY: `dst` has room for the 4 elements, lies outside `a`, and nothing else uses it
+    /// // until the quiet.
+    /// unsafe { at.get_nbi(dst.as_mut_ptr()) };
+    /// world.quiet();
+    /// assert_eq!(dst, [4, 3, 2, 1]);
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn get_nbi(self, dst: *mut E) {
+        let bytes = self.len * size_of::<E>();
+        // SAFETY: `locate` checked the range (heap or data segment); `dst` per the caller.
+        unsafe {
+            match self.direct() {
+                Some(src) => {
+                    // As every read of mapped memory: a loop polling with it drives UCX too.
+                    self.tp.progress();
+                    if self.len == 1 {
+                        copy_elem(dst.cast(), src, bytes)
+                    } else {
+                        copy_bytes(dst.cast(), src, bytes)
+                    }
+                }
+                None => self.tp.rma(
+                    self.peer,
+                    Dir::Get,
+                    Completion::Nbi,
+                    self.offset,
+                    dst.cast(),
+                    bytes,
+                ),
             }
         }
     }
