@@ -12,7 +12,8 @@
 //! other operation on its PE (so that the target handles it where the gets were issued), at
 //! this PE's next wait or round of progress and when the progress thread looks (like the
 //! batches of puts), and at `quiet` and `pe_quiet`, which then wait until every run's elements
-//! are written. At most [`IN_FLIGHT_MAX`] bytes of runs (responses and destination pointers)
+//! are written. At most [`PENDING_MAX`] runs are pending (a get that would begin another goes
+//! at once) and at most [`IN_FLIGHT_MAX`] bytes of runs (responses and destination pointers)
 //! are in flight: a get beyond that waits for them first. `SHMEM_COALESCE=off` turns runs off with the batches.
 
 use super::get::{GetSlot, InFlight, Pending, RunSet};
@@ -32,6 +33,10 @@ pub(crate) const RUN_GET_MAX: usize = 8 << 10;
 /// Most gets in one run: with a destination pointer each, a pending run to each of many PEs
 /// holds at most 8 KiB of them.
 const RUN_MAX_GETS: usize = 1024;
+
+/// Most runs pending at once (one per PE): a get that would begin another goes at once, as a
+/// run of its own. Bounds what gets to many PEs in turn hold (and the search for a PE's run).
+const PENDING_MAX: usize = 64;
 
 /// Most bytes of runs in flight (sent, not yet completed by a quiet), counting each get's
 /// response bytes and its destination pointer: what a stream of non-blocking gets without a
@@ -128,7 +133,7 @@ pub(crate) unsafe fn get_nbi(
             run,
             dst: vec![dst],
         };
-        if per_msg == 1 {
+        if per_msg == 1 || set.pending.len() >= PENDING_MAX {
             send(st, &mut set, ep, pe, p)?;
         } else {
             set.pending.push((pe, p));
