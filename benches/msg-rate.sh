@@ -156,6 +156,10 @@ body=$(mktemp)
 {
     echo "Messages per second (millions; median over $ROUNDS alternating rounds); ratios are"
     echo "ours/oshmem (above 1: ours moves more messages per second)."
+    if [[ -n $BASE ]]; then
+        echo "\"C base\": the C twin on the library of the commit BASE holds (knobs above), in the"
+        echo "same rounds; \"C/C base\" above 1: this tree's library moves more messages."
+    fi
     echo
     hdr="| case | size | path | ours Rust | ours C | oshmem | Rust/oshmem | C/oshmem |"
     sep="|---|---:|---|---:|---:|---:|---:|---:|"
@@ -209,7 +213,9 @@ body=$(mktemp)
 } >"$body"
 
 knobs="ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS TCP_ITERS=$TCP_ITERS TCP_REPS=$TCP_REPS"
-knobs="$knobs MAX_SIZE=$MAX_SIZE PATHS=${PATHS[*]} TINY=$TINY${BASE:+ BASE=$BASE}"
+base_rev=
+[[ -n $BASE ]] && base_rev=" (commit $(git -C "$BASE" rev-parse --short=12 HEAD 2>/dev/null || echo unknown))"
+knobs="$knobs MAX_SIZE=$MAX_SIZE PATHS=${PATHS[*]} TINY=$TINY${BASE:+ BASE=$BASE$base_rev}"
 cat "$body"
 results_write msg-rate.md benches/msg-rate.sh "$knobs" \
     "Message rate of windows of put/get/put_nbi/get_nbi to consecutive offsets of one peer (then one quiet), ours (Rust and C API) against Open MPI 4.1.4's oshmem, 2 PEs, direct and over tcp; and put-then-consume." \
