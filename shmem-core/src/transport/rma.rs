@@ -174,7 +174,7 @@ impl Transport {
     }
 
     /// The PE to add a non-blocking get of `len` bytes from `peer` to a run for ([`am::runs`]),
-    /// or `None` for a UCX get: a get of at most [`am::RUN_GET_MAX`] bytes, from a PE of the
+    /// or `None` for a UCX get: a get of at most 8 KiB (`RUN_GET_MAX` there), from a PE of the
     /// main worker whose endpoint carries everything on one ordered lane (where UCX emulates
     /// RMA: tcp), runs on.
     #[inline]
