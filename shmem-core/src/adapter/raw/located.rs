@@ -275,11 +275,11 @@ impl<E: Element> Located<E> {
     #[track_caller]
     pub unsafe fn put_nbi(self, src: *const E) {
         let bytes = self.len * size_of::<E>();
-        // SAFETY: `locate` checked the range (heap or data segment); `src` per the caller.
+        // SAFETY: `locate` checked the range (heap or data segment); `src` per the caller
+        // (readable until the quiet, so also for the blocking copy).
         unsafe {
             match self.direct() {
-                Some(dst) if self.len == 1 => copy_elem(dst, src.cast(), bytes),
-                Some(dst) => copy_bytes(dst, src.cast(), bytes),
+                Some(_) => self.put(src),
                 None => self.tp.rma(
                     self.peer,
                     Dir::Put,
@@ -321,18 +321,11 @@ impl<E: Element> Located<E> {
     #[track_caller]
     pub unsafe fn get_nbi(self, dst: *mut E) {
         let bytes = self.len * size_of::<E>();
-        // SAFETY: `locate` checked the range (heap or data segment); `dst` per the caller.
+        // SAFETY: `locate` checked the range (heap or data segment); `dst` per the caller
+        // (writable and untouched until the quiet, so also for the blocking copy).
         unsafe {
             match self.direct() {
-                Some(src) => {
-                    // As every read of mapped memory: a loop polling with it drives UCX too.
-                    self.tp.progress();
-                    if self.len == 1 {
-                        copy_elem(dst.cast(), src, bytes)
-                    } else {
-                        copy_bytes(dst.cast(), src, bytes)
-                    }
-                }
+                Some(_) => self.get(dst),
                 None => self.tp.rma(
                     self.peer,
                     Dir::Get,

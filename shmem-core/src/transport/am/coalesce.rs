@@ -4,7 +4,7 @@
 //! message counted as a put.
 
 use super::batch::{BatchSet, COALESCE_MAX, HEADER_ROOM};
-use super::ledger::{ORDERED, lock};
+use super::ledger::{ORDERED, lock, lock_or_skip};
 use super::send::send_counted;
 use super::state::{STATE, State, state};
 use super::wire::AM_BATCH;
@@ -106,17 +106,7 @@ pub(crate) fn send_batch_of(
 /// [`send_taken`] before dropping this. `None` when `try_only` and another thread holds them
 /// (it is sending them, or this thread is, further up).
 pub(crate) fn batches(try_only: bool) -> Option<Batches> {
-    let st = STATE.get()?;
-    let guard = if try_only {
-        match st.batches.try_lock() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        }
-    } else {
-        lock(&st.batches)
-    };
-    Some(Batches(guard))
+    lock_or_skip(&STATE.get()?.batches, try_only).map(Batches)
 }
 
 /// The locked batches (see [`batches`]).

@@ -323,6 +323,21 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// [`lock`], or with `try_only` `None` when another thread (or this one, further up) holds it.
+pub(super) fn lock_or_skip<T>(
+    m: &Mutex<T>,
+    try_only: bool,
+) -> Option<std::sync::MutexGuard<'_, T>> {
+    if !try_only {
+        return Some(lock(m));
+    }
+    match m.try_lock() {
+        Ok(g) => Some(g),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

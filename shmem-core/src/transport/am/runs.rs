@@ -17,7 +17,7 @@
 //! are in flight: a get beyond that waits for them first. `SHMEM_COALESCE=off` turns runs off with the batches.
 
 use super::get::{GetSlot, InFlight, Pending, RunSet};
-use super::ledger::lock;
+use super::ledger::{lock, lock_or_skip};
 use super::state::{STATE, State, state};
 use super::wire::{AM_GET_REQ, MAX_MSG, REQ_WORDS, Run, message, send_failed};
 use crate::transport::progress::{self, Progress};
@@ -199,17 +199,7 @@ fn send(
 /// The runs, locked: take the pending ones with [`Runs::take`] and send each with
 /// [`Runs::send`] before dropping this. `None` when `try_only` and another thread holds them.
 pub(crate) fn runs(try_only: bool) -> Option<Runs> {
-    let st = STATE.get()?;
-    let guard = if try_only {
-        match st.runs.try_lock() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        }
-    } else {
-        lock(&st.runs)
-    };
-    Some(Runs(guard))
+    lock_or_skip(&STATE.get()?.runs, try_only).map(Runs)
 }
 
 /// The locked runs (see [`runs`]).
