@@ -216,8 +216,10 @@ if [[ $bound == 1 ]]; then
         echo "time / bound (the goal: at most 2). Ours from Rust reduces private sources, which the"
         echo "other members cannot read: each member first copies the (n-1)/n of its source that they"
         echo "need into its \`dest\`, so its bound (\"Rust bound\") adds (n-1)/n memcpys; C and oshmem"
-        echo "reduce symmetric ones. (A broadcast's root copies a private source into its own \`dest\`"
-        echo "while the members read it, piece by piece: the bound stays one memcpy.)"
+        echo "reduce symmetric ones. (Every broadcast here leaves the root's \`dest\` as it is, as"
+        echo "\`shmem_broadcast64\` does: from Rust, \`broadcast_to_others\` of a private source, which"
+        echo "the root copies straight into the member's \`dest\` in a pair and into its staging area"
+        echo "in larger teams while the members read it, piece by piece: the bound stays one memcpy.)"
         echo
         echo "| case | size (B) | PEs | memcpy (ns) | memcpys × PEs per core | bound (ns) | Rust bound (ns) | ours Rust / Rust bound | ours Rust / bound | ours C / bound | oshmem / bound |"
         echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -251,7 +253,7 @@ rendered=
 [[ $RENDER_ONLY == 1 ]] && rendered=" RENDER_ONLY=1 (the tables of the raw CSVs of an earlier run of these knobs)"
 results_write coll-sweep.md benches/coll-sweep.sh \
     "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" TINY=$TINY${rendered}" \
-    "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does." \
+    "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources; the broadcast is \`broadcast_to_others\`, which leaves the root's \`dest\` as it is, as \`shmem_broadcast64\` does), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does." \
     "$body"
 rm -f "$body"
 if [[ -n $plot_bin ]]; then

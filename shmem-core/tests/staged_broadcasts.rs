@@ -1,6 +1,6 @@
 //! Broadcasts that the members read from the root in pieces (`coll::staged`): from the root's
-//! `dest`, its symmetric source or its staging area (`broadcast_to_others` of a private source),
-//! on one node whatever `UCX_TLS` says. Sizes around each threshold (the mailbox's
+//! `dest`, its symmetric source or its staging area (`broadcast_to_others` of a private source;
+//! in a pair on the direct path, the put tree), on one node whatever `UCX_TLS` says. Sizes around each threshold (the mailbox's
 //! 1 KiB, two PEs' 512 KiB on the direct path) and across many pieces and more than one turn of
 //! the staging area's slots, every root, back to back with different roots and sizes (the epochs),
 //! private and symmetric sources, `broadcast_to_others`. Every job runs on both paths (the test

@@ -3,6 +3,11 @@
 //! cases on a C OpenSHMEM (this runtime's C API or Open MPI's oshmem) with the same output, and
 //! `benches/coll-sweep.sh` runs the three side by side.
 //!
+//! `broadcast` is [`Team::broadcast_to_others`](shmem_core::Team::broadcast_to_others): the
+//! operation of the C twin's `shmem_broadcast64` (OpenSHMEM 1.4), which leaves the root's own
+//! `dest` as it is. (`Team::broadcast` writes the root's `dest` too: one more copy of the
+//! data on the root, which neither C program makes.)
+//!
 //! Sizes: 8 B, then 16 B to 4 MiB by powers of 4 (`--max-bytes` caps them). A size is the bytes
 //! of one PE's source: the reduced array, the broadcast array, one PE's fcollect contribution
 //! (the destination holds `npes` of them), one PE's whole alltoall source (`npes` blocks of
@@ -129,7 +134,7 @@ fn main() -> ExitCode {
             team.sum_reduce(&dest_i64, &src_i64[..k64])
         });
         case("broadcast", &mut || {
-            team.broadcast(&dest_i64, &src_i64[..k64], 0)
+            team.broadcast_to_others(&dest_i64, &src_i64[..k64], 0)
         });
         case("fcollect", &mut || {
             team.fcollect(&dest_i64, &src_i64[..k64])

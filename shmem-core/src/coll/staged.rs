@@ -12,7 +12,9 @@
 //! - **the root's `dest`** (a private source): the root copies the source into its own `dest`
 //!   piece by piece, which it has to do anyway, and the members copy each piece from there;
 //! - **the root's staging area** ([`STAGE`] of its team block, [`STAGE_BYTES`]): for
-//!   `broadcast_to_others` of a private source (the root's `dest` must stay as it is). The root
+//!   `broadcast_to_others` of a private source (the root's `dest` must stay as it is) in teams
+//!   of three or more, or where some member's heap is not mapped here (in a team of two on the
+//!   direct path the root puts straight into the member's `dest` instead). The root
 //!   copies piece `k` into slot `k % SLOTS` of the area, and reuses a slot only once every
 //!   member has read what lay there; the members copy from the slot into their own `dest`.
 //!
@@ -171,6 +173,14 @@ fn choose(team: &Team<'_>, at: usize, source: &[u8], keep_root: bool, direct: bo
         Some(o) if o == at || keep_root || !overlap(o, at, bytes) => Place::Ready(o),
         // Overlapping `dest`, which safe code cannot pass: as before, the put tree.
         Some(_) => Place::Puts,
+        // A pair whose root keeps its `dest` (`broadcast_to_others`): the put tree is one copy,
+        // the root's, from its source straight into the member's `dest`; the staging area is
+        // two, the root's into a slot and the member's out of it (from the root's cache).
+        // Measured on this project's 2-vCPU Intel VM (`coll_sweep`, private source, two runs
+        // each, us per call): 1 MiB 44-45 against 69-91 through the staging area, 4 MiB
+        // 320-344 against 398-423. In teams of 3 and more the put tree lost (4 PEs, 64 KiB:
+        // 12.1-12.7 against 9.8-10.2; 8 PEs, 1 MiB: 317-335 against 253-270).
+        None if keep_root && team.n_pes() == 2 => Place::Puts,
         None if keep_root => Place::Stage,
         None => Place::Dest,
     }
