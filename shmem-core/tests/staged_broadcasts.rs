@@ -95,8 +95,9 @@ fn private_sources_from_every_root() {
 }
 
 /// Broadcasts back to back without any sync between them, each from another root, of another
-/// size, into two destinations in turn: the next broadcast's root writes its staging area (or
-/// its `dest`) while slower members may still be in the previous one.
+/// size, into two destinations in turn, every third a `broadcast_to_others`: the next
+/// broadcast's root writes its staging area (or its `dest`, or the `dest` of the member after
+/// it) while slower members may still be in the previous one.
 fn back_to_back(world: &World) {
     let team = world.team_world();
     let (me, n) = (team.my_pe(), team.n_pes());
@@ -112,10 +113,19 @@ fn back_to_back(world: &World) {
         } else {
             vec![0; len]
         };
-        team.broadcast(dest, &src, root);
+        let to_others = round % 3 == 2;
+        if to_others {
+            team.broadcast_to_others(dest, &src, root);
+        } else {
+            team.broadcast(dest, &src, root);
+        }
+        if to_others && me == root {
+            // Its `dest` holds what an earlier round left there.
+            continue;
+        }
         dest.local_read(..len, &mut got[..len]);
         check(
-            &format!("round {round}: broadcast of {len} B from {root}"),
+            &format!("round {round}: broadcast (to others: {to_others}) of {len} B from {root}"),
             &got[..len],
             |i| v(root, round, i),
         );
@@ -198,6 +208,7 @@ fn symmetric_sources_from_every_root() {
 }
 
 const MISMATCH: &str = "members_passing_other_lengths_are_named";
+const MISMATCH_TO_OTHERS: &str = "members_passing_other_lengths_to_others_are_named";
 
 #[test]
 fn members_passing_other_lengths_are_named() {
@@ -227,5 +238,36 @@ fn members_passing_other_lengths_are_named() {
                 ],
             );
         }
+    }
+}
+
+/// As [`members_passing_other_lengths_are_named`] for `broadcast_to_others` of a private source
+/// larger than the root's staging area in teams of three: on the direct path the root copies
+/// it into the `dest` of the member after it, which must check the length before it lets the
+/// root write (it panics; the root does not write past that member's `dest`).
+#[test]
+fn members_passing_other_lengths_to_others_are_named() {
+    if common::is_pe() {
+        let world = shmem_core::init().expect("init");
+        let team = world.team_world();
+        let len = if team.my_pe() == 0 {
+            600 << 10
+        } else {
+            500 << 10
+        };
+        let dest = world.alloc::<u8>(600 << 10);
+        team.broadcast_to_others(&dest.slice(0..len), &vec![3u8; len], 0);
+        unreachable!("the members passed other lengths than the root");
+    }
+    for path in common::Path::ALL {
+        common::launch_failing(
+            MISMATCH_TO_OTHERS,
+            3,
+            path,
+            &[
+                "broadcast: the root (team PE 0) sends 614400 bytes while team PE",
+                "receives 512000",
+            ],
+        );
     }
 }

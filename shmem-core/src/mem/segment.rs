@@ -85,6 +85,14 @@ pub(crate) const BCAST_DONE: usize = DOWN_FLAG + 64;
 /// In the same line: the bytes of the current broadcast that the members read, published by
 /// its root (`coll::staged`), so that members passing other lengths are named.
 pub(crate) const BCAST_LEN: usize = BCAST_DONE + 8;
+/// In the same line: the team PE in whose memory the members of the current broadcast that
+/// they read find its data (`coll::staged`: the root itself, or the member it copies a private
+/// source into), published by its root next to [`BCAST_SRC`].
+pub(crate) const BCAST_HOLDER: usize = BCAST_DONE + 16;
+/// In the same line: the last broadcast that the members read which this PE has entered, so
+/// that a root may write into its `dest` (`coll::staged`); stored by the member that follows
+/// the root in team order.
+pub(crate) const BCAST_ENTERED: usize = BCAST_DONE + 24;
 /// In the same line, its last [`ENTRIES`] words: the collectives this PE entered last on this
 /// team, `sequence << 8 | kind` in word `sequence % ENTRIES`, which members read to tell PEs
 /// that called different collectives (`transport::collective`).
@@ -130,7 +138,8 @@ pub(crate) const POOL_BYTES: usize = TEAM_SLOTS * BLOCK;
 pub(crate) const SEGMENT: usize = SYNC_BYTES + POOL_BYTES;
 const _: () = assert!(
     REDUCE_LEN + 8 <= BCAST_DONE
-        && BCAST_LEN + 8 <= ENTRY
+        && BCAST_LEN + 8 <= BCAST_HOLDER
+        && BCAST_ENTERED + 8 <= ENTRY
         && SCRATCH.is_multiple_of(64)
         && MAIL.is_multiple_of(64)
         && STAGE.is_multiple_of(4096)
