@@ -202,7 +202,11 @@ pub(crate) fn runs(try_only: bool) -> Option<Runs> {
     lock_or_skip(&STATE.get()?.runs, try_only).map(Runs)
 }
 
-/// The locked runs (see [`runs`]).
+/// The locked runs (see [`runs`]). Their state is published when this is dropped, after the
+/// runs taken were sent: until then the flags still say that runs wait, so that a quiet on
+/// another thread (the progress thread sends runs too) locks them, and so waits for these
+/// sends and then for their landing, instead of finding nothing pending or in flight and
+/// returning before the data is written.
 pub(crate) struct Runs(std::sync::MutexGuard<'static, RunSet>);
 
 impl Runs {
@@ -212,16 +216,18 @@ impl Runs {
             .into_iter()
             .partition(|(p, _)| pe.is_none_or(|want| *p == want));
         self.0.pending = kept;
-        publish(state(), &self.0);
         taken
     }
 
     /// Sends a run taken from [`take`](Self::take) to `pe` through `ep`.
     pub(crate) fn send(&mut self, ep: &Endpoint, pe: usize, p: Pending) -> shmem_ucx::Result<()> {
-        let st = state();
-        let r = send(st, &mut self.0, ep, pe, p);
-        publish(st, &self.0);
-        r
+        send(state(), &mut self.0, ep, pe, p)
+    }
+}
+
+impl Drop for Runs {
+    fn drop(&mut self) {
+        publish(state(), &self.0);
     }
 }
 
