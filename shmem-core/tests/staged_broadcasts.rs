@@ -207,67 +207,57 @@ fn symmetric_sources_from_every_root() {
     });
 }
 
-const MISMATCH: &str = "members_passing_other_lengths_are_named";
-const MISMATCH_TO_OTHERS: &str = "members_passing_other_lengths_to_others_are_named";
-
-#[test]
-fn members_passing_other_lengths_are_named() {
+/// The job of a mismatch test named `name` (its PEs' side, or the launches): the root
+/// broadcasts 600 KiB (with `broadcast_to_others` when `to_others`), the other members expect
+/// `others` bytes; on every path at each PE count of `pes`, the job fails naming both lengths.
+fn mismatched_lengths(name: &str, others: usize, to_others: bool, pes: &[usize]) {
+    const ROOTS: usize = 600 << 10;
     if common::is_pe() {
         let world = shmem_core::init().expect("init");
         let team = world.team_world();
-        // 600 KiB from the root, 700 KiB expected by the others: both read from the root
-        // (more than two PEs' 512 KiB).
-        let len = if team.my_pe() == 0 {
-            600 << 10
+        let len = if team.my_pe() == 0 { ROOTS } else { others };
+        let dest = world.alloc::<u8>(ROOTS.max(others));
+        let (dest, src) = (dest.slice(0..len), vec![3u8; len]);
+        if to_others {
+            team.broadcast_to_others(&dest, &src, 0);
         } else {
-            700 << 10
-        };
-        let dest = world.alloc::<u8>(700 << 10);
-        team.broadcast(&dest.slice(0..len), &vec![3u8; len], 0);
+            team.broadcast(&dest, &src, 0);
+        }
         unreachable!("the members passed other lengths than the root");
     }
+    let want = [
+        format!("broadcast: the root (team PE 0) sends {ROOTS} bytes while team PE"),
+        format!("receives {others}"),
+    ];
     for path in common::Path::ALL {
-        for n in [2, 3] {
-            common::launch_failing(
-                MISMATCH,
-                n,
-                path,
-                &[
-                    "broadcast: the root (team PE 0) sends 614400 bytes while team PE",
-                    "receives 716800",
-                ],
-            );
+        for &n in pes {
+            common::launch_failing(name, n, path, &[&want[0], &want[1]]);
         }
     }
 }
 
-/// As [`members_passing_other_lengths_are_named`] for `broadcast_to_others` of a private source
-/// larger than the root's staging area in teams of three: on the direct path the root copies
-/// it into the `dest` of the member after it, which must check the length before it lets the
-/// root write (it panics; the root does not write past that member's `dest`).
+/// 600 KiB from the root, 700 KiB expected by the others: both read from the root (more than
+/// two PEs' 512 KiB).
+#[test]
+fn members_passing_other_lengths_are_named() {
+    mismatched_lengths(
+        "members_passing_other_lengths_are_named",
+        700 << 10,
+        false,
+        &[2, 3],
+    );
+}
+
+/// `broadcast_to_others` of a private source larger than the root's staging area in teams of
+/// three: on the direct path the root copies it into the `dest` of the member after it, which
+/// must check the length before it lets the root write (it panics; the root does not write
+/// past that member's `dest`).
 #[test]
 fn members_passing_other_lengths_to_others_are_named() {
-    if common::is_pe() {
-        let world = shmem_core::init().expect("init");
-        let team = world.team_world();
-        let len = if team.my_pe() == 0 {
-            600 << 10
-        } else {
-            500 << 10
-        };
-        let dest = world.alloc::<u8>(600 << 10);
-        team.broadcast_to_others(&dest.slice(0..len), &vec![3u8; len], 0);
-        unreachable!("the members passed other lengths than the root");
-    }
-    for path in common::Path::ALL {
-        common::launch_failing(
-            MISMATCH_TO_OTHERS,
-            3,
-            path,
-            &[
-                "broadcast: the root (team PE 0) sends 614400 bytes while team PE",
-                "receives 512000",
-            ],
-        );
-    }
+    mismatched_lengths(
+        "members_passing_other_lengths_to_others_are_named",
+        500 << 10,
+        true,
+        &[3],
+    );
 }
