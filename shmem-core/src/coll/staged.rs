@@ -265,36 +265,31 @@ fn send(
                 unsafe { copy_bytes(out, source.as_ptr(), bytes) };
             }
         }
-        Place::Dest => {
+        Place::Dest | Place::Holder(_) => {
             progress.store(tag, Ordering::Release);
-            for k in 0..pieces {
-                let r = k * PIECE..((k + 1) * PIECE).min(bytes);
-                // SAFETY: piece `k` of `source` (private memory) into the same range of this
-                // PE's `dest` (`bytes` bytes, checked by the caller), which the members read
-                // only once this piece is published below.
-                unsafe { copy_bytes(out.add(r.start), source.as_ptr().add(r.start), r.len()) };
-                progress.store(tag | (k + 1) as u64, Ordering::Release);
-            }
-        }
-        Place::Holder(h) => {
-            progress.store(tag, Ordering::Release);
-            let entered = member_word(team, h, BCAST_ENTERED);
-            let ready = || entered.load(Ordering::Acquire) >= epoch;
-            if !ready() {
-                wait_in_collective(tp, Some(&team.group), ready);
-            }
-            let into = match fetch::reach(team, h, at) {
-                Reach::Mapped(p) => p.cast_mut(),
-                Reach::Ucx(..) => {
-                    unreachable!("`Place::Holder` is chosen only where `dest` is mapped")
+            let into = match place {
+                Place::Holder(h) => {
+                    let entered = member_word(team, h, BCAST_ENTERED);
+                    let ready = || entered.load(Ordering::Acquire) >= epoch;
+                    if !ready() {
+                        wait_in_collective(tp, Some(&team.group), ready);
+                    }
+                    match fetch::reach(team, h, at) {
+                        Reach::Mapped(p) => p.cast_mut(),
+                        Reach::Ucx(..) => {
+                            unreachable!("`Place::Holder` is chosen only where `dest` is mapped")
+                        }
+                    }
                 }
+                _ => out,
             };
             for k in 0..pieces {
                 let r = k * PIECE..((k + 1) * PIECE).min(bytes);
-                // SAFETY: piece `k` of `source` (private memory) into the same range of member
-                // `h`'s `dest` (`bytes` bytes, checked by every member), mapped here; `h` has
-                // entered this broadcast and leaves its `dest` alone until every member has
-                // read it; the others read each piece only once it is published below.
+                // SAFETY: piece `k` of `source` (private memory) into the same range of this
+                // PE's `dest` or of the holder's (`bytes` bytes, checked by every member; the
+                // holder's mapped here, and left alone by the holder, which has entered this
+                // broadcast, until every member has read it), which the members read only once
+                // this piece is published below.
                 unsafe { copy_bytes(into.add(r.start), source.as_ptr().add(r.start), r.len()) };
                 progress.store(tag | (k + 1) as u64, Ordering::Release);
             }
