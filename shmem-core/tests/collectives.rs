@@ -347,6 +347,67 @@ fn float_sums_identical(world: &World) {
     }
 }
 
+/// `alltoall_symmetric` reads its source where it lies: blocks small enough for the mailbox and
+/// larger ones (straight into the members' `dest` on one node, puts between hosts), from a view
+/// 3 bytes into a symmetric array, into a view 5 bytes in; the source is the same afterwards; a
+/// source that is the destination itself (copied first) gives what a private copy gives.
+#[test]
+fn alltoall_symmetric_reads_the_source_where_it_lies() {
+    multi_pe_hosts(
+        "alltoall_symmetric_reads_the_source_where_it_lies",
+        |world| {
+            let team = world.team_world();
+            let (me, n) = (team.my_pe(), team.n_pes());
+            let val = |from: usize, to: usize, i: usize, it: usize| {
+                (from * 131 + to * 17 + i * 7 + it * 3) as u8
+            };
+            let most = 100_003 * n;
+            let src = world.alloc::<u8>(most + 3);
+            let dest = world.alloc::<u8>(most + 5);
+            for (it, len) in [1usize, 40, 3_001, 100_003].into_iter().enumerate() {
+                let mine: Vec<u8> = (0..n * len)
+                    .map(|x| val(me, x / len, x % len, it))
+                    .collect();
+                src.local_write(3..3 + n * len, &mine);
+                team.barrier();
+                team.alltoall_symmetric(&dest.slice(5..5 + n * len), &src.slice(3..3 + n * len));
+                let mut got = vec![0u8; n * len];
+                dest.local_read(5..5 + n * len, &mut got);
+                for (x, &g) in got.iter().enumerate() {
+                    let (from, i) = (x / len, x % len);
+                    assert_eq!(
+                        g,
+                        val(from, me, i, it),
+                        "PE {me}: alltoall_symmetric of {len}-byte blocks: byte {i} from PE {from}"
+                    );
+                }
+                src.local_read(3..3 + n * len, &mut got);
+                assert!(
+                    got == mine,
+                    "PE {me}: the source of {len}-byte blocks changed"
+                );
+            }
+            // In place: the source is the destination.
+            let k = 2_001;
+            let both = world.alloc::<u64>(n * k);
+            let mine: Vec<u64> = (0..n * k)
+                .map(|x| ((me << 32) | ((x / k) << 20) | (x % k)) as u64)
+                .collect();
+            both.local_write(.., &mine);
+            team.barrier();
+            team.alltoall_symmetric(&both, &both);
+            for x in 0..n * k {
+                let (from, i) = (x / k, x % k);
+                assert_eq!(
+                    both.local_get(x),
+                    ((from << 32) | (me << 20) | i) as u64,
+                    "PE {me}: in-place alltoall_symmetric, element {i} from PE {from}"
+                );
+            }
+        },
+    );
+}
+
 /// All-to-all around the largest block the mailbox takes (`(16 KiB / n) & !63` less a 16-byte
 /// header: 8176 bytes at 2 PEs, 5424 at 3, 4080 at 4, 3248 at 5) and well beyond it, where the
 /// blocks go straight into the destinations (on the direct path without syncs, waiting through

@@ -161,6 +161,28 @@ def test_alltoall_and_alltoalls():
         shmem.free(a)
 
 
+@pytest.mark.parametrize("k", [3, 40_001])
+def test_alltoall_reads_the_source_where_it_lies(k):
+    # Blocks of k int64 (40_001: past the mailbox, straight into the targets); element i of
+    # block j of PE p's source is p << 40 | j << 20 | i.
+    i = np.arange(k, dtype=np.int64)
+    src = shmem.zeros(N * k, dtype="i8")
+    for j in range(N):
+        src[j * k:(j + 1) * k] = (ME << 40) | (j << 20) | i
+    before = src.copy()
+    tgt = shmem.zeros(N * k, dtype="i8")
+    shmem.alltoall(tgt, src)
+    for p in range(N):
+        assert np.array_equal(tgt[p * k:(p + 1) * k], (p << 40) | (ME << 20) | i), f"from PE {p}"
+    assert np.array_equal(src, before)
+    # In place: the target is the source.
+    shmem.barrier_all()
+    shmem.alltoall(src, src)
+    assert np.array_equal(src, tgt)
+    shmem.free(src)
+    shmem.free(tgt)
+
+
 def test_sync_forms():
     shmem.sync()
     shmem.sync(shmem.TEAM_WORLD)

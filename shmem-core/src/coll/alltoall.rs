@@ -34,7 +34,7 @@
 //!
 //! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `transport`, `mem`.
 
-use super::mailbox::{self, Tag};
+use super::mailbox::{self, Part, Tag};
 use super::team::Team;
 use crate::mem::copy::copy_bytes;
 use crate::transport::collective::wait_in_collective;
@@ -57,7 +57,7 @@ struct Member {
 pub(crate) fn alltoall(
     team: &Team<'_>,
     dest: usize,
-    source: &[u8],
+    source: Part<'_>,
     block: usize,
     what: &str,
 ) -> bool {
@@ -95,12 +95,12 @@ pub(crate) fn alltoall(
     tp.local_word(team.block(area + me * stride))
         .store(epoch, Ordering::Release);
     // This PE's own block, copied while no member is ready for a send (or after the sends).
-    let mut own = Some(&source[me * block..(me + 1) * block]);
-    let copy_own = |own: &mut Option<&[u8]>| {
+    let mut own = Some(source.sub(me * block..(me + 1) * block));
+    let copy_own = |own: &mut Option<Part<'_>>| {
         if let Some(mine) = own.take() {
             // SAFETY: the caller checked that `dest` holds `n` blocks, in this PE's mapped
-            // memory; `source` is another buffer (a private slice, or C's source, which may
-            // not overlap `dest`).
+            // memory; `source` is another buffer (a private slice, C's source, which may not
+            // overlap `dest`, or a symmetric source apart from it).
             unsafe { copy_bytes(tp.local(dest + me * block), mine.as_ptr(), block) };
         }
     };
@@ -118,7 +118,7 @@ pub(crate) fn alltoall(
             if *d || !entered(m) {
                 continue;
             }
-            let part = &source[m.pe * block..(m.pe + 1) * block];
+            let part = source.sub(m.pe * block..(m.pe + 1) * block);
             // SAFETY: the member's `dest` is as long as this PE's (symmetric), mapped here, and
             // it has entered this exchange (acquired above), so nothing else reads or writes
             // the block meanwhile; its slot for this PE is free for `epoch` (module docs).

@@ -26,7 +26,7 @@
 use super::alltoall;
 use super::fetch;
 use super::large::overlap;
-use super::mailbox::{self, RawBytes};
+use super::mailbox::{self, Part, RawBytes};
 use super::staged;
 use super::team::{Team, Tree};
 use crate::element::Element;
@@ -412,31 +412,140 @@ impl Team<'_> {
     #[track_caller]
     pub fn alltoall<E: Element, A: SymmetricArray<E> + ?Sized>(&self, dest: &A, source: &[E]) {
         let _in = self.enter(Coll::Alltoall);
+        let k = self.alltoall_block(dest, source.len(), "alltoall");
+        self.alltoall_of(dest, source.as_bytes().into(), k, "alltoall", || {
+            self.alltoall_by_puts(dest, source, k)
+        });
+    }
+
+    /// [`alltoall`](Self::alltoall) from a symmetric array: block `j` (of `source.len() / n`
+    /// elements) of this PE's copy of `source` goes to block `my_pe` of `dest` on team PE `j`.
+    /// On one node the blocks are copied from where they lie, with no private copy of the
+    /// source first: this is C's `shmem_alltoall` (whose source is symmetric), and what a
+    /// transpose with symmetric buffers wants (from Python, `shmem.alltoall`). A `source` that
+    /// overlaps `dest` is copied first, as [`alltoall`](Self::alltoall) would be given it.
+    ///
+    /// `source` should not change until the call returns (OpenSHMEM's rule for the source of a
+    /// collective). If a put from another PE changes it meanwhile, the blocks carry whichever
+    /// bytes were read: the data is wrong, nothing worse (it is only read through raw
+    /// pointers, never borrowed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use shmem_core::prelude::*;
+    /// let world = shmem_core::init()?;
+    /// let team = world.team_world();
+    /// let (me, n) = (team.my_pe(), team.n_pes());
+    /// // Two elements per member, "from me to j", in symmetric memory.
+    /// let source = world.alloc::<u64>(2 * n);
+    /// for j in 0..n {
+    ///     source.local_write(2 * j..2 * j + 2, &[(100 * me + j) as u64, 7]);
+    /// }
+    /// let dest = world.alloc::<u64>(2 * n);
+    /// team.alltoall_symmetric(&dest, &source);
+    /// for p in 0..n {
+    ///     assert_eq!(dest.local_get(2 * p), (100 * p + me) as u64);
+    ///     assert_eq!(dest.local_get(2 * p + 1), 7);
+    /// }
+    /// # Ok::<(), shmem_core::Error>(())
+    /// ```
+    #[doc(alias = "shmem_alltoall")]
+    #[track_caller]
+    pub fn alltoall_symmetric<E, A, S>(&self, dest: &A, source: &S)
+    where
+        E: Element,
+        A: SymmetricArray<E> + ?Sized,
+        S: SymmetricArray<E> + ?Sized,
+    {
+        let _in = self.enter(Coll::Alltoall);
+        let k = self.alltoall_block(dest, source.len(), "alltoall_symmetric");
         let n = self.n_pes();
-        if !source.len().is_multiple_of(n) {
+        let private = || {
+            let mut copy = vec![E::new_zeroed(); n * k];
+            source.local_read(.., &mut copy);
+            copy
+        };
+        let tp = self.tp();
+        let bytes = n * k * size_of::<E>();
+        let (from, to) = (
+            tp.local(source.__heap_offset()),
+            tp.local(dest.__heap_offset()),
+        );
+        if overlap(from as usize, to as usize, bytes) {
+            let copy = private();
+            self.alltoall_of(
+                dest,
+                copy.as_bytes().into(),
+                k,
+                "alltoall_symmetric",
+                || self.alltoall_by_puts(dest, &copy, k),
+            );
+            return;
+        }
+        // SAFETY: this PE's copy of the `n * k` elements of `source` (its length), in the
+        // mapped heap, which outlives the call; read only through raw pointers (a peer's put
+        // may change them meanwhile), and apart from `dest` (checked above).
+        let src = unsafe { Part::new(from.cast_const(), bytes) };
+        self.alltoall_of(dest, src, k, "alltoall_symmetric", || {
+            self.alltoall_by_puts(dest, &private(), k)
+        });
+    }
+
+    /// The elements per block of an all-to-all of a source of `len` elements into `dest`:
+    /// panics, naming the values, unless `len` is a multiple of the team's size and `dest`
+    /// holds the result.
+    #[track_caller]
+    fn alltoall_block<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        len: usize,
+        what: &str,
+    ) -> usize {
+        let n = self.n_pes();
+        if !len.is_multiple_of(n) {
             panic!(
-                "shmem: alltoall: the source has {} elements, not a multiple of the {n} team PEs",
-                source.len()
+                "shmem: {what}: the source has {len} elements, not a multiple of the {n} team PEs"
             );
         }
-        let k = source.len() / n;
-        check_fits(dest, n * k, "alltoall");
+        check_fits(dest, len, what);
+        len / n
+    }
+
+    /// The all-to-all of `source` (`n` blocks of `k` elements) into `dest`: through the
+    /// mailbox, or straight into the members' `dest` where all are mapped here, or else
+    /// `by_puts`.
+    #[track_caller]
+    fn alltoall_of<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: Part<'_>,
+        k: usize,
+        what: &str,
+        by_puts: impl FnOnce(),
+    ) {
+        let n = self.n_pes();
         let block = k * size_of::<E>();
         if mailbox::alltoall_fits(n, block) {
             let out = own_bytes(dest, n * k);
-            mailbox::alltoall(self, out, source.as_bytes(), block, "alltoall");
+            mailbox::alltoall(self, out, source, block, what);
             return;
         }
-        if alltoall::alltoall(
-            self,
-            dest.__heap_offset(),
-            source.as_bytes(),
-            block,
-            "alltoall",
-        ) {
-            return;
+        if !alltoall::alltoall(self, dest.__heap_offset(), source, block, what) {
+            by_puts();
         }
-        let me = self.my_pe();
+    }
+
+    /// The all-to-all of a private `source` by puts, between two syncs (members not all
+    /// mapped here).
+    #[track_caller]
+    fn alltoall_by_puts<E: Element, A: SymmetricArray<E> + ?Sized>(
+        &self,
+        dest: &A,
+        source: &[E],
+        k: usize,
+    ) {
+        let (n, me) = (self.n_pes(), self.my_pe());
         // No member's `dest` is written before that member has entered.
         self.sync();
         for i in 0..n {

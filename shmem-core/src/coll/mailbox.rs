@@ -105,6 +105,47 @@ impl<'a> From<&'a [u8]> for Part<'a> {
     }
 }
 
+impl<'a> Part<'a> {
+    /// `len` bytes at `ptr`, read only through raw pointers (this PE's part of a symmetric
+    /// array, which a peer's put may change meanwhile, must never be borrowed as a slice).
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads of `len` bytes until the collective returns, and no `&mut`
+    /// reference to those bytes is used meanwhile.
+    pub(crate) unsafe fn new(ptr: *const u8, len: usize) -> Part<'a> {
+        Part {
+            ptr,
+            len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The number of bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The first byte, for raw copies of at most [`len`](Self::len) bytes.
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        self.ptr
+    }
+
+    /// Bytes `r` of this part.
+    #[track_caller]
+    pub(crate) fn sub(&self, r: std::ops::Range<usize>) -> Part<'a> {
+        assert!(
+            r.start <= r.end && r.end <= self.len,
+            "collective source out of bounds"
+        );
+        Part {
+            // SAFETY: in bounds (checked).
+            ptr: unsafe { self.ptr.add(r.start) },
+            len: r.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
 impl<'a> RawBytes<'a> {
     /// `len` bytes at `ptr`.
     ///
@@ -130,14 +171,13 @@ impl<'a> RawBytes<'a> {
 
     /// Copies `src` to byte `at`.
     #[track_caller]
-    fn write(&self, at: usize, src: &[u8]) {
-        assert!(
-            at + src.len() <= self.len,
-            "collective output out of bounds"
-        );
+    fn write<'b>(&self, at: usize, src: impl Into<Part<'b>>) {
+        let src = src.into();
+        assert!(at + src.len <= self.len, "collective output out of bounds");
         // SAFETY: in bounds (checked); valid per `new`; `src` is a different buffer (a local
-        // slice or a mailbox slot, never the output itself).
-        unsafe { copy_bytes(self.ptr.add(at), src.as_ptr(), src.len()) }
+        // slice, a symmetric source apart from the output, or a mailbox slot; never the
+        // output itself).
+        unsafe { copy_bytes(self.ptr.add(at), src.ptr, src.len) }
     }
 
     /// Bytes `r` as a part to post.
@@ -387,7 +427,7 @@ fn allreduce_flat<E: Element>(
         team,
         Tag::Reduce,
         len,
-        |_| data.as_bytes(),
+        |_| data.as_bytes().into(),
         RawBytes::from_mut(&mut all),
         what,
     );
@@ -404,7 +444,7 @@ fn exchange<'a>(
     team: &Team<'_>,
     tag: Tag,
     block: usize,
-    part: impl Fn(usize) -> &'a [u8],
+    part: impl Fn(usize) -> Part<'a>,
     out: RawBytes<'_>,
     what: &str,
 ) {
@@ -412,7 +452,7 @@ fn exchange<'a>(
     let (area, stride, epoch) = a2a_round(team);
     for i in 1..n {
         let j = (me + i) % n;
-        post(team, j, area + me * stride, epoch, tag, &[part(j).into()]);
+        post(team, j, area + me * stride, epoch, tag, &[part(j)]);
     }
     for i in 1..n {
         let j = (me + n - i) % n;
@@ -441,7 +481,7 @@ pub(crate) fn allgather(team: &Team<'_>, out: RawBytes<'_>, mine: &[u8], what: &
     }
     if n <= FLAT_MAX {
         // Flat: everyone's block straight to everyone.
-        return exchange(team, Tag::Gather, block, |_| mine, out, what);
+        return exchange(team, Tag::Gather, block, |_| Part::from(mine), out, what);
     }
     let epoch = next_epoch(team.mail_epoch());
     let parity = (epoch & 1) as usize;
@@ -514,17 +554,17 @@ pub(crate) fn a2a_round(team: &Team<'_>) -> (usize, usize, u64) {
 pub(crate) fn alltoall(
     team: &Team<'_>,
     out: RawBytes<'_>,
-    source: &[u8],
+    source: Part<'_>,
     block: usize,
     what: &str,
 ) {
     let (n, me) = (team.n_pes(), team.my_pe());
     debug_assert_eq!(out.len, n * block);
-    out.write(me * block, &source[me * block..(me + 1) * block]);
+    out.write(me * block, source.sub(me * block..(me + 1) * block));
     if n == 1 {
         return;
     }
-    let part = |j: usize| &source[j * block..(j + 1) * block];
+    let part = |j: usize| source.sub(j * block..(j + 1) * block);
     exchange(team, Tag::AllToAll, block, part, out, what);
 }
 
