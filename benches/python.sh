@@ -60,7 +60,7 @@ if [[ $TABLE_ONLY != 1 ]]; then
 fi
 mkdir -p "$results"
 # The rows every Python job prints (ops.py), and the Rust job's.
-PY_ROWS=13
+PY_ROWS=15
 RUST_ROWS=2
 # The oshmem tcp jobs' UCX settings: the transport ours uses and the settings shmemrun gives
 # its PEs on top of UCX's defaults (as benches/run.sh's oshmem-tcp job).
@@ -227,7 +227,8 @@ cases = [("put + quiet", 8, "put 8 B + quiet"), ("get", 8, "get 8 B"),
          ("slice get", 64, "b = x[1, 0:16:2] (shmem4py: iget)"),
          ("local slice assign", 64, "x.local[0:16:2] = b (NumPy, this PE)"),
          ("barrier_all", 0, "barrier_all"), ("sum_reduce", 8, "sum_reduce 8 B"),
-         ("alltoall", 8, "alltoall 8 B per PE")]
+         ("alltoall", 8, "alltoall 8 B per PE"), ("alltoall", 1 << 20, "alltoall 1 MiB per PE"),
+         ("transpose", 1 << 20, "transpose of 512 x 512 float64 with alltoall (pack, alltoall, unpack), 1 MiB per PE")]
 rust = {("put + quiet", 1 << 20): "put + quiet", ("get", 1 << 20): "get"}
 for where in paths:
     print(f"\n**{where}**{' (UCX_TLS=tcp,self for every package)' if where == 'tcp' else ' (each package default path between 2 PEs of one node)'}\n")

@@ -20,7 +20,12 @@ local side an ordinary NumPy array, wherever NumPy put it. Cases:
   (into an array made beforehand) with stride 2;
   `local slice assign` is `x.local[0:16:2] = b`, the NumPy assignment of the same elements on
   this PE (the yardstick of the slice rows);
-- `barrier_all`, `sum_reduce` (one int64), `alltoall` (one int64 per PE).
+- `barrier_all`, `sum_reduce` (one int64), `alltoall` (one int64 per PE, and 1 MiB per PE);
+- `transpose`: the distributed transpose of a 512 x 512 float64 matrix (1 MiB per PE at 2 PEs)
+  whose rows are split among the PEs, with `alltoall`: each PE packs the block of its rows that
+  goes to PE q (its columns of q's share) into a symmetric source, `alltoall` moves them, and
+  each PE writes every block it received, transposed, into its rows of the result (NumPy);
+  `big` calls per loop.
 
 Every result is checked after its timing; exits 1 on a wrong value.
 """
@@ -198,6 +203,44 @@ def main():
     shmem.barrier_all()
     row("alltoall", 8, timed(lambda: shmem.alltoall(adst, asrc), its // 4 or 1, reps))
     check(list(adst) == [10 * p + me for p in range(npes)], f"alltoall: {adst}")
+    shmem.free(asrc)
+    shmem.free(adst)
+
+    # All-to-all of 1 MiB per PE (blocks of BIG / npes bytes).
+    k = BIG // 8 // npes
+    bsrc = shmem.array(np.arange(npes * k, dtype=np.int64) + me * npes * k)
+    bdst = shmem.zeros(npes * k, dtype=np.int64)
+    shmem.barrier_all()
+    row("alltoall", BIG, timed(lambda: shmem.alltoall(bdst, bsrc), big, reps))
+    want = np.concatenate([np.arange(k, dtype=np.int64) + p * npes * k + me * k for p in range(npes)])
+    check(np.array_equal(bdst, want), "alltoall 1 MiB")
+    shmem.free(bsrc)
+    shmem.free(bdst)
+
+    # The transpose kernel: rows [me * n, (me + 1) * n) of A (N x N) in, the same rows of A^T out.
+    N = 512
+    n = N // npes
+    a = (np.arange(me * n, (me + 1) * n, dtype=np.float64)[:, None] * N
+         + np.arange(N, dtype=np.float64)[None, :])
+    out = np.empty((n, N), dtype=np.float64)
+    tsrc = shmem.zeros(n * N, dtype=np.float64)
+    tdst = shmem.zeros(n * N, dtype=np.float64)
+    packed = np.asarray(tsrc).reshape(npes, n, n)
+    got = np.asarray(tdst).reshape(npes, n, n)
+
+    def transpose():
+        # Block q: this PE's rows, PE q's columns, contiguous in the source.
+        packed[:] = a.reshape(n, npes, n).transpose(1, 0, 2)
+        shmem.alltoall(tdst, tsrc)
+        # Block p came from PE p: its rows, this PE's columns; transposed, it is columns
+        # [p * n, (p + 1) * n) of this PE's rows of A^T.
+        out.reshape(n, npes, n)[:] = got.transpose(2, 0, 1)
+
+    shmem.barrier_all()
+    row("transpose", n * N * 8, timed(transpose, big, reps))
+    rows_t = np.arange(me * n, (me + 1) * n, dtype=np.float64)[:, None]
+    cols_t = np.arange(N, dtype=np.float64)[None, :]
+    check(np.array_equal(out, cols_t * N + rows_t), "transpose")
     shmem.barrier_all()
 
     if me == 0:
