@@ -2,8 +2,10 @@
  * benches/src/bin/coll_sweep.rs (read its header: the same cases, sizes, timing and output).
  * OpenSHMEM 1.4 calls, which Open MPI 4.1.4's oshmem and this runtime's C API both have:
  * shmem_float_sum_to_all, shmem_longlong_sum_to_all (i64), shmem_broadcast64 (root 0; in 1.4
- * the root's own dest is not written), shmem_fcollect64, shmem_alltoall64, over the active set
- * of every PE. Sources are symmetric, as C asks.
+ * the root's own dest is not written), shmem_fcollect64, shmem_alltoall64, shmem_collect64 (every
+ * PE contributing the same count) and shmem_alltoalls64 (strides 2 on both sides), over the
+ * active set of every PE. Sources are symmetric, as C asks. collect and alltoalls run only when
+ * `only` names them.
  *
  * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B] [min_bytes B]
  *      [only CASE[,CASE...]] (as coll_sweep.rs's --min-bytes and --only: sizes from min_bytes
@@ -15,13 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-static long psync[2][SHMEM_REDUCE_SYNC_SIZE > SHMEM_ALLTOALL_SYNC_SIZE
-                         ? (SHMEM_REDUCE_SYNC_SIZE > SHMEM_COLLECT_SYNC_SIZE
-                                ? SHMEM_REDUCE_SYNC_SIZE
-                                : SHMEM_COLLECT_SYNC_SIZE)
-                         : (SHMEM_ALLTOALL_SYNC_SIZE > SHMEM_COLLECT_SYNC_SIZE
-                                ? SHMEM_ALLTOALL_SYNC_SIZE
-                                : SHMEM_COLLECT_SYNC_SIZE)];
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+static long psync[2][MAX2(MAX2(SHMEM_REDUCE_SYNC_SIZE, SHMEM_ALLTOALL_SYNC_SIZE),
+                          MAX2(SHMEM_COLLECT_SYNC_SIZE, SHMEM_ALLTOALLS_SYNC_SIZE))];
 
 static double now_ns(void)
 {
@@ -36,14 +34,15 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-enum { C_F32, C_I64, C_BCAST, C_FCOLLECT, C_ALLTOALL, NCASES };
+enum { C_F32, C_I64, C_BCAST, C_FCOLLECT, C_ALLTOALL, C_COLLECT, C_ALLTOALLS, NCASES };
 static const char *names[NCASES] = {"reduce_sum_f32", "reduce_sum_i64", "broadcast", "fcollect",
-                                    "alltoall"};
+                                    "alltoall", "collect", "alltoalls"};
 
-/* 1 when NAME is one of the comma-separated names of LIST, or LIST is NULL (all cases). */
+/* 1 when NAME is one of the comma-separated names of LIST, or LIST is NULL and NAME is not a
+ * case that runs only on request (collect, alltoalls: as coll_sweep.rs's ON_REQUEST). */
 static int wanted(const char *list, const char *name)
 {
-    if (!list) return 1;
+    if (!list) return strcmp(name, "collect") && strcmp(name, "alltoalls");
     size_t n = strlen(name);
     for (const char *p = list;;) {
         const char *e = strchr(p, ',');
@@ -75,9 +74,18 @@ static void op(int c, long size, long i)
     case C_FCOLLECT:
         shmem_fcollect64(dst_i64, src_i64, k64, 0, 0, npes, ps);
         break;
-    default: {
+    case C_ALLTOALL: {
         long block = k64 / npes > 0 ? k64 / npes : 1;
         shmem_alltoall64(dst_i64, src_i64, block, 0, 0, npes, ps);
+        break;
+    }
+    case C_COLLECT:
+        shmem_collect64(dst_i64, src_i64, k64, 0, 0, npes, ps);
+        break;
+    default: {
+        /* Every other element on both sides: nelems per PE, the source spanning `size`. */
+        long nel = k64 / npes / 2 > 0 ? k64 / npes / 2 : 1;
+        shmem_alltoalls64(dst_i64, src_i64, 2, 2, nel, 0, 0, npes, ps);
     }
     }
 }

@@ -1,7 +1,9 @@
 //! Collectives from 8 B to 4 MiB per PE over all PEs: `reduce_sum_f32`, `reduce_sum_i64`,
-//! `broadcast` (root 0), `fcollect` and `alltoall`, and `memcpy` (below); `benches/c/coll_sweep.c` runs the same
-//! cases on a C OpenSHMEM (this runtime's C API or Open MPI's oshmem) with the same output, and
-//! `benches/coll-sweep.sh` runs the three side by side.
+//! `broadcast` (root 0), `fcollect`, `alltoall`, `collect` (every PE contributing as many
+//! elements) and `alltoalls` (strides 2 on both sides), and `memcpy` (below);
+//! `benches/c/coll_sweep.c` runs the same cases on a C OpenSHMEM (this runtime's C API or Open
+//! MPI's oshmem) with the same output, and `benches/coll-sweep.sh` runs the three side by side.
+//! `collect` and `alltoalls` run only when `--only` names them.
 //!
 //! `broadcast` is [`Team::broadcast_to_others`](shmem_core::Team::broadcast_to_others): the
 //! operation of the C twin's `shmem_broadcast64` (OpenSHMEM 1.4), which leaves the root's own
@@ -10,8 +12,10 @@
 //!
 //! Sizes: 8 B, then 16 B to 4 MiB by powers of 4 (`--max-bytes` caps them). A size is the bytes
 //! of one PE's source: the reduced array, the broadcast array, one PE's fcollect contribution
-//! (the destination holds `npes` of them), one PE's whole alltoall source (`npes` blocks of
-//! `size / npes` bytes, rounded down to whole 8-byte elements, at least one).
+//! (the destination holds `npes` of them) and collect contribution, one PE's whole alltoall
+//! source (`npes` blocks of `size / npes` bytes, rounded down to whole 8-byte elements, at least
+//! one), and the span of one PE's alltoalls source (`npes` blocks of `size / npes / 16` elements
+//! at stride 2, at least one).
 //!
 //! Timing is OSU style, as `latency.rs`'s collectives: every iteration is an untimed
 //! `barrier_all` followed by the collective, and only the collective is timed, on every PE; a
@@ -36,6 +40,9 @@ use clap::Parser;
 use shmem_benches::stats;
 use shmem_core::prelude::*;
 use std::process::ExitCode;
+
+/// Cases that run only when `--only` names them.
+const ON_REQUEST: [&str; 2] = ["collect", "alltoalls"];
 
 #[derive(Parser, Debug)]
 #[command(about = "Collectives from 8 B to 4 MiB per PE (OSU-style timing)")]
@@ -112,7 +119,16 @@ fn main() -> ExitCode {
     let copy_src: Vec<u8> = (0..max).map(|i| (i * 7 + me) as u8).collect();
     let mut copy_dst: Vec<u8> = vec![1; max];
     let mut rows = Vec::new();
-    let want = |case: &str| args.only.is_empty() || args.only.iter().any(|c| c == case);
+    // `collect` and `alltoalls` run only when named: oshmem's alltoalls moves large ones element
+    // by element (4 MiB at 2 PEs: 5.3 ms a call), which over TCP would make a whole sweep last
+    // hours.
+    let want = |case: &str| {
+        if args.only.is_empty() {
+            !ON_REQUEST.contains(&case)
+        } else {
+            args.only.iter().any(|c| c == case)
+        }
+    };
     for size in sizes(args.max_bytes)
         .into_iter()
         .filter(|&s| s >= args.min_bytes)
@@ -146,6 +162,15 @@ fn main() -> ExitCode {
         let block = (k64 / n).max(1);
         case("alltoall", &mut || {
             team.alltoall(&dest_i64, &src_i64[..block * n])
+        });
+        case("collect", &mut || {
+            team.collect(&dest_i64, &src_i64[..k64]);
+        });
+        // Every other element on both sides; the source spans about `size` bytes.
+        let nel = (k64 / n / 2).max(1);
+        let span = (n * nel - 1) * 2 + 1;
+        case("alltoalls", &mut || {
+            team.alltoalls(&dest_i64, 2, &src_i64[..span], 2, nel)
         });
     }
     // A check that the last reduction summed: element 1 of the i64 sum is sum(p + 1) = n(n+1)/2.

@@ -1,6 +1,6 @@
 //! Draws the collective sweep of `benches/coll-sweep.sh`: a grid of panels, one row per case
-//! (alltoall, broadcast, fcollect, reduce_sum_f32, reduce_sum_i64, then any other case in the
-//! input, by name) and one column per path (direct, tcp); in each, the time per call against
+//! (alltoall, alltoalls, broadcast, collect, fcollect, reduce_sum_f32, reduce_sum_i64, then any
+//! other case in the input, by name) and one column per path (direct, tcp); in each, the time per call against
 //! the bytes per PE, x in powers of 2, y logarithmic. The colour is the implementation (ours
 //! Rust, ours C, oshmem, and oshmem with `--mca btl self,tcp` on the tcp path), the line and
 //! marker the PE count; the legend above the panels says which is which.
@@ -26,9 +26,11 @@ const IMPLS: [(&str, RGBColor); 4] = [
     ("oshmem, btl tcp", RGBColor(0, 150, 0)),
 ];
 /// The rows' order; other cases of the input follow these, by name.
-const CASES: [&str; 5] = [
+const CASES: [&str; 7] = [
     "alltoall",
+    "alltoalls",
     "broadcast",
+    "collect",
     "fcollect",
     "reduce_sum_f32",
     "reduce_sum_i64",
