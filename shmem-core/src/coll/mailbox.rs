@@ -133,16 +133,22 @@ impl<'a> Part<'a> {
     /// Bytes `r` of this part.
     #[track_caller]
     pub(crate) fn sub(&self, r: std::ops::Range<usize>) -> Part<'a> {
-        assert!(
-            r.start <= r.end && r.end <= self.len,
-            "collective source out of bounds"
-        );
-        Part {
-            // SAFETY: in bounds (checked).
-            ptr: unsafe { self.ptr.add(r.start) },
-            len: r.len(),
-            _borrow: PhantomData,
-        }
+        bytes_in(self.ptr, self.len, r, "source")
+    }
+}
+
+/// Bytes `r` of the `len` bytes at `ptr` (a collective's `what`), checked to lie within them.
+#[track_caller]
+fn bytes_in<'a>(ptr: *const u8, len: usize, r: std::ops::Range<usize>, what: &str) -> Part<'a> {
+    assert!(
+        r.start <= r.end && r.end <= len,
+        "collective {what} out of bounds"
+    );
+    Part {
+        // SAFETY: in bounds (checked).
+        ptr: unsafe { ptr.add(r.start) },
+        len: r.len(),
+        _borrow: PhantomData,
     }
 }
 
@@ -183,16 +189,7 @@ impl<'a> RawBytes<'a> {
     /// Bytes `r` as a part to post.
     #[track_caller]
     fn part(&self, r: std::ops::Range<usize>) -> Part<'a> {
-        assert!(
-            r.start <= r.end && r.end <= self.len,
-            "collective output out of bounds"
-        );
-        Part {
-            // SAFETY: in bounds (checked).
-            ptr: unsafe { self.ptr.add(r.start) },
-            len: r.len(),
-            _borrow: PhantomData,
-        }
+        bytes_in(self.ptr, self.len, r, "output")
     }
 }
 
