@@ -472,23 +472,18 @@ impl Team<'_> {
             tp.local(source.__heap_offset()),
             tp.local(dest.__heap_offset()),
         );
-        if overlap(from as usize, to as usize, bytes) {
-            let copy = private();
-            self.alltoall_of(
-                dest,
-                copy.as_bytes().into(),
-                k,
-                "alltoall_symmetric",
-                || self.alltoall_by_puts(dest, &copy, k),
-            );
-            return;
-        }
-        // SAFETY: this PE's copy of the `n * k` elements of `source` (its length), in the
-        // mapped heap, which outlives the call; read only through raw pointers (a peer's put
-        // may change them meanwhile), and apart from `dest` (checked above).
-        let src = unsafe { Part::new(from.cast_const(), bytes) };
-        self.alltoall_of(dest, src, k, "alltoall_symmetric", || {
-            self.alltoall_by_puts(dest, &private(), k)
+        // A source that overlaps `dest` is copied first.
+        let copy = overlap(from as usize, to as usize, bytes).then(private);
+        let src = match &copy {
+            Some(c) => c.as_bytes().into(),
+            // SAFETY: this PE's copy of the `n * k` elements of `source` (its length), in the
+            // mapped heap, which outlives the call; read only through raw pointers (a peer's
+            // put may change them meanwhile), and apart from `dest` (checked above).
+            None => unsafe { Part::new(from.cast_const(), bytes) },
+        };
+        self.alltoall_of(dest, src, k, "alltoall_symmetric", || match &copy {
+            Some(c) => self.alltoall_by_puts(dest, c, k),
+            None => self.alltoall_by_puts(dest, &private(), k),
         });
     }
 
