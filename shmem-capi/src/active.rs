@@ -276,6 +276,11 @@ unsafe fn alltoalls<E: Element>(
     set: ActiveSet,
     psync: *mut c_long,
 ) {
+    if set.is_world(op) {
+        // SAFETY: forwarded contract (`source` holds the elements its stride selects).
+        unsafe { crate::coll::alltoalls(op, world_team(), (dest, source), (dst_stride, sst), n) };
+        return;
+    }
     set.barrier(op, psync, true);
     if n > 0 {
         let (ds, ss) = (

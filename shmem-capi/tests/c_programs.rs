@@ -164,6 +164,12 @@ fn reductions() {
     run_everywhere("reduce.c");
 }
 
+/// The strided all-to-all, deprecated active-set and team forms (`alltoalls.c`).
+#[test]
+fn strided_alltoalls() {
+    run_everywhere("alltoalls.c");
+}
+
 #[test]
 fn team_split() {
     run_everywhere("teams.c");

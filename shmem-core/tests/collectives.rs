@@ -408,6 +408,59 @@ fn alltoall_symmetric_reads_the_source_where_it_lies() {
     );
 }
 
+/// Strided all-to-alls whose blocks the mailbox takes (packed, exchanged in one step, stored at
+/// their stride here) and larger ones (strided puts between two syncs), back to back without
+/// barriers so that the two paths follow each other: `u32` elements around the mailbox's limit
+/// (`((16 KiB / n) & !63) - 16` bytes a block), strides 3 and 2 and contiguous, into a view at
+/// an odd offset. Every PE checks every element it receives, and that the elements between them
+/// and the source kept their values.
+#[test]
+fn alltoalls_in_and_beyond_the_mailbox() {
+    multi_pe_hosts("alltoalls_in_and_beyond_the_mailbox", |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        let eager = (((16384 / n) & !63) - 16) / 4;
+        let calls = [
+            (1, 3, 2),
+            (3, 1, 1),
+            (eager - 1, 3, 2),
+            (eager, 2, 3),
+            (eager + 1, 3, 2),
+            (2, 5, 7),
+            (10_007, 3, 2),
+            (eager, 1, 1),
+            (eager + 3, 1, 1),
+        ];
+        let (gap, junk) = (u32::MAX - 1, u32::MAX);
+        let most = calls.iter().map(|&(k, d, _)| n * k * d).max().unwrap_or(0);
+        let dest = world.alloc::<u32>(most + 5);
+        for (it, &(nel, dst, sst)) in calls.iter().enumerate() {
+            let val =
+                |from: usize, to: usize, i: usize| (from << 24 | to << 20 | i << 4 | it) as u32;
+            let span = |stride: usize| (n * nel - 1) * stride + 1;
+            let mut src = vec![junk; span(sst)];
+            for k in 0..n * nel {
+                src[k * sst] = val(me, k / nel, k % nel);
+            }
+            let view = dest.slice(5..5 + span(dst));
+            view.local_write(.., &vec![gap; span(dst)]);
+            let before = src.clone();
+            team.alltoalls(&view, dst, &src, sst, nel);
+            let mut got = vec![0u32; span(dst)];
+            view.local_read(.., &mut got);
+            for (x, &g) in got.iter().enumerate() {
+                let (k, on) = (x / dst, x % dst == 0);
+                let want = if on { val(k / nel, me, k % nel) } else { gap };
+                assert_eq!(
+                    g, want,
+                    "PE {me}: alltoalls of {nel} elements (dst {dst}, sst {sst}): element {x} of dest"
+                );
+            }
+            assert!(src == before, "PE {me}: alltoalls changed its source");
+        }
+    });
+}
+
 /// All-to-all around the largest block the mailbox takes (`(16 KiB / n) & !63` less a 16-byte
 /// header: 8176 bytes at 2 PEs, 5424 at 3, 4080 at 4, 3248 at 5) and well beyond it, where the
 /// blocks go straight into the destinations (on the direct path without syncs, waiting through

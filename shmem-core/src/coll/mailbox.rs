@@ -186,6 +186,29 @@ impl<'a> RawBytes<'a> {
         unsafe { copy_bytes(self.ptr.add(at), src.ptr, src.len) }
     }
 
+    /// Stores `elems` at every `stride`-th `E` of these bytes, from the first: the output of a
+    /// strided collective.
+    #[track_caller]
+    pub(crate) fn write_strided<E: Element>(&self, elems: &[E], stride: usize) {
+        let Some(last) = elems.len().checked_sub(1) else {
+            return;
+        };
+        let end = last
+            .checked_mul(stride)
+            .and_then(|e| e.checked_add(1))
+            .and_then(|e| e.checked_mul(size_of::<E>()));
+        assert!(
+            end.is_some_and(|end| end <= self.len),
+            "collective output out of bounds"
+        );
+        let base = self.ptr.cast::<E>();
+        for (k, &e) in elems.iter().enumerate() {
+            // SAFETY: element `k * stride` ends within the bytes (checked for the last); valid
+            // per `new`; written unaligned, as the bytes need not be aligned for `E`.
+            unsafe { base.add(k * stride).write_unaligned(e) }
+        }
+    }
+
     /// Bytes `r` as a part to post.
     #[track_caller]
     fn part(&self, r: std::ops::Range<usize>) -> Part<'a> {
