@@ -147,6 +147,61 @@ fn back_to_back_at_eight() {
     multi_pe_at("back_to_back_at_eight", &[8], back_to_back);
 }
 
+/// `broadcast_to_others` of a private source through the root's staging area (teams of three
+/// or more; on the UCX path, every size past the mailbox's): the root returns once it has made
+/// the last piece readable, without waiting for its members, and changes its source at once;
+/// its next broadcast waits until every member has read the previous one. Root 0 broadcasts
+/// again and again without syncs, now and then one from root 1 or a reduction between, while
+/// the last member sleeps before some rounds so that the root runs ahead of it.
+fn staged_root_runs_ahead(world: &World) {
+    let team = world.team_world();
+    let (me, n) = (team.my_pe(), team.n_pes());
+    let sizes = [1025, 32 * 1024 + 1, 100_003, 256 * 1024];
+    let dest = world.alloc::<u8>(256 * 1024);
+    let sum = world.alloc::<u64>(1);
+    let mut got = vec![0u8; 256 * 1024];
+    for round in 0..24 {
+        let root = if round % 7 == 6 { 1 } else { 0 };
+        let len = sizes[round % sizes.len()];
+        if me == n - 1 && round % 3 == 1 {
+            std::thread::sleep(std::time::Duration::from_millis(3));
+        }
+        if me == root {
+            let mut src: Vec<u8> = (0..len).map(|i| v(root, round, i)).collect();
+            team.broadcast_to_others(&dest, &src, root);
+            // The members read the staging area's copy, not this.
+            src.fill(0xa5);
+            std::hint::black_box(&src);
+        } else {
+            team.broadcast_to_others(&dest, &vec![0; len], root);
+            dest.local_read(..len, &mut got[..len]);
+            check(
+                &format!("round {round}: broadcast_to_others of {len} B from {root}"),
+                &got[..len],
+                |i| v(root, round, i),
+            );
+        }
+        if round % 5 == 4 {
+            team.sum_reduce(&sum, &[me as u64 + 1]);
+            assert_eq!(
+                sum.local_get(0),
+                (n * (n + 1) / 2) as u64,
+                "round {round}: sum"
+            );
+        }
+    }
+    world.barrier_all();
+}
+
+#[test]
+fn a_staged_root_runs_ahead_of_its_members() {
+    multi_pe_at(
+        "a_staged_root_runs_ahead_of_its_members",
+        &[3, 4, 8],
+        staged_root_runs_ahead,
+    );
+}
+
 /// Symmetric sources (as C passes them): apart from `dest` and `dest` itself, `broadcast` and
 /// `broadcast_to_others`, at sizes across the thresholds.
 #[test]

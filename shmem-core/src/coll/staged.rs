@@ -34,8 +34,13 @@
 //! has read, in the staging area's slots only) and [`BCAST_READ`] (the last broadcast it has
 //! finished reading, a whole epoch, monotonic: a member that has gone on to later broadcasts
 //! still counts as done with this one). The root returns once every member has finished
-//! reading, so that its source, `dest` and staging area stay unchanged while they are read and
-//! the next collective may write them at once. The epochs come from the team's collective
+//! reading, so that its source and `dest` stay unchanged while they are read and the next
+//! collective may write them at once; but through the staging area, which holds a copy, it
+//! returns as soon as it has made the last piece readable, and its next broadcast here waits,
+//! before it touches its words or slots, until every member has finished reading this one
+//! (its progress word still names the epoch). Nothing else uses the staging area or those
+//! words; a team's destruction and finalize sync first, which the members enter only once
+//! they have read. The epochs come from the team's collective
 //! counter (`next_epoch(team.coll_epoch())`), taken by every member for every broadcast that
 //! enters here, so consecutive broadcasts (from any roots) never take each other's words for
 //! their own.
@@ -218,7 +223,8 @@ fn choose(team: &Team<'_>, at: usize, source: &[u8], keep_root: bool, direct: bo
 }
 
 /// The root's part: publishes where its data lies, makes it readable piece by piece, and
-/// returns once every member has read it all (`false` where it chose the put tree).
+/// returns once every member has read it all, or through the staging area at once (`false`
+/// where it chose the put tree).
 fn send(
     team: &Team<'_>,
     at: usize,
@@ -235,6 +241,10 @@ fn send(
     let progress = team.flag(BCAST_PROGRESS);
     let src_word = team.flag(BCAST_SRC);
     let out = tp.local(at);
+    let others: Vec<usize> = (0..n).filter(|&j| j != me).collect();
+    // A previous broadcast from this root through its staging area returned before its
+    // members had read it all: its words and slots stay as they are until they have.
+    wait_staged_read(team, &others, epoch);
     // Where the members read, as an offset of this PE's memory; the words are published
     // before any piece is ready (the members read BCAST_SRC after seeing this epoch's tag).
     let from = match place {
@@ -251,7 +261,6 @@ fn send(
     team.flag(BCAST_HOLDER)
         .store(holder as u64, Ordering::Relaxed);
     team.flag(BCAST_LEN).store(bytes as u64, Ordering::Relaxed);
-    let others: Vec<usize> = (0..n).filter(|&j| j != me).collect();
     match place {
         Place::Puts => {
             progress.store(tag, Ordering::Release);
@@ -341,6 +350,9 @@ fn send(
                     unsafe { copy_bytes(out.add(r.start), source.as_ptr().add(r.start), r.len()) };
                 }
             }
+            // The source is copied and nobody reads this PE's `dest`: the root returns at once,
+            // and its next broadcast through here waits for the members (`wait_staged_read`).
+            return true;
         }
     }
     let read: Vec<&AtomicU64> = others
@@ -352,6 +364,31 @@ fn send(
         wait_in_collective(tp, Some(&team.group), all_read);
     }
     true
+}
+
+/// Waits, on a root about to publish the broadcast of `epoch`, until every member of `others`
+/// has finished reading this PE's previous broadcast if that one went through its staging area
+/// (whose root returns without waiting for its members): its progress word's tag names that
+/// broadcast's epoch (the latest before `epoch` with those low 32 bits).
+fn wait_staged_read(team: &Team<'_>, others: &[usize], epoch: u64) {
+    // Zero until this PE's first broadcast here as root (the block starts cleared); after it,
+    // the low half holds one piece at least.
+    let word = team.flag(BCAST_PROGRESS).load(Ordering::Relaxed);
+    let staged = team.flag(BCAST_SRC).load(Ordering::Relaxed) == team.block(STAGE) as u64;
+    // 2^32 collectives later (`back` 0) every member is long done with it.
+    let back = (epoch as u32).wrapping_sub((word >> 32) as u32);
+    if word == 0 || !staged || back == 0 {
+        return;
+    }
+    let prev = epoch - u64::from(back);
+    let read: Vec<&AtomicU64> = others
+        .iter()
+        .map(|&j| member_word(team, j, BCAST_READ))
+        .collect();
+    let all_read = || read.iter().all(|w| w.load(Ordering::Acquire) >= prev);
+    if !all_read() {
+        wait_in_collective(team.tp(), Some(&team.group), all_read);
+    }
 }
 
 /// A member's part: copies the root's data, piece by piece as it becomes ready, into this PE's

@@ -121,9 +121,9 @@ pub(crate) const RING: usize = 8;
 pub(crate) const BCAST: usize = A2A + 2 * A2A_BYTES;
 /// The staging area: where a broadcast's root whose own `dest` must stay as it is
 /// (`coll::staged`) passes its data to the members, in pieces. Only data lies here (never a flag), so a block's reset leaves it as it
-/// is, and its pages cost memory only once a collective has used them. A collective that lets
-/// other members read this PE's staging area returns on this PE only once they have all
-/// finished reading it, so the next collective may write it at once.
+/// is, and its pages cost memory only once a collective has used them. A broadcast that lets
+/// the other members read this PE's staging area returns on this PE without waiting for them;
+/// the next one through it waits until they have all finished reading (`coll::staged`).
 pub(crate) const STAGE: usize = (BCAST + RING * SLOT).next_multiple_of(4096);
 /// Bytes of the staging area.
 pub(crate) const STAGE_BYTES: usize = 256 << 10;
