@@ -408,6 +408,55 @@ fn alltoall_symmetric_reads_the_source_where_it_lies() {
     );
 }
 
+/// `collect` with contributions that come with their counts through the mailbox (up to 256
+/// bytes) and larger ones (put into every member's `dest`), mixed in one call and back to back
+/// without barriers: empty ones, one element, around the limit, 40 KB; `u32` elements into a
+/// view at an odd offset. Every PE
+/// checks the total and every element, and that the element after the result is untouched.
+#[test]
+fn collect_in_and_beyond_the_mailbox() {
+    multi_pe_hosts("collect_in_and_beyond_the_mailbox", |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        let room = 256 / 4;
+        // Elements of member `p` in call `it`.
+        let len = |p: usize, it: usize| match (p + it) % 5 {
+            0 => 0,
+            1 => 1,
+            2 => room,
+            3 => room + 1,
+            _ if it.is_multiple_of(2) => 10_007,
+            _ => 3,
+        };
+        let most: usize = (0..n).map(|p| len(p, 4 - p % 5).max(10_007)).sum();
+        let dest = world.alloc::<u32>(most + 6);
+        let val = |p: usize, i: usize, it: usize| (p << 24 | i << 4 | it) as u32;
+        for it in 0..12 {
+            let mine: Vec<u32> = (0..len(me, it)).map(|i| val(me, i, it)).collect();
+            let total: usize = (0..n).map(|p| len(p, it)).sum();
+            dest.local_write(5 + total..6 + total, &[u32::MAX]);
+            let view = dest.slice(5..);
+            let got_total = team.collect(&view, &mine);
+            assert_eq!(got_total, total, "PE {me}: call {it}: total");
+            let mut got = vec![0u32; total + 1];
+            view.local_read(..total + 1, &mut got);
+            let mut at = 0;
+            for p in 0..n {
+                for i in 0..len(p, it) {
+                    assert_eq!(
+                        got[at],
+                        val(p, i, it),
+                        "PE {me}: call {it}: element {i} of PE {p} ({} elements)",
+                        len(p, it)
+                    );
+                    at += 1;
+                }
+            }
+            assert_eq!(got[total], u32::MAX, "PE {me}: call {it}: past the result");
+        }
+    });
+}
+
 /// Strided all-to-alls whose blocks the mailbox takes (packed, exchanged in one step, stored at
 /// their stride here) and larger ones (strided puts between two syncs), back to back without
 /// barriers so that the two paths follow each other: `u32` elements around the mailbox's limit

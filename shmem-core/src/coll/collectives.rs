@@ -364,6 +364,26 @@ impl Team<'_> {
         let _in = self.enter(Coll::Collect);
         let n = self.n_pes();
         let me = self.my_pe();
+        if n > 1 && n <= mailbox::FLAT_MAX && size_of::<E>() > 0 {
+            // One exchange: counts, and the data that fits a slot with them.
+            let got = mailbox::collect(
+                self,
+                source.as_bytes(),
+                size_of::<E>(),
+                |total| {
+                    check_fits(dest, total, "collect");
+                    own_bytes(dest, total)
+                },
+                "collect",
+            );
+            if !got.all_inline {
+                if !got.mine_inline {
+                    self.put_to_all(dest, got.before, source);
+                }
+                self.barrier();
+            }
+            return got.total;
+        }
         let k = source.len() as u64;
         // Every member's length (which also tells that every member has entered).
         let (before, total) = if mailbox::allgather_fits(n, 8) {
