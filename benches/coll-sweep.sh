@@ -4,10 +4,10 @@
 # shmemcc) and Open MPI's oshmem (coll_sweep.c built with its oshcc), alternating run by run,
 # at each PE count of NPES_LIST, on the direct path and over UCX_TLS=tcp,self (oshmem over tcp
 # with run.sh's OSH_TCP_UCX settings, and once more with --mca btl self,tcp: its collectives are
-# MPI's, whose data otherwise goes through shared memory). Writes coll-sweep.md and the plot
-# coll_sweep.png (benches/src/bin/coll_sweep_plot.rs) to the results directory
+# MPI's, whose data otherwise goes through shared memory). Writes NAME.md (coll-sweep.md) and
+# the plot (coll_sweep.png; benches/src/bin/coll_sweep_plot.rs) to the results directory
 # (benches/results-lib.sh; TINY=1: target/bench-results, small loops, sizes up to 64 KiB). Raw
-# CSVs: target/bench-results/coll-sweep/PROG.NPES.PATH.ROUND.csv, and summary.csv there
+# CSVs: target/bench-results/NAME/PROG.NPES.PATH.ROUND.csv, and summary.csv there
 # (case,size,npes,path,rust_ns,c_ns,oshmem_ns,oshtcp_ns: the medians of the table), which the
 # plot reads.
 #
@@ -25,10 +25,15 @@
 #               memcpy, which the memory-bound table needs.
 #   PATHS       "direct tcp" (default), "direct" or "tcp" (space- or comma-separated)
 #   JOB_TIMEOUT seconds per job; PLOT=0: no plot
+#   NAME        the table's name (default coll-sweep): NAME.md, the plot NAME.png with '-' as
+#               '_', the raw CSVs in target/bench-results/NAME (so that a run of other cases,
+#               e.g. NAME=coll-sweep-more CASES="collect alltoalls", leaves the default table)
+#   BTL_TCP=0   no "oshmem, btl tcp" column (oshmem's alltoalls over TCP, element by element,
+#               takes minutes a call at megabytes)
 #   RENDER_ONLY=1  run nothing: write the tables and the plot again from the raw CSVs of the
-#               last run (target/bench-results/coll-sweep), with the same knobs as that run
+#               last run (target/bench-results/NAME), with the same knobs as that run
 # A run with CASES, PATHS or MIN_BYTES that leave cases, paths or sizes out says so at the top
-# of coll-sweep.md (and the knobs line records them).
+# of NAME.md (and the knobs line records them).
 set -euo pipefail
 # shellcheck source=benches/results-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/results-lib.sh"
@@ -42,6 +47,11 @@ fi
 ROUNDS=${ROUNDS:-3} ITERS=${ITERS:-2000} REPS=${REPS:-9} MAX_BYTES=${MAX_BYTES:-4194304}
 BUDGET=${BUDGET:-67108864} NPES_LIST=${NPES_LIST:-"2 4 8"} JOB_TIMEOUT=${JOB_TIMEOUT:-900}
 MIN_BYTES=${MIN_BYTES:-8} CASES=${CASES:-} PATHS=${PATHS:-direct tcp} PLOT=${PLOT:-1}
+NAME=${NAME:-coll-sweep} BTL_TCP=${BTL_TCP:-1}
+if [[ ! $NAME =~ ^[a-z0-9][a-z0-9-]*$ ]]; then
+    echo "coll-sweep.sh: NAME: '$NAME' is not lower-case letters, digits and '-'" >&2
+    exit 2
+fi
 read -r -a cases <<<"${CASES//,/ }"
 read -r -a paths <<<"${PATHS//,/ }"
 for path in "${paths[@]}"; do
@@ -86,7 +96,7 @@ fi
 # shellcheck disable=SC2054 # the commas are in the values (UCX_TLS=tcp,self)
 OSH_TCP_UCX=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_SIZE=256k
     -x UCX_MAX_RNDV_LANES=1)
-raw=target/bench-results/coll-sweep
+raw=target/bench-results/$NAME
 if [[ $RENDER_ONLY == 1 ]]; then
     ls "$raw"/*.*.*.*.csv >/dev/null 2>&1 || {
         echo "coll-sweep.sh: RENDER_ONLY=1: no raw CSVs in $raw (run the sweep first)" >&2
@@ -128,7 +138,7 @@ for n in $run_npes; do
             # oshmem's collectives are Open MPI's MPI collectives (scoll/mpi), which on one node
             # move their data through shared memory (btl/vader) whatever UCX_TLS says: over
             # tcp, a second oshmem column with --mca btl self,tcp moves it over TCP as ours does.
-            if [[ $path == tcp ]]; then
+            if [[ $path == tcp && $BTL_TCP != 0 ]]; then
                 "${t[@]}" "${osh[@]}" "${osh_extra[@]}" --mca btl self,tcp "$out/coll_sweep" \
                     "${copts[@]}" 2>/dev/null | grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' \
                     >"$raw/oshtcp.$n.$path.$r.csv" || true
@@ -253,14 +263,15 @@ if [[ $bound == 1 ]]; then
 fi
 rendered=
 [[ $RENDER_ONLY == 1 ]] && rendered=" RENDER_ONLY=1 (the tables of the raw CSVs of an earlier run of these knobs)"
-results_write coll-sweep.md benches/coll-sweep.sh \
-    "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" TINY=$TINY${rendered}" \
+results_write "$NAME.md" benches/coll-sweep.sh \
+    "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" BTL_TCP=$BTL_TCP TINY=$TINY${rendered}" \
     "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources; the broadcast is \`broadcast_to_others\`, which leaves the root's \`dest\` as it is, as \`shmem_broadcast64\` does), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does." \
     "$body"
 rm -f "$body"
 if [[ -n $plot_bin ]]; then
-    if "$plot_bin" "$raw/coll_sweep.png" <"$raw/summary.csv"; then
-        results_copy "$raw/coll_sweep.png" coll_sweep.png
+    png=${NAME//-/_}.png
+    if "$plot_bin" "$raw/$png" <"$raw/summary.csv"; then
+        results_copy "$raw/$png" "$png"
     else
         echo "coll-sweep.sh: coll_sweep_plot failed; no plot" >&2
     fi

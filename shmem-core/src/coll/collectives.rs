@@ -3,8 +3,10 @@
 //! Algorithms scale with the team size (`ceil(log2 n)` rounds where the data allows):
 //! - small messages go through mailbox slots in the team block ([`mailbox`]): binomial-tree
 //!   broadcast (up to 1 KiB), recursive-doubling reductions (any size, in 1 KiB chunks; the same
-//!   combining order everywhere, so results are bit-identical on every PE), Bruck fcollect and a
-//!   direct all-to-all. No member writes another's `dest`, so they need no entry sync;
+//!   combining order everywhere, so results are bit-identical on every PE), Bruck fcollect, a
+//!   direct all-to-all (and strided: packed, exchanged, stored at the stride), and on teams of
+//!   up to 8 a collect in one exchange of counts with data of up to 256 bytes. No member
+//!   writes another's `dest`, so they need no entry sync;
 //! - larger broadcasts, fcollects and all-to-alls write every block straight into its
 //!   destination (direct stores on one node). They start with a sync (nobody's `dest` changes
 //!   before it has entered) and the all-gathers end with a barrier (every block has arrived),
