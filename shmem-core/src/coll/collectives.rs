@@ -366,6 +366,7 @@ impl Team<'_> {
         let _in = self.enter(Coll::Collect);
         let n = self.n_pes();
         let me = self.my_pe();
+        // (Zero-sized elements, such as `[u8; 0]`, have no count to divide out: the path below.)
         if n > 1 && n <= mailbox::FLAT_MAX && size_of::<E>() > 0 {
             // One exchange: counts, and the data that fits a slot with them.
             let got = mailbox::collect(

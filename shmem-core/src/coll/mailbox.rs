@@ -273,14 +273,34 @@ fn receive<'a>(
     from: usize,
     what: &str,
 ) -> &'a [u8] {
-    let tp = team.tp();
-    let base = tp.local(team.block(slot));
-    wait_in_collective(tp, Some(&team.group), || {
+    wait_in_collective(team.tp(), Some(&team.group), || {
         arrived(team, slot, epoch, (tag, len), from, what)
     });
     // SAFETY: the sender wrote `len` payload bytes before raising the epoch (acquired in
-    // `arrived`), and nobody writes this slot again before this PE is done with it (module docs).
-    unsafe { std::slice::from_raw_parts(base.add(HEADER), len) }
+    // `arrived`).
+    unsafe { payload(team, slot, len) }
+}
+
+/// The `len` payload bytes of this PE's slot at `slot`.
+///
+/// # Safety
+/// The slot's epoch word has been acquired for a message of at least `len` bytes (which then
+/// fit the slot); nobody writes the slot again before this PE is done with it (module docs).
+unsafe fn payload<'a>(team: &'a Team<'_>, slot: usize, len: usize) -> &'a [u8] {
+    // SAFETY: per the caller.
+    unsafe { std::slice::from_raw_parts(team.tp().local(team.block(slot) + HEADER), len) }
+}
+
+/// The header word (tag and length) of the message of `epoch` in this PE's slot at `slot`, once
+/// it is there (its epoch word acquired).
+fn landed(team: &Team<'_>, slot: usize, epoch: u64) -> Option<(u32, usize)> {
+    // SAFETY: a slot of this PE's team block.
+    let w = unsafe { words(team.tp().local(team.block(slot))) };
+    if w[0].load(Ordering::Acquire) < epoch {
+        return None;
+    }
+    let meta = w[1].load(Ordering::Relaxed);
+    Some((meta as u32, (meta >> 32) as usize))
 }
 
 /// True once the message of `epoch` is in this PE's slot at `slot` (its epoch word is
@@ -295,13 +315,9 @@ pub(crate) fn arrived(
     from: usize,
     what: &str,
 ) -> bool {
-    // SAFETY: a slot of this PE's team block.
-    let w = unsafe { words(team.tp().local(team.block(slot))) };
-    if w[0].load(Ordering::Acquire) < epoch {
+    let Some((their_tag, their_len)) = landed(team, slot, epoch) else {
         return false;
-    }
-    let meta = w[1].load(Ordering::Relaxed);
-    let (their_tag, their_len) = (meta as u32, (meta >> 32) as usize);
+    };
     if their_tag != tag as u32 || their_len != len as u32 as usize {
         mismatch(team, what, from, their_tag, their_len, len);
     }
@@ -547,22 +563,17 @@ pub(crate) fn collect<'d>(
     for i in 1..n {
         let j = (me + n - i) % n;
         let slot = area + j * stride;
-        let tp = team.tp();
-        wait_in_collective(tp, Some(&team.group), || {
-            // SAFETY: a slot of this PE's team block.
-            let w = unsafe { words(tp.local(team.block(slot))) };
-            w[0].load(Ordering::Acquire) >= epoch
+        let mut head = None;
+        wait_in_collective(team.tp(), Some(&team.group), || {
+            head = landed(team, slot, epoch);
+            head.is_some()
         });
-        // SAFETY: as above; the epoch was acquired, so the sender's header and payload are in.
-        let meta = unsafe { words(tp.local(team.block(slot))) }[1].load(Ordering::Relaxed);
-        let (tag, len) = (meta as u32, (meta >> 32) as usize);
+        let (tag, len) = head.unwrap_or_else(|| unreachable!("the wait ends once it has landed"));
         if tag != Tag::Collect as u32 || !(8..=room + 8).contains(&len) {
             mismatch(team, what, j, tag, len, 8);
         }
-        // SAFETY: the sender wrote `len` payload bytes (at most the slot's) before raising
-        // the epoch, and nobody writes the slot again before this PE is done with it (module
-        // docs).
-        let body = unsafe { std::slice::from_raw_parts(tp.local(team.block(slot) + HEADER), len) };
+        // SAFETY: the message landed (epoch acquired), of `len` bytes, at most the slot's.
+        let body = unsafe { payload(team, slot, len) };
         got[j] =
             collect_message(body, elem).unwrap_or_else(|| mismatch(team, what, j, tag, len, 8));
     }

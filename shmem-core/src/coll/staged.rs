@@ -365,15 +365,17 @@ fn send(
             return true;
         }
     }
-    let read: Vec<&AtomicU64> = others
-        .iter()
-        .map(|&j| member_word(team, j, BCAST_READ))
-        .collect();
+    wait_read(team, others.iter().copied(), epoch);
+    true
+}
+
+/// Waits until the [`BCAST_READ`] word of every team PE in `members` has reached `epoch`.
+fn wait_read(team: &Team<'_>, members: impl Iterator<Item = usize>, epoch: u64) {
+    let read: Vec<&AtomicU64> = members.map(|j| member_word(team, j, BCAST_READ)).collect();
     let all_read = || read.iter().all(|w| w.load(Ordering::Acquire) >= epoch);
     if !all_read() {
-        wait_in_collective(tp, Some(&team.group), all_read);
+        wait_in_collective(team.tp(), Some(&team.group), all_read);
     }
-    true
 }
 
 /// Waits, on a root about to publish the broadcast of `epoch`, until every member of `others`
@@ -390,15 +392,7 @@ fn wait_staged_read(team: &Team<'_>, others: &[usize], epoch: u64) {
     if word == 0 || !staged || back == 0 {
         return;
     }
-    let prev = epoch - u64::from(back);
-    let read: Vec<&AtomicU64> = others
-        .iter()
-        .map(|&j| member_word(team, j, BCAST_READ))
-        .collect();
-    let all_read = || read.iter().all(|w| w.load(Ordering::Acquire) >= prev);
-    if !all_read() {
-        wait_in_collective(team.tp(), Some(&team.group), all_read);
-    }
+    wait_read(team, others.iter().copied(), epoch - u64::from(back));
 }
 
 /// A member's part: copies the root's data, piece by piece as it becomes ready, into this PE's
@@ -440,14 +434,8 @@ fn receive(team: &Team<'_>, at: usize, bytes: usize, root: usize, epoch: u64) ->
         if !ready(pieces) {
             wait_in_collective(tp, Some(&team.group), || ready(pieces));
         }
-        let read: Vec<&AtomicU64> = (0..team.n_pes())
-            .filter(|&j| j != root && j != me)
-            .map(|j| member_word(team, j, BCAST_READ))
-            .collect();
-        let all_read = || read.iter().all(|w| w.load(Ordering::Acquire) >= epoch);
-        if !all_read() {
-            wait_in_collective(tp, Some(&team.group), all_read);
-        }
+        let others = (0..team.n_pes()).filter(|&j| j != root && j != me);
+        wait_read(team, others, epoch);
         team.flag(BCAST_READ).store(epoch, Ordering::Release);
         return true;
     }
