@@ -198,6 +198,31 @@ done | awk -F, -v rows="$raw/summary.rows" '
     [[ ! -f $raw/summary.rows ]] || sort -t, -k1,1 -k4,4 -k3,3n -k2,2n "$raw/summary.rows"
 } >"$raw/summary.csv"
 rm -f "$raw/summary.rows"
+# The rows where ours took longer than oshmem in this run: a ratio of the table above 1 as
+# printed (1.00 is not), counted per column and listed.
+awk -F, '
+    function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
+    function count(r, col) { if (r == "") return; n[col]++; if (r + 0 > 1) above[col]++ }
+    function said(col, what) { return sprintf("%d of %d %s", above[col], n[col], what) }
+    NR == 1 { next }
+    {
+        r = ratio($5, $7); c = ratio($6, $7); t = ratio($5, $8)
+        count(r, "r"); count(c, "c"); count(t, "t")
+        if (r + 0 > 1 || c + 0 > 1 || t + 0 > 1)
+            rows[++k] = sprintf("| %s | %s | %s | %s | %s | %s | %s |", $1, $2, $3, $4, r, c, t)
+    }
+    END {
+        if (!n["r"] && !n["c"]) exit
+        s = said("r", "Rust / oshmem") ", " said("c", "C / oshmem")
+        if (n["t"]) s = s ", " said("t", "Rust / oshmem btl tcp")
+        print ""
+        print "Ratios above 1 (ours took longer than oshmem in this run, as printed above): " s "."
+        if (!k) exit
+        print ""
+        print "| case | size (B) | PEs | path | Rust / oshmem | C / oshmem | Rust / oshmem btl tcp |"
+        print "|---|---:|---:|---|---:|---:|---:|"
+        for (i = 1; i <= k; i++) print rows[i]
+    }' "$raw/summary.csv" >>"$body"
 # The memory bound of the large reductions and broadcasts on the direct path: what the bytes each
 # PE must read and write cost at the copy rate that all PEs copying at once get on this node
 # (coll_sweep's memcpy case, same run). A memcpy of X bytes reads X and writes X. Each member of
