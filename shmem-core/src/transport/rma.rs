@@ -629,9 +629,10 @@ impl Transport {
     }
 
     /// The UCX half of [`Transport::quiet`], a function of its own: inline, its registers made
-    /// the direct path's quiet save and restore two more (`put + quiet` of 8 B from Rust took
-    /// 0.3-0.5 ns more, 1.036-1.047 of the commit before over 16 rounds with the code aligned,
-    /// `benches/compare-revs.sh`).
+    /// the direct path's quiet save and restore two more. Measured with
+    /// `ALIGN=1 benches/compare-revs.sh d5a8c7f 16` (a commit from before the runs of gets
+    /// made this half larger), `put + quiet` of 8 B from Rust took 1.036-1.047 of that
+    /// commit's time inline and 0.945-0.972 outlined.
     #[inline(never)]
     #[track_caller]
     fn quiet_ucx(&self) {
