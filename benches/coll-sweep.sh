@@ -170,18 +170,22 @@ if ((${#subset[@]})); then
     echo "**This run covers a subset of the sweep: ${note%; }.**" >>"$body"
     echo >>"$body"
 fi
+# The awk functions of the tables below: med(s), the median of the space-separated numbers in
+# s ("" for none); ratio(a, b), a / b to two places ("" where either is missing).
+awk_fns='
+    function med(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
+        for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+    function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
+'
 # The median over rounds of each run's median, per program, case, size, PEs and path; the same
 # medians go to summary.csv for the plot.
 for f in "$raw"/*.*.*.*.csv; do
     b=${f##*/}
     IFS=. read -r prog n path _ <<<"$b"
     sed "s/^/$prog,$path,/" "$f"
-done | awk -F, -v rows="$raw/summary.rows" '
+done | awk -F, -v rows="$raw/summary.rows" "$awk_fns"'
     { key = $3 "," $4 "," $5 "," $2; v[key, $1] = v[key, $1] " " $6; keys[key] = 1 }
-    function med(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
-        for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
-    function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
     END {
         print "| case | size (B) | PEs | path | ours Rust (ns) | ours C (ns) | oshmem (ns) | Rust / oshmem | C / oshmem | oshmem, btl tcp (ns) | Rust / oshmem btl tcp |"
         print "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
@@ -200,8 +204,7 @@ done | awk -F, -v rows="$raw/summary.rows" '
 rm -f "$raw/summary.rows"
 # The rows where ours took longer than oshmem in this run: a ratio of the table above 1 as
 # printed (1.00 is not), counted per column and listed.
-awk -F, '
-    function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
+awk -F, "$awk_fns"'
     function count(r, col) { if (r == "") return; n[col]++; if (r + 0 > 1) above[col]++ }
     function said(col, what) { return sprintf("%d of %d %s", above[col], n[col], what) }
     NR == 1 { next }
@@ -264,12 +267,8 @@ if [[ $bound == 1 ]]; then
             b=${f##*/}
             IFS=. read -r prog _ <<<"$b"
             sed "s/^/$prog,/" "$f"
-        done | awk -F, -v cores="$cores" '
+        done | awk -F, -v cores="$cores" "$awk_fns"'
             { key = $2 "," $3 "," $4; v[key, $1] = v[key, $1] " " $5; keys[key] = 1 }
-            function med(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
-                for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-                return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
-            function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
             END {
                 for (key in keys) {
                     split(key, p, ",")
