@@ -514,8 +514,9 @@ fn alltoalls_in_and_beyond_the_mailbox() {
 /// header: 8176 bytes at 2 PEs, 5424 at 3, 4080 at 4, 3248 at 5) and well beyond it, where the
 /// blocks go straight into the destinations (on the direct path without syncs, waiting through
 /// the team blocks): odd lengths in bytes and in u64s, back to back without barriers (eager and
-/// direct ones alternate, so both reuse the same slots), one PE now and then late, and a
-/// destination that is a view at an odd offset. Every PE checks every element.
+/// direct ones alternate, so both reuse the same slots), one PE now and then late, a
+/// destination that is a view at an odd offset, and blocks large enough for non-temporal
+/// stores. Every PE checks every element.
 #[test]
 fn alltoall_around_the_eager_limit() {
     multi_pe_at("alltoall_around_the_eager_limit", &[2, 3, 4, 5], |world| {
@@ -523,7 +524,9 @@ fn alltoall_around_the_eager_limit() {
         let (me, n) = (team.my_pe(), team.n_pes());
         let eager = ((16384 / n) & !63) - 16;
         let mut blocks = vec![eager - 1, eager, eager + 1, eager + 7, 12_345, 3, 65_537];
-        blocks.extend([eager - 1, eager + 1, 100_003, eager + 2]);
+        // 4 MiB + 17: the exchange's sources and destinations (2 n² blocks, 32 MiB and more)
+        // outgrow the last-level cache of a 2-core machine, so its copies stream.
+        blocks.extend([eager - 1, eager + 1, 100_003, (4 << 20) + 17, eager + 2]);
         let most = blocks.iter().max().copied().unwrap_or(0) * n;
         let dest = world.alloc::<u8>(most + 5);
         for (it, &len) in blocks.iter().enumerate() {
@@ -759,13 +762,14 @@ fn collectives_on_one_node_send_no_ucx_message() {
 
 /// fcollect of blocks larger than the mailboxes hold, which go straight into every member's
 /// `dest`: by stores on one node (over UCX_TLS=tcp,self too), by UCX puts across hosts. Odd
-/// lengths, 64 KiB, and 200,003 bytes.
+/// lengths, 64 KiB, 200,003 bytes, and 6 MiB + 5 (the members' `dest`s and sources, 36 MiB and
+/// more, outgrow the last-level cache of a 2-core machine: the stores stream).
 #[test]
 fn large_fcollect_by_stores_and_puts() {
     multi_pe_hosts("large_fcollect_by_stores_and_puts", |world| {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
-        for len in [4081usize, 12_345, 65_536, 200_003] {
+        for len in [4081usize, 12_345, 65_536, 200_003, (6 << 20) + 5] {
             let src: Vec<u8> = (0..len).map(|i| (i * 7 + me * 31 + len) as u8).collect();
             let all = world.alloc::<u8>(len * n);
             team.fcollect(&all, &src);

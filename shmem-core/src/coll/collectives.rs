@@ -32,7 +32,7 @@ use super::mailbox::{self, Part, RawBytes};
 use super::staged;
 use super::team::{Team, Tree};
 use crate::element::Element;
-use crate::mem::copy::copy_bytes;
+use crate::mem::copy::{cache_bytes, copy_bytes};
 use crate::mem::segment::{CHUNK, DATA_FLAGS, DOWN_FLAG, SCRATCH};
 use crate::mem::word::SignalKind;
 use crate::ops::rma::SymmetricArray;
@@ -311,27 +311,36 @@ impl Team<'_> {
                 !span[1], span[0]
             );
         }
-        self.put_to_all(dest, self.my_pe() * k, source);
+        self.put_to_all(dest, self.my_pe() * k, source, n * k);
         self.barrier();
     }
 
     /// Writes `source` at element `first` of `dest` on every member (the all-gathers' data
-    /// moves), starting with the next member; completed by the caller's barrier.
+    /// moves), starting with the next member; completed by the caller's barrier. `total`:
+    /// the elements every member's `dest` receives. Where the members' `dest`s and sources
+    /// together (`(n + 1) total` elements) are larger than the machine's last-level caches,
+    /// the copies into mapped members stream (non-temporal stores, `copy_streaming`: the
+    /// lines could not stay cached anyway, and are not read before they are overwritten).
+    /// Measured on the 2-vCPU EPYC (32 MiB of L3), `fcollect`, ms per call, medians of 5
+    /// alternating runs, streaming / cached: 4 PEs at 4 MiB each 2.88 / 3.90, 8 PEs at 1 MiB
+    /// 2.77 / 3.68, at 4 MiB 11.3 / 15.3 (`collect` alike).
     fn put_to_all<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
         dest: &A,
         first: usize,
         source: &[E],
+        total: usize,
     ) {
         let (n, me) = (self.n_pes(), self.my_pe());
         let bytes = source.as_bytes();
         let at = dest.__heap_offset() + first * size_of::<E>();
+        let stream = (n + 1).saturating_mul(total).saturating_mul(size_of::<E>()) > cache_bytes();
         for i in 1..n {
             // SAFETY: the callers checked that `dest` holds `first + source.len()` elements on
             // every member (symmetric); no member touches that block of its `dest` until the
             // barrier that ends the collective, by which the puts are complete; `source` is
             // borrowed until then, and is not another member's memory.
-            unsafe { fetch::put(self, (me + i) % n, at, bytes) };
+            unsafe { fetch::put(self, (me + i) % n, at, bytes, stream) };
         }
         let own = self.tp().local(at);
         // SAFETY: this PE's block of its own `dest` (checked to fit); a source overlapping
@@ -381,7 +390,7 @@ impl Team<'_> {
             );
             if !got.all_inline {
                 if !got.mine_inline {
-                    self.put_to_all(dest, got.before, source);
+                    self.put_to_all(dest, got.before, source, got.total);
                 }
                 self.barrier();
             }
@@ -406,7 +415,7 @@ impl Team<'_> {
             (before, total[0] as usize)
         };
         check_fits(dest, total, "collect");
-        self.put_to_all(dest, before, source);
+        self.put_to_all(dest, before, source, total);
         self.barrier();
         total
     }

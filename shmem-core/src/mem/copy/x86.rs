@@ -2,10 +2,12 @@
 //! The straight-line moves of short copies up to 512 bytes ([`upto64`], [`upto512_avx2`],
 //! [`upto512_sse`]) and of short copies across a page boundary ([`across_page_avx2`]), and the
 //! AVX2 vector loops of long copies, from the top down or the bottom up ([`backward_avx2`],
-//! [`forward_avx2`], picked by distance in [`vector_by_distance`]).
+//! [`forward_avx2`], picked by distance in [`vector_by_distance`]), with cached stores or with
+//! non-temporal ones (`NT`).
 
 use std::arch::x86_64::{
-    __m128i, __m256i, _mm256_loadu_si256, _mm256_store_si256, _mm256_storeu_si256,
+    __m128i, __m256i, _mm_sfence, _mm256_loadu_si256, _mm256_store_si256, _mm256_storeu_si256,
+    _mm256_stream_si256,
 };
 
 use super::log;
@@ -62,7 +64,7 @@ pub(super) unsafe fn across_page_avx2(dst: *mut u8, src: *const u8, len: usize) 
         } else if len <= 8 * V {
             across_parts::<true>(dst, src, len, c)
         } else {
-            vector_by_distance(dst, src, len)
+            vector_by_distance::<false>(dst, src, len)
         }
     }
 }
@@ -305,19 +307,20 @@ fn straddles(p: *const u8) -> bool {
 
 /// The vector loop whose loads never meet a store just made to the same page offset: forwards
 /// when the destination lies less than half a page below the source (in page offset),
-/// backwards otherwise.
+/// backwards otherwise. `NT`: the aligned stores of the loops are non-temporal (see
+/// [`backward_avx2`]).
 ///
 /// # Safety
 /// As [`copy_bytes`](super::copy_bytes); AVX2 is available and `len >= 64`.
 #[inline(always)]
-pub(super) unsafe fn vector_by_distance(dst: *mut u8, src: *const u8, len: usize) {
+pub(super) unsafe fn vector_by_distance<const NT: bool>(dst: *mut u8, src: *const u8, len: usize) {
     let distance = (dst as usize).wrapping_sub(src as usize) & (PAGE - 1);
     // SAFETY: forwarded contract.
     unsafe {
         if distance >= PAGE / 2 {
-            forward_avx2(dst, src, len)
+            forward_avx2::<NT>(dst, src, len)
         } else {
-            backward_avx2(dst, src, len)
+            backward_avx2::<NT>(dst, src, len)
         }
     }
 }
@@ -330,11 +333,16 @@ pub(super) unsafe fn vector_by_distance(dst: *mut u8, src: *const u8, len: usize
 /// [`upto64`]'s moves inside the end's 32-byte block otherwise. An end on a 32-byte
 /// boundary is left to the aligned stores, so the last element is stored once, last.
 ///
+/// `NT`: the loops' aligned stores are non-temporal (they bypass the caches, and need not
+/// read the lines they fill), followed by a store fence, so that the ends, stored after it
+/// with cached stores, are seen after them: the last element is still seen last, and a
+/// release store after the copy orders after all of it.
+///
 /// # Safety
 /// AVX2 is available; `src` is valid for reads and `dst` for writes of `len >= 64` bytes;
 /// the ranges do not overlap.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn backward_avx2(dst: *mut u8, src: *const u8, len: usize) {
+pub(super) unsafe fn backward_avx2<const NT: bool>(dst: *mut u8, src: *const u8, len: usize) {
     debug_assert!(len >= 2 * V);
     let head = (V - (dst as usize & (V - 1))) & (V - 1);
     let tail = (dst as usize).wrapping_add(len) & (V - 1);
@@ -354,6 +362,14 @@ pub(super) unsafe fn backward_avx2(dst: *mut u8, src: *const u8, len: usize) {
             log::store(dst.add(o), V);
             _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v)
         };
+        let put = |o: usize, v| {
+            if NT {
+                log::store(dst.add(o), V);
+                _mm256_stream_si256(dst.add(o).cast::<__m256i>(), v)
+            } else {
+                store(o, v)
+            }
+        };
         // The top 32 bytes, loaded now (before any store can alias them) and stored last:
         // the last element is then the last store even where the end is on a boundary.
         let top = (!straddles(dst.add(len - V))).then(|| load(len - V));
@@ -361,14 +377,17 @@ pub(super) unsafe fn backward_avx2(dst: *mut u8, src: *const u8, len: usize) {
         while e >= head + 4 * V {
             e -= 4 * V;
             let (a, b, c, d) = (load(e + 3 * V), load(e + 2 * V), load(e + V), load(e));
-            store(e + 3 * V, a);
-            store(e + 2 * V, b);
-            store(e + V, c);
-            store(e, d);
+            put(e + 3 * V, a);
+            put(e + 2 * V, b);
+            put(e + V, c);
+            put(e, d);
         }
         while e > head {
             e -= V;
-            store(e, load(e));
+            put(e, load(e));
+        }
+        if NT {
+            _mm_sfence();
         }
         if head == 0 {
         } else if straddles(dst) {
@@ -387,12 +406,14 @@ pub(super) unsafe fn backward_avx2(dst: *mut u8, src: *const u8, len: usize) {
 
 /// Copies `len >= 64` non-overlapping bytes from the bottom up, the mirror of
 /// [`backward_avx2`]: the bytes below the first 32-byte boundary of the destination, aligned
-/// stores four at a time, then one at a time, then the bytes above the last boundary.
+/// stores four at a time, then one at a time, then the bytes above the last boundary. `NT`:
+/// as in [`backward_avx2`]; the loops then leave an end on a boundary to one cached store
+/// after the fence.
 ///
 /// # Safety
 /// As [`backward_avx2`].
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn forward_avx2(dst: *mut u8, src: *const u8, len: usize) {
+pub(super) unsafe fn forward_avx2<const NT: bool>(dst: *mut u8, src: *const u8, len: usize) {
     debug_assert!(len >= 2 * V);
     let head = (V - (dst as usize & (V - 1))) & (V - 1);
     let tail = (dst as usize).wrapping_add(len) & (V - 1);
@@ -416,18 +437,35 @@ pub(super) unsafe fn forward_avx2(dst: *mut u8, src: *const u8, len: usize) {
         } else {
             storeu(0, load(0));
         }
+        let put = |o: usize, v| {
+            if NT {
+                log::store(dst.add(o), V);
+                _mm256_stream_si256(dst.add(o).cast::<__m256i>(), v)
+            } else {
+                store(o, v)
+            }
+        };
+        // Where the loops' stores end: before the last vector with non-temporal stores and an
+        // end on a boundary (that vector, holding the last element, is stored after the fence).
+        let last = if NT && tail == 0 { end - V } else { end };
         let mut s = head;
-        while s + 4 * V <= end {
+        while s + 4 * V <= last {
             let (a, b, c, d) = (load(s), load(s + V), load(s + 2 * V), load(s + 3 * V));
-            store(s, a);
-            store(s + V, b);
-            store(s + 2 * V, c);
-            store(s + 3 * V, d);
+            put(s, a);
+            put(s + V, b);
+            put(s + 2 * V, c);
+            put(s + 3 * V, d);
             s += 4 * V;
         }
-        while s < end {
-            store(s, load(s));
+        while s < last {
+            put(s, load(s));
             s += V;
+        }
+        if NT {
+            _mm_sfence();
+            if last < end {
+                store(last, load(last));
+            }
         }
         if tail == 0 {
         } else if straddles(dst.add(len - V)) {
