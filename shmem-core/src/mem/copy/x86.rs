@@ -252,6 +252,24 @@ unsafe fn st(dst: *mut u8, o: usize, v: __m256i) {
     }
 }
 
+/// An aligned 32-byte store at `dst + o` of the vector loops: non-temporal with `NT`, cached
+/// otherwise.
+///
+/// # Safety
+/// AVX2 is available; `dst + o` is 32-byte aligned and valid for writes of 32 bytes.
+#[inline(always)]
+unsafe fn st_aligned<const NT: bool>(dst: *mut u8, o: usize, v: __m256i) {
+    // SAFETY: per the caller.
+    unsafe {
+        log::store(dst.add(o), V);
+        if NT {
+            _mm256_stream_si256(dst.add(o).cast::<__m256i>(), v)
+        } else {
+            _mm256_store_si256(dst.add(o).cast::<__m256i>(), v)
+        }
+    }
+}
+
 /// [`short`](super::short) for `65..=512` bytes with AVX2: `K` 32-byte moves from each
 /// end (`K` = 2, 4 or 8), all loaded first, the front ones stored first.
 ///
@@ -362,14 +380,7 @@ pub(super) unsafe fn backward_avx2<const NT: bool>(dst: *mut u8, src: *const u8,
             log::store(dst.add(o), V);
             _mm256_storeu_si256(dst.add(o).cast::<__m256i>(), v)
         };
-        let put = |o: usize, v| {
-            if NT {
-                log::store(dst.add(o), V);
-                _mm256_stream_si256(dst.add(o).cast::<__m256i>(), v)
-            } else {
-                store(o, v)
-            }
-        };
+        let put = |o: usize, v| st_aligned::<NT>(dst, o, v);
         // The top 32 bytes, loaded now (before any store can alias them) and stored last:
         // the last element is then the last store even where the end is on a boundary.
         let top = (!straddles(dst.add(len - V))).then(|| load(len - V));
@@ -437,14 +448,7 @@ pub(super) unsafe fn forward_avx2<const NT: bool>(dst: *mut u8, src: *const u8, 
         } else {
             storeu(0, load(0));
         }
-        let put = |o: usize, v| {
-            if NT {
-                log::store(dst.add(o), V);
-                _mm256_stream_si256(dst.add(o).cast::<__m256i>(), v)
-            } else {
-                store(o, v)
-            }
-        };
+        let put = |o: usize, v| st_aligned::<NT>(dst, o, v);
         // Where the loops' stores end: before the last vector with non-temporal stores and an
         // end on a boundary (that vector, holding the last element, is stored after the fence).
         let last = if NT && tail == 0 { end - V } else { end };
