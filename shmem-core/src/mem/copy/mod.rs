@@ -327,6 +327,7 @@ unsafe fn copy_large(dst: *mut u8, src: *const u8, len: usize) {
 
 /// Copies shorter than this take [`copy_bytes`] in [`copy_streaming`]: a page at least, so
 /// that the non-temporal stores fill whole lines.
+#[cfg(target_arch = "x86_64")]
 const STREAM_MIN: usize = 4096;
 
 /// Copies `len` bytes as [`copy_bytes`] does, but with non-temporal stores for the bulk where
