@@ -706,6 +706,10 @@ mod tests {
     /// The caches read from a sysfs tree: the largest level of the first CPU, once per
     /// distinct set of CPUs sharing it; `usize::MAX` where the tree says nothing usable.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "reads and writes files, which Miri's isolation forbids"
+    )]
     fn cache_bytes_from_sysfs() {
         let root = std::env::temp_dir().join(format!("shmem-cache-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
