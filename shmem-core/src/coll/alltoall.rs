@@ -22,7 +22,7 @@
 //!
 //! *Copies*: with cached stores, or with non-temporal ones (`copy_streaming`) where the
 //! exchange's data on this node, every member's source and `dest` (`2 n² block` bytes), is
-//! larger than the machine's last-level caches (`cache_bytes`): then the blocks could not stay
+//! larger than the machine's last-level caches (`outgrows_caches`): then the blocks could not stay
 //! in the caches until the next use anyway, and the streaming stores save reading every
 //! destination line before it is overwritten. Measured on the project's 2-vCPU EPYC (32 MiB of
 //! L3; `coll_sweep`, medians of 7 alternating runs, us per call, streaming / cached / Open
@@ -47,7 +47,7 @@
 
 use super::mailbox::{self, Part, Tag};
 use super::team::Team;
-use crate::mem::copy::{cache_bytes, copy_bytes, copy_streaming};
+use crate::mem::copy::{copy_bytes, copy_streaming, outgrows_caches};
 use crate::transport::collective::wait_in_collective;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -89,7 +89,7 @@ pub(crate) fn alltoall(
     // Where the members' sources and `dest`s together outgrow the caches, the copies stream
     // (non-temporal stores; see the module docs).
     let copy: unsafe fn(*mut u8, *const u8, usize) =
-        if (2 * n * n).saturating_mul(block) > cache_bytes() {
+        if outgrows_caches((2 * n * n).saturating_mul(block)) {
             copy_streaming
         } else {
             copy_bytes

@@ -32,7 +32,7 @@ use super::mailbox::{self, Part, RawBytes};
 use super::staged;
 use super::team::{Team, Tree};
 use crate::element::Element;
-use crate::mem::copy::{cache_bytes, copy_bytes};
+use crate::mem::copy::{copy_bytes, outgrows_caches};
 use crate::mem::segment::{CHUNK, DATA_FLAGS, DOWN_FLAG, SCRATCH};
 use crate::mem::word::SignalKind;
 use crate::ops::rma::SymmetricArray;
@@ -334,7 +334,7 @@ impl Team<'_> {
         let (n, me) = (self.n_pes(), self.my_pe());
         let bytes = source.as_bytes();
         let at = dest.__heap_offset() + first * size_of::<E>();
-        let stream = (n + 1).saturating_mul(total).saturating_mul(size_of::<E>()) > cache_bytes();
+        let stream = outgrows_caches((n + 1).saturating_mul(total).saturating_mul(size_of::<E>()));
         for i in 1..n {
             // SAFETY: the callers checked that `dest` holds `first + source.len()` elements on
             // every member (symmetric); no member touches that block of its `dest` until the

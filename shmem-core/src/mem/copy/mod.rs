@@ -356,6 +356,15 @@ pub(crate) unsafe fn copy_streaming(dst: *mut u8, src: *const u8, len: usize) {
     unsafe { copy_bytes(dst, src, len) }
 }
 
+/// Whether a collective whose data on this node (every member's source and destination
+/// together) is `node_bytes` bytes outgrows the machine's last-level caches ([`cache_bytes`]),
+/// so that its large copies should stream ([`copy_streaming`]): nothing it writes could stay in
+/// the caches until its next use anyway, and streaming stores save reading each destination
+/// line before overwriting it. The all-to-all and the all-gathers' puts ask this one rule.
+pub(crate) fn outgrows_caches(node_bytes: usize) -> bool {
+    node_bytes > cache_bytes()
+}
+
 /// The last-level caches of this machine, all of them together, in bytes (32 MiB on this
 /// project's 2-vCPU EPYC): the largest level that the first CPU's cache directories in sysfs
 /// list, times the number of distinct caches of that level (by the CPUs that share each).
@@ -363,7 +372,7 @@ pub(crate) unsafe fn copy_streaming(dst: *mut u8, src: *const u8, len: usize) {
 ///
 /// (glibc's figure, `sysconf(_SC_LEVEL3_CACHE_SIZE)`, comes from CPUID, which virtual
 /// machines often fill in for the whole host: 320 MiB on that EPYC.)
-pub(crate) fn cache_bytes() -> usize {
+fn cache_bytes() -> usize {
     static CACHE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CACHE.get_or_init(|| read_cache_bytes(std::path::Path::new("/sys/devices/system/cpu")))
 }
