@@ -83,6 +83,7 @@ if [[ $RENDER_ONLY != 1 ]]; then
     mkdir -p "$out"
     oshcc -O2 -Wall -o "$out/coll_sweep" benches/c/coll_sweep.c
     target/release/shmemcc -O2 -Wall -o "$out/coll_sweep-ours" benches/c/coll_sweep.c
+    cc -O2 -Wall -pthread -o "$out/c2c" benches/c/c2c.c
 fi
 plot_bin=
 if [[ $PLOT != 0 ]]; then
@@ -109,6 +110,28 @@ else
     mkdir -p "$raw"
 fi
 t=(timeout -k 10 "$JOB_TIMEOUT")
+# The machine's state around each run (benches/c/c2c.c: a cache line's round trip between the
+# first two CPUs, ns), one line per run in probe.csv: program, PEs, path, round, before, after.
+# run_to FILE CMD...: CMD's output into FILE (a failure is said, and the sweep goes on).
+run_to() {
+    local file=$1
+    shift
+    "$@" >"$file" || echo "coll-sweep.sh: $* failed" >&2
+}
+# osh_to FILE CMD...: oshmem's rows of CMD's output into FILE (oshmem fails at finalize).
+osh_to() {
+    local file=$1
+    shift
+    "$@" 2>/dev/null | grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' >"$file" || true
+}
+probed() {
+    local prog=$1 n=$2 path=$3 r=$4 before after
+    shift 4
+    before=$("$out/c2c" 2>/dev/null)
+    "$@"
+    after=$("$out/c2c" 2>/dev/null)
+    echo "$prog,$n,$path,$r,$before,$after" >>"$raw/probe.csv"
+}
 # The C twin's arguments (ours and oshmem alike).
 copts=(iters "$ITERS" reps "$REPS" max_bytes "$MAX_BYTES" min_bytes "$MIN_BYTES" budget "$BUDGET"
     "${c_only[@]}")
@@ -124,24 +147,24 @@ for n in $run_npes; do
         fi
         for r in $(seq 1 "$ROUNDS"); do
             echo "== $n PEs, $path, round $r" >&2
-            env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
+            probed rust "$n" "$path" "$r" run_to "$raw/rust.$n.$path.$r.csv" \
+                env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
                 target/release/coll_sweep --iters "$ITERS" --reps "$REPS" \
                 --max-bytes "$MAX_BYTES" --min-bytes "$MIN_BYTES" --budget "$BUDGET" \
-                "${rust_only[@]}" >"$raw/rust.$n.$path.$r.csv" ||
-                echo "coll-sweep.sh: rust $n $path $r failed" >&2
-            env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
-                "$out/coll_sweep-ours" "${copts[@]}" >"$raw/c.$n.$path.$r.csv" ||
-                echo "coll-sweep.sh: c $n $path $r failed" >&2
+                "${rust_only[@]}"
+            probed c "$n" "$path" "$r" run_to "$raw/c.$n.$path.$r.csv" \
+                env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
+                "$out/coll_sweep-ours" "${copts[@]}"
             # oshmem segfaults in shmem_finalize here (FINDINGS.md): its rows are printed before.
-            "${t[@]}" "${osh[@]}" "${osh_extra[@]}" "$out/coll_sweep" "${copts[@]}" 2>/dev/null |
-                grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' >"$raw/oshmem.$n.$path.$r.csv" || true
+            probed oshmem "$n" "$path" "$r" osh_to "$raw/oshmem.$n.$path.$r.csv" \
+                "${t[@]}" "${osh[@]}" "${osh_extra[@]}" "$out/coll_sweep" "${copts[@]}"
             # oshmem's collectives are Open MPI's MPI collectives (scoll/mpi), which on one node
             # move their data through shared memory (btl/vader) whatever UCX_TLS says: over
             # tcp, a second oshmem column with --mca btl self,tcp moves it over TCP as ours does.
             if [[ $path == tcp && $BTL_TCP != 0 ]]; then
-                "${t[@]}" "${osh[@]}" "${osh_extra[@]}" --mca btl self,tcp "$out/coll_sweep" \
-                    "${copts[@]}" 2>/dev/null | grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' \
-                    >"$raw/oshtcp.$n.$path.$r.csv" || true
+                probed oshtcp "$n" "$path" "$r" osh_to "$raw/oshtcp.$n.$path.$r.csv" \
+                    "${t[@]}" "${osh[@]}" "${osh_extra[@]}" --mca btl self,tcp "$out/coll_sweep" \
+                    "${copts[@]}"
             fi
         done
     done
@@ -226,6 +249,25 @@ awk -F, "$awk_fns"'
         print "|---|---:|---:|---|---:|---:|---:|"
         for (i = 1; i <= k; i++) print rows[i]
     }' "$raw/summary.csv" >>"$body"
+# The machine's state around the runs (probe.csv): runs after which or before which a cache
+# line's round trip took more than twice the median of all probes were made, at least in part,
+# while the machine moved lines between its CPUs several times more slowly (a virtual machine
+# whose host placed its vCPUs apart); every collective that moves lines between PEs slows with
+# it, so their rows compare runs made in different states.
+if [[ -s $raw/probe.csv ]]; then
+    awk -F, "$awk_fns"'
+        { all = all " " $5 " " $6; k++; prog[k] = $1 " " $2 " " $3 " " $4; b[k] = $5; a[k] = $6 }
+        END {
+            m = med(all)
+            if (m == "") exit
+            for (i = 1; i <= k; i++)
+                if (b[i] > 2 * m || a[i] > 2 * m) { slow = slow (slow ? "; " : "") prog[i] " (" b[i] ", " a[i] ")"; ns++ }
+            print ""
+            printf "Machine state (benches/c/c2c.c, a cache line'"'"'s round trip between the first two CPUs before and after each run): median %s ns over %d runs. ", m, k
+            if (!ns) { print "No run saw more than twice that."; exit }
+            printf "%d runs saw more than twice that, before or after (program, PEs, path, round: ns before, after): %s. Rows that move cache lines between PEs (small collectives, broadcasts of data just written) are slower in those runs.\n", ns, slow
+        }' "$raw/probe.csv" >>"$body"
+fi
 # The memory bound of the large reductions and broadcasts on the direct path: what the bytes each
 # PE must read and write cost at the copy rate that all PEs copying at once get on this node
 # (coll_sweep's memcpy case, same run). A memcpy of X bytes reads X and writes X. Each member of

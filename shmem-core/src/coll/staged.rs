@@ -75,7 +75,7 @@
 use super::fetch::{self, Reach};
 use super::large::{all_mapped, member_word, overlap};
 use super::team::Team;
-use crate::mem::copy::copy_bytes;
+use crate::mem::copy::{copy_bytes, copy_streaming};
 use crate::mem::segment::{
     BCAST_ENTERED, BCAST_HOLDER, BCAST_LEN, BCAST_PROGRESS, BCAST_READ, BCAST_READING, BCAST_SRC,
     CHUNK, STAGE, STAGE_BYTES,
@@ -315,6 +315,7 @@ fn send(
         }
         Place::Stage => {
             let stage = tp.local(team.block(STAGE));
+            let into_stage = stage_copy(n);
             let reading: Vec<(&AtomicU64, &AtomicU64)> = others
                 .iter()
                 .map(|&j| {
@@ -344,7 +345,7 @@ fn send(
                 // mapped team block), which no member reads any more (checked above) and no
                 // other collective uses before this one returns; piece `k` of the source.
                 unsafe {
-                    copy_bytes(
+                    into_stage(
                         stage.add((k % SLOTS) * PIECE),
                         source.as_ptr().add(r.start),
                         r.len(),
@@ -367,6 +368,30 @@ fn send(
     }
     wait_read(team, others.iter().copied(), epoch);
     true
+}
+
+/// How the root copies its source into its staging area in a team of `n`: with streaming
+/// stores from three members (two readers) up, so that the members read the pieces from
+/// memory rather than from the root's own cache, which serves lines it has just written slowly
+/// (and several times more slowly again where the reader runs on another die of the
+/// processor); with cached stores in a pair (one reader, whose reads then cost less).
+///
+/// Measured on the project's 2-vCPU EPYC (`coll_sweep --only broadcast`, private source,
+/// `broadcast_to_others`, 40 alternating rounds, medians, us per call, streaming / cached /
+/// Open MPI's oshmem). The host moves the vCPUs: a cache line's round trip between them
+/// (`benches/c/c2c.c`) takes about 105 ns most of the time, and about 540 ns for stretches of
+/// seconds (4-5 rounds of the 40):
+/// - 105 ns: 3 PEs 64 KiB 5.0 / 5.8 / 13.0, 256 KiB 14.5 / 21.6 / 29.9; 4 PEs 4.7 / 6.2 /
+///   10.0, 17.4 / 22.7 / 34.0; 8 PEs 3.7 / 6.2 / 20.9, 13.4 / 22.9 / 57.1;
+/// - 540 ns: 3 PEs 8.5 / 24.0 / 17.2, 21.4 / 93.2 / 64.4; 4 PEs 8.5 / 24.4 / 13.9, 22.2 /
+///   94.3 / 52.3; 8 PEs 6.6 / 24.7 / 28.1, 17.3 / 76.7 / 105.2.
+///
+/// Larger broadcasts (through the holder's `dest`) keep cached stores: their lines spill into
+/// the shared cache, where the members find them sooner than in memory (1 MiB at 3 PEs,
+/// 105 ns: 35-55 against 83-142 us streaming), except while the vCPUs sit apart (540 ns, 8
+/// PEs, 1 MiB: 503-543 against 142-166; see the guide's performance chapter).
+fn stage_copy(n: usize) -> unsafe fn(*mut u8, *const u8, usize) {
+    if n >= 3 { copy_streaming } else { copy_bytes }
 }
 
 /// Waits until the [`BCAST_READ`] word of every team PE in `members` has reached `epoch`.

@@ -339,7 +339,8 @@ const STREAM_MIN: usize = 4096;
 /// For copies whose data cannot stay in the caches anyway (a collective's sources and
 /// destinations on this node together larger than [`cache_bytes`]): there they save the read
 /// of every destination line. Where the data fits, cached stores are two to three times
-/// faster.
+/// faster, except for lines that several other cores read next (a staged broadcast's pieces,
+/// `coll::staged`): those they read sooner from memory than from the writer's cache.
 ///
 /// # Safety
 /// As [`copy_bytes`].
