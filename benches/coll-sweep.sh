@@ -110,8 +110,6 @@ else
     mkdir -p "$raw"
 fi
 t=(timeout -k 10 "$JOB_TIMEOUT")
-# The machine's state around each run (benches/c/c2c.c: a cache line's round trip between the
-# first two CPUs, ns), one line per run in probe.csv: program, PEs, path, round, before, after.
 # run_to FILE CMD...: CMD's output into FILE (a failure is said, and the sweep goes on).
 run_to() {
     local file=$1
@@ -124,6 +122,9 @@ osh_to() {
     shift
     "$@" 2>/dev/null | grep -E '^[a-z_0-9]+,[0-9]+,[0-9]+,' >"$file" || true
 }
+# probed PROG N PATH ROUND CMD...: runs CMD with the machine's state around it (benches/c/c2c.c:
+# a cache line's round trip between the first two CPUs, ns), one line per run in probe.csv:
+# program, PEs, path, round, before, after.
 probed() {
     local prog=$1 n=$2 path=$3 r=$4 before after
     shift 4
