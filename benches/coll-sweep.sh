@@ -110,11 +110,12 @@ else
     mkdir -p "$raw"
 fi
 t=(timeout -k 10 "$JOB_TIMEOUT")
-# run_to FILE CMD...: CMD's output into FILE (a failure is said, and the sweep goes on).
+# run_to FILE CMD...: CMD's output into FILE (a failure is said, naming FILE, and the sweep goes
+# on).
 run_to() {
     local file=$1
     shift
-    "$@" >"$file" || echo "coll-sweep.sh: $* failed" >&2
+    "$@" >"$file" || echo "coll-sweep.sh: the run for ${file##*/} failed" >&2
 }
 # osh_to FILE CMD...: oshmem's rows of CMD's output into FILE (oshmem fails at finalize).
 osh_to() {
