@@ -82,7 +82,7 @@ const LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "coll",
         &[
-            &["coll::team"],
+            &["coll::stores", "coll::team"],
             &["coll::fetch", "coll::mailbox"],
             &["coll::alltoall", "coll::large"],
             &["coll::staged"],

@@ -4,7 +4,8 @@
 //! 1 KiB, two PEs' 512 KiB on the direct path) and across many pieces and more than one turn of
 //! the staging area's slots, every root, back to back with different roots and sizes (the epochs),
 //! private and symmetric sources, `broadcast_to_others`. Every job runs on both paths (the test
-//! kit's `multi_pe_at`), at 2, 3 and 4 PEs, and one at 8. Every PE checks every byte. Members
+//! kit's `multi_pe_at`), at 2, 3 and 4 PEs, and one at 8; many of one size class at 3 and 5
+//! (the root's cached and streaming stores, `coll::stores`). Every PE checks every byte. Members
 //! that pass another length than the root's panic, naming both.
 
 use shmem_testkit as common;
@@ -145,6 +146,54 @@ fn back_to_back_with_other_roots_and_sizes() {
 #[test]
 fn back_to_back_at_eight() {
     multi_pe_at("back_to_back_at_eight", &[8], back_to_back);
+}
+
+/// Many broadcasts of one size class from one root, private sources, `broadcast` and
+/// `broadcast_to_others` in turn, every byte checked each time: the root stores into its own
+/// `dest` or the holder's with cached or streaming stores as its timings choose
+/// (`coll::stores`), and every class's second and third calls are trials of each kind whatever
+/// the timings say, and one call in 32 after them, so both kinds' data is checked here.
+fn learned_stores(world: &World) {
+    let team = world.team_world();
+    let (me, n) = (team.my_pe(), team.n_pes());
+    let sizes = [(300 << 10) + 3, (1 << 20) + 7];
+    let dest = world.alloc::<u8>(sizes[1]);
+    let mut got = vec![0u8; sizes[1]];
+    let root = n - 1;
+    for round in 0..80 {
+        let len = sizes[round % 2];
+        let to_others = round % 4 >= 2;
+        dest.local_write(..len, &vec![0x3c; len]);
+        team.barrier();
+        let src: Vec<u8> = if me == root {
+            (0..len).map(|i| v(root, round, i)).collect()
+        } else {
+            vec![0; len]
+        };
+        if to_others {
+            team.broadcast_to_others(&dest, &src, root);
+        } else {
+            team.broadcast(&dest, &src, root);
+        }
+        dest.local_read(..len, &mut got[..len]);
+        check(
+            &format!("round {round}: broadcast (to others: {to_others}) of {len} B from {root}"),
+            &got[..len],
+            |i| {
+                if to_others && me == root {
+                    0x3c
+                } else {
+                    v(root, round, i)
+                }
+            },
+        );
+    }
+    world.barrier_all();
+}
+
+#[test]
+fn both_kinds_of_stores_deliver() {
+    multi_pe_at("both_kinds_of_stores_deliver", &[3, 5], learned_stores);
 }
 
 /// `broadcast_to_others` of a private source through the root's staging area (teams of three

@@ -11,6 +11,8 @@
 //!   [`fetch`]), on every path;
 //! - [`staged`]: broadcasts that the members read from the root, in pieces, where every
 //!   member is mapped here;
+//! - [`stores`]: how such a broadcast's root stores what the members read (cached or
+//!   streaming stores, chosen by its own timings);
 //! - [`alltoall`]: all-to-alls of large blocks between members mapped here, one copy per block;
 //! - [`collectives`]: broadcast, fcollect, collect, alltoall(s), the scans;
 //! - [`reduce`]: the reduction type sets and the `*_reduce` operations;
@@ -25,6 +27,7 @@ pub(crate) mod large;
 pub(crate) mod mailbox;
 pub(crate) mod split;
 pub(crate) mod staged;
+pub(crate) mod stores;
 // Public when rustdoc checks examples (see the note in lib.rs).
 #[cfg(not(doc_examples_check))]
 pub(crate) mod reduce;

@@ -25,6 +25,11 @@
 //!   [`BCAST_HOLDER`] names it). In a team of two on the direct path the root puts straight
 //!   into the member's `dest` instead (the put tree).
 //!
+//! Into the staging area the root copies with streaming stores from two readers up
+//! (`stage_copy`); into its own `dest` or the holder's, from 64 KiB, with the kind of store
+//! its own timings of earlier broadcasts found quicker for the members to read
+//! ([`stores`](super::stores)).
+//!
 //! [`Transport::coll_mapped`]: crate::transport::Transport::coll_mapped
 //!
 //! The words, in the first line of the team blocks (next to
@@ -74,6 +79,7 @@
 
 use super::fetch::{self, Reach};
 use super::large::{all_mapped, member_word, overlap};
+use super::stores::Choice;
 use super::team::Team;
 use crate::mem::copy::{copy_bytes, copy_streaming};
 use crate::mem::segment::{
@@ -302,6 +308,12 @@ fn send(
                 }
                 _ => out,
             };
+            // Cached or streaming stores, as this PE's timings of earlier broadcasts found
+            // quicker for the members to read (`coll::stores`); timed from the first store
+            // to the last member's read.
+            let mut choice = Choice::new(n, bytes);
+            let copy = choice.stores().copy();
+            choice.start();
             for k in 0..pieces {
                 let r = k * piece..((k + 1) * piece).min(bytes);
                 // SAFETY: piece `k` of `source` (private memory) into the same range of this
@@ -309,9 +321,12 @@ fn send(
                 // holder's mapped here, and left alone by the holder, which has entered this
                 // broadcast, until every member has read it), which the members read only once
                 // this piece is published below.
-                unsafe { copy_bytes(into.add(r.start), source.as_ptr().add(r.start), r.len()) };
+                unsafe { copy(into.add(r.start), source.as_ptr().add(r.start), r.len()) };
                 progress.store(tag | (k + 1) as u64, Ordering::Release);
             }
+            wait_read(team, others.iter().copied(), epoch);
+            choice.finish();
+            return true;
         }
         Place::Stage => {
             let stage = tp.local(team.block(STAGE));
@@ -386,10 +401,10 @@ fn send(
 /// - 540 ns: 3 PEs 8.5 / 24.0 / 17.2, 21.4 / 93.2 / 64.4; 4 PEs 8.5 / 24.4 / 13.9, 22.2 /
 ///   94.3 / 52.3; 8 PEs 6.6 / 24.7 / 28.1, 17.3 / 76.7 / 105.2.
 ///
-/// Larger broadcasts (through the holder's `dest`) keep cached stores: their lines spill into
-/// the shared cache, where the members find them sooner than in memory (1 MiB at 3 PEs,
-/// 105 ns: 35-55 against 83-142 us streaming), except while the vCPUs sit apart (540 ns, 8
-/// PEs, 1 MiB: 503-543 against 142-166; see the guide's performance chapter).
+/// Larger broadcasts (through the holder's `dest`), and those that the members read from the
+/// root's own `dest`, store as the root's timings of earlier ones found quicker
+/// (`coll::stores`): there cached stores win by up to three times while the vCPUs sit
+/// together, streaming ones by as much while they sit apart.
 fn stage_copy(n: usize) -> unsafe fn(*mut u8, *const u8, usize) {
     if n >= 3 { copy_streaming } else { copy_bytes }
 }
