@@ -320,7 +320,8 @@ fn send(
                 // PE's `dest` or of the holder's (`bytes` bytes, checked by every member; the
                 // holder's mapped here, and left alone by the holder, which has entered this
                 // broadcast, until every member has read it), which the members read only once
-                // this piece is published below.
+                // this piece is published below. `copy` is `copy_bytes` or `copy_streaming`,
+                // one contract (the latter's store fence orders its bytes before the release).
                 unsafe { copy(into.add(r.start), source.as_ptr().add(r.start), r.len()) };
                 progress.store(tag | (k + 1) as u64, Ordering::Release);
             }
