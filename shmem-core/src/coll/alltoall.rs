@@ -47,7 +47,7 @@
 
 use super::mailbox::{self, Part, Tag};
 use super::team::Team;
-use crate::mem::copy::{copy_bytes, copy_streaming, outgrows_caches};
+use crate::mem::copy::{Stores, outgrows_caches};
 use crate::transport::collective::wait_in_collective;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -88,12 +88,7 @@ pub(crate) fn alltoall(
     }
     // Where the members' sources and `dest`s together outgrow the caches, the copies stream
     // (non-temporal stores; see the module docs).
-    let copy: unsafe fn(*mut u8, *const u8, usize) =
-        if outgrows_caches((2 * n * n).saturating_mul(block)) {
-            copy_streaming
-        } else {
-            copy_bytes
-        };
+    let copy = Stores::streaming_if(outgrows_caches((2 * n * n).saturating_mul(block))).copy();
     let (area, stride, epoch) = mailbox::a2a_round(team);
     let mut members = Vec::with_capacity(n - 1);
     for i in 1..n {

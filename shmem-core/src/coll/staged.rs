@@ -81,7 +81,7 @@ use super::fetch::{self, Reach};
 use super::large::{all_mapped, member_word, overlap};
 use super::stores::Choice;
 use super::team::Team;
-use crate::mem::copy::{copy_bytes, copy_streaming};
+use crate::mem::copy::{Stores, copy_bytes};
 use crate::mem::segment::{
     BCAST_ENTERED, BCAST_HOLDER, BCAST_LEN, BCAST_PROGRESS, BCAST_READ, BCAST_READING, BCAST_SRC,
     CHUNK, STAGE, STAGE_BYTES,
@@ -311,9 +311,8 @@ fn send(
             // Cached or streaming stores, as this PE's timings of earlier broadcasts found
             // quicker for the members to read (`coll::stores`); timed from the first store
             // to the last member's read.
-            let mut choice = Choice::new(n, bytes);
+            let choice = Choice::new(n, bytes);
             let copy = choice.stores().copy();
-            choice.start();
             for k in 0..pieces {
                 let r = k * piece..((k + 1) * piece).min(bytes);
                 // SAFETY: piece `k` of `source` (private memory) into the same range of this
@@ -407,7 +406,7 @@ fn send(
 /// (`coll::stores`): there cached stores win by up to three times while the vCPUs sit
 /// together, streaming ones by as much while they sit apart.
 fn stage_copy(n: usize) -> unsafe fn(*mut u8, *const u8, usize) {
-    if n >= 3 { copy_streaming } else { copy_bytes }
+    Stores::streaming_if(n >= 3).copy()
 }
 
 /// Waits until the [`BCAST_READ`] word of every team PE in `members` has reached `epoch`.

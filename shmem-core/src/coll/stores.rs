@@ -47,37 +47,21 @@
 //!
 //! Part of the collectives layer; uses nothing of the crate but `mem::copy`.
 
-use crate::mem::copy::{copy_bytes, copy_streaming};
+use crate::mem::copy::Stores;
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 /// The smallest broadcast (bytes) whose stores are chosen by measurement.
-pub(crate) const LEARN_MIN: usize = 64 << 10;
+const LEARN_MIN: usize = 64 << 10;
 /// One call in this many tries the kind of store that is not the better one.
-pub(crate) const EXPLORE: u64 = 32;
+const EXPLORE: u64 = 32;
 /// Size classes: powers of two from [`LEARN_MIN`] up, the last taking everything larger.
 const SIZE_CLASSES: usize = 12;
 /// Team-size classes: 2, 3-4, 5-8, 9-16, 17 and more members.
 const TEAM_CLASSES: usize = 5;
 
-/// A kind of store for the root's copy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Stores {
-    /// Ordinary stores (`copy_bytes`): the lines stay in the root's cache.
-    Cached,
-    /// Non-temporal stores (`copy_streaming`): the lines go to memory.
-    Streaming,
-}
-
+// `index` and `other` serve the records here only.
 impl Stores {
-    /// The copy routine for this kind (both have `copy_bytes`'s contract).
-    pub(crate) fn copy(self) -> unsafe fn(*mut u8, *const u8, usize) {
-        match self {
-            Stores::Cached => copy_bytes,
-            Stores::Streaming => copy_streaming,
-        }
-    }
-
     fn index(self) -> usize {
         match self {
             Stores::Cached => 0,
@@ -217,34 +201,30 @@ fn record_of(n: usize, bytes: usize) -> &'static Record {
 
 /// The root's choice for one broadcast, and its timing.
 pub(crate) struct Choice {
-    record: Option<&'static Record>,
     kind: Stores,
-    role: Role,
+    /// Where the time goes, how it counts, and when the call started (none below
+    /// [`LEARN_MIN`]).
+    learn: Option<(&'static Record, Role, Instant)>,
     bytes: usize,
-    start: Option<Instant>,
 }
 
 impl Choice {
     /// The kind of store for a broadcast of `bytes` in a team of `n` (cached below
-    /// [`LEARN_MIN`], not timed).
+    /// [`LEARN_MIN`], not timed); the clock starts here, just before the root's first store.
     pub(crate) fn new(n: usize, bytes: usize) -> Choice {
         if bytes < LEARN_MIN {
             return Choice {
-                record: None,
                 kind: Stores::Cached,
-                role: Role::Chosen,
+                learn: None,
                 bytes,
-                start: None,
             };
         }
         let record = record_of(n, bytes);
         let (kind, role) = record.pick();
         Choice {
-            record: Some(record),
             kind,
-            role,
+            learn: Some((record, role, Instant::now())),
             bytes,
-            start: None,
         }
     }
 
@@ -253,18 +233,11 @@ impl Choice {
         self.kind
     }
 
-    /// Starts the clock (at the root's first store).
-    pub(crate) fn start(&mut self) {
-        if self.record.is_some() {
-            self.start = Some(Instant::now());
-        }
-    }
-
     /// Stops the clock (once every member has read) and records the time.
     pub(crate) fn finish(self) {
-        if let (Some(record), Some(start)) = (self.record, self.start) {
+        if let Some((record, role, start)) = self.learn {
             let ps = start.elapsed().as_nanos().saturating_mul(1000) / self.bytes.max(1) as u128;
-            record.record(self.kind, self.role, u64::try_from(ps).unwrap_or(u64::MAX));
+            record.record(self.kind, role, u64::try_from(ps).unwrap_or(u64::MAX));
         }
     }
 }

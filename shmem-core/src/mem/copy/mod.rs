@@ -357,6 +357,36 @@ pub(crate) unsafe fn copy_streaming(dst: *mut u8, src: *const u8, len: usize) {
     unsafe { copy_bytes(dst, src, len) }
 }
 
+/// A kind of store for a large copy: [`copy_bytes`] or [`copy_streaming`], which have one
+/// contract. Collectives choose it by rule (`outgrows_caches`, the staging area's team size)
+/// or by measurement (`coll::stores`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stores {
+    /// Ordinary stores ([`copy_bytes`]): the lines stay in this core's cache.
+    Cached,
+    /// Non-temporal stores ([`copy_streaming`]): the lines go to memory.
+    Streaming,
+}
+
+impl Stores {
+    /// Streaming stores where `stream` holds, else cached ones.
+    pub(crate) fn streaming_if(stream: bool) -> Stores {
+        if stream {
+            Stores::Streaming
+        } else {
+            Stores::Cached
+        }
+    }
+
+    /// The copy routine of this kind.
+    pub(crate) fn copy(self) -> unsafe fn(*mut u8, *const u8, usize) {
+        match self {
+            Stores::Cached => copy_bytes,
+            Stores::Streaming => copy_streaming,
+        }
+    }
+}
+
 /// Whether a collective whose data on this node (every member's source and destination
 /// together) is `node_bytes` bytes outgrows the machine's last-level caches ([`cache_bytes`]),
 /// so that its large copies should stream ([`copy_streaming`]): nothing it writes could stay in
