@@ -32,7 +32,7 @@ use super::mailbox::{self, Part, RawBytes};
 use super::staged;
 use super::team::{Team, Tree};
 use crate::element::Element;
-use crate::mem::copy::{copy_bytes, outgrows_caches};
+use crate::mem::copy::{Stores, copy_bytes, outgrows_caches};
 use crate::mem::segment::{CHUNK, DATA_FLAGS, DOWN_FLAG, SCRATCH};
 use crate::mem::word::SignalKind;
 use crate::ops::rma::SymmetricArray;
@@ -334,13 +334,15 @@ impl Team<'_> {
         let (n, me) = (self.n_pes(), self.my_pe());
         let bytes = source.as_bytes();
         let at = dest.__heap_offset() + first * size_of::<E>();
-        let stream = outgrows_caches((n + 1).saturating_mul(total).saturating_mul(size_of::<E>()));
+        let stores = Stores::streaming_if(outgrows_caches(
+            (n + 1).saturating_mul(total).saturating_mul(size_of::<E>()),
+        ));
         for i in 1..n {
             // SAFETY: the callers checked that `dest` holds `first + source.len()` elements on
             // every member (symmetric); no member touches that block of its `dest` until the
             // barrier that ends the collective, by which the puts are complete; `source` is
             // borrowed until then, and is not another member's memory.
-            unsafe { fetch::put(self, (me + i) % n, at, bytes, stream) };
+            unsafe { fetch::put(self, (me + i) % n, at, bytes, stores) };
         }
         let own = self.tp().local(at);
         // SAFETY: this PE's block of its own `dest` (checked to fit); a source overlapping

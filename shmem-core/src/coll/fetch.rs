@@ -15,7 +15,7 @@
 
 use super::team::Team;
 use crate::element::Element;
-use crate::mem::copy::{copy_bytes, copy_streaming};
+use crate::mem::copy::Stores;
 use crate::transport::rma::{Completion, Dir};
 use crate::transport::{Peer, Transport};
 use std::ops::Range;
@@ -55,21 +55,16 @@ pub(crate) fn reach(team: &Team<'_>, j: usize, offset: usize) -> Reach {
 
 /// Writes `data` at `offset` (heap or data segment) of team PE `j`'s memory: by a copy where
 /// [`reach`] maps it here (this PE's own memory, or a peer of this node, whatever `UCX_TLS`
-/// says), else by a UCX put completed at the next quiet. `stream`: the copy's bulk goes by
-/// non-temporal stores (`copy_streaming`).
+/// says), else by a UCX put completed at the next quiet. `stores`: the copy's kind of stores.
 ///
 /// # Safety
 /// `offset + data.len()` lies inside the member's symmetric memory and nothing else accesses
 /// those bytes until the collective's next sync; `data` is not those bytes (nor overlaps them)
 /// and stays unchanged until the next quiet.
-pub(crate) unsafe fn put(team: &Team<'_>, j: usize, offset: usize, data: &[u8], stream: bool) {
+pub(crate) unsafe fn put(team: &Team<'_>, j: usize, offset: usize, data: &[u8], stores: Stores) {
     match reach(team, j, offset) {
         // SAFETY: per the caller: mapped here, apart from `data`.
-        Reach::Mapped(p) if stream => unsafe {
-            copy_streaming(p.cast_mut(), data.as_ptr(), data.len())
-        },
-        // SAFETY: as above.
-        Reach::Mapped(p) => unsafe { copy_bytes(p.cast_mut(), data.as_ptr(), data.len()) },
+        Reach::Mapped(p) => unsafe { stores.copy()(p.cast_mut(), data.as_ptr(), data.len()) },
         // SAFETY: per the caller: in the member's registered memory, `data` kept until the
         // quiet.
         Reach::Ucx(peer, off) => unsafe {
