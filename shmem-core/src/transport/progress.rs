@@ -186,6 +186,12 @@ pub(crate) fn set_spin_limit(local_pes: usize) {
     });
 }
 
+/// Whether this node has more PEs than CPUs (as set at start-up), so that a PE waiting for
+/// another often waits for one that is not running.
+pub(crate) fn oversubscribed() -> bool {
+    YIELD_ALWAYS.load(Ordering::Relaxed)
+}
+
 /// One round of backing off in a wait loop: spin a few times, then yield: every round when
 /// the node is oversubscribed (so that 8 or 16 PEs on 2 cores still make progress quickly),
 /// else as often as yielding turns out to let something else run ([`YIELD_INTERVAL`]).
