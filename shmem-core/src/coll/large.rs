@@ -45,13 +45,13 @@
 //! for the contribution words, and one flush per chunk.
 //!
 //! Every store here is a cached one. Streaming stores (for a private source's copy and for
-//! the combined shares, pushed or not) cost more on the project's 2-vCPU EPYC, whether its
-//! vCPUs shared a cache or sat apart (`coll_sweep`, `reduce_sum_f32` from private sources, 10
-//! alternating rounds, medians, us per call, cached / streaming / Open MPI's oshmem): together,
-//! 2 PEs 1 MiB 40.2 / 172.0 / 140.2, 4 PEs 1 MiB 141.3 / 434.5 / 435.4, 4 MiB 1,465 / 1,739 /
-//! 3,219; apart, 2 PEs 1 MiB 75.4 / 145.2 / 150.7, 4 PEs 1 MiB 163.7 / 339.3 / 756.9, 4 MiB
-//! 3,212 / 3,162 / 4,377. (The broadcasts' readers, unlike these, read each line the root
-//! wrote; `coll::stores`.)
+//! the combined shares, pushed or not) cost more on the project's 2-vCPU EPYC, or as much,
+//! whether its vCPUs shared a cache or sat apart (`coll_sweep`, `reduce_sum_f32` from private
+//! sources, 10 alternating rounds, medians, us per call, cached / streaming / Open MPI's
+//! oshmem): together, 2 PEs 1 MiB 40.2 / 172.0 / 140.2, 4 PEs 1 MiB 141.3 / 434.5 / 435.4,
+//! 4 MiB 1,465 / 1,739 / 3,219; apart, 2 PEs 1 MiB 75.4 / 145.2 / 150.7, 4 PEs 1 MiB 163.7 /
+//! 339.3 / 756.9, 4 MiB 3,212 / 3,162 / 4,377. (A large broadcast's root learns which kind
+//! its members read faster, `coll::stores`; here neither state favoured streaming stores.)
 //!
 //! Large broadcasts, which the members read from the root, are `coll::staged`'s.
 //!
