@@ -198,12 +198,12 @@ fi
 # The awk functions of the tables below: med(s), the median of the space-separated numbers in
 # s ("" for none); ratio(a, b), a / b to two places ("" where either is missing).
 awk_fns='
-    function med(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
+    function sorted(s, a,   k, i, j, t) { k = split(s, a, " ");
         for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return k }
+    function med(s,   a, k) { k = sorted(s, a); if (!k) return "";
         return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
-    function q1(s,   a, k, i, j, t) { k = split(s, a, " "); if (!k) return "";
-        for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-        return a[int((k + 3) / 4)] }
+    function q1(s,   a, k) { k = sorted(s, a); if (!k) return ""; return a[int((k + 3) / 4)] }
     function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
 '
 # The median over rounds of each run's median, per program, case, size, PEs and path; the same
