@@ -15,6 +15,19 @@
 //! more PEs than CPUs in that set is oversubscribed: there no PE is bound, and the scheduler
 //! shares the CPUs among them.
 //!
+//! Oversubscribed PEs stay unbound, as MPI launchers leave an overloaded node: a PE that may not
+//! move cannot escape another job's load either. Pinning them round-robin (two to a CPU) was
+//! measured on the project's 2-vCPU EPYC (`coll_sweep`, alternating runs, medians, µs per call,
+//! pinned / unbound / Open MPI's oshmem): at 4 PEs, 10 rounds (the vCPUs sharing a cache), the
+//! small collectives were a little quicker pinned (all-to-all of 8 B 3.1 / 3.5 / 5.9, reduction
+//! 3.3 / 3.9 / 5.8), the large ones even or slower (all-to-all of 1 MiB 51.7 / 50.2 / 50.8,
+//! fcollect of 1 MiB 543 / 391 / 1,090); at 8 PEs, 6 rounds, unbound was within 3% of pinned or
+//! quicker in every row (reduction of 16 KiB 48.3 / 36.5 / 183.7). What pinning does remove is a
+//! slow mode of short runs: a 1 MiB all-to-all of 4 PEs timed over some 20 ms took 71-76 µs in 7
+//! of 12 unbound runs, against 52-56 otherwise, because the scheduler kept three of the PEs on one
+//! CPU for that long (`ps` sampled the placements; the PEs' other threads slept throughout);
+//! pinned, every run took 51-61 (15 runs).
+//!
 //! ```
 //! use shmem_launch::affinity;
 //!
