@@ -10,6 +10,7 @@
  * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B] [min_bytes B]
  *      [only CASE[,CASE...]] (as coll_sweep.rs's --min-bytes and --only: sizes from min_bytes
  *      up; only the cases named, comma-separated, exactly; default: all)
+ * A size's loops take turns (each repetition runs one loop of every case), as in coll_sweep.rs.
  * Output on PE 0: case,size,npes,median_ns,min_ns. */
 #include <shmem.h>
 #include <stdio.h>
@@ -125,21 +126,27 @@ int main(int argc, char **argv)
     }
     for (long i = 0; i < e32; i++) src_f32[i] = (float)(i % 1000) + me;
     for (long i = 0; i < e64; i++) src_i64[i] = i * (me + 1);
-    double *fig = malloc(reps * sizeof(double));
+    double *fig = malloc(NCASES * reps * sizeof(double));
+    if (!fig) {
+        fprintf(stderr, "coll_sweep: PE %d: out of memory\n", me);
+        return 1;
+    }
     shmem_barrier_all();
     for (long size = 8; size <= max; size = size == 8 ? 16 : size * 4) {
         long it = budget / size;
         if (it > iters) it = iters;
         if (it < 2) it = 2;
         if (size < min_bytes) continue;
-        for (int c = 0; c < NCASES; c++) {
-            if (!wanted(only, names[c])) continue;
-            long warm = (it + 3) / 4 > 2 ? (it + 3) / 4 : 2;
-            for (long i = 0; i < warm; i++) {
-                shmem_barrier_all();
-                op(c, size, i);
-            }
-            for (long r = 0; r < reps; r++) {
+        long warm = (it + 3) / 4 > 2 ? (it + 3) / 4 : 2;
+        /* A size's loops take turns, as in coll_sweep.rs: each repetition runs one loop of
+         * every case (its warm-up, then the timed calls). */
+        for (long r = 0; r < reps; r++) {
+            for (int c = 0; c < NCASES; c++) {
+                if (!wanted(only, names[c])) continue;
+                for (long i = 0; i < warm; i++) {
+                    shmem_barrier_all();
+                    op(c, size, i);
+                }
                 double spent = 0;
                 for (long i = 0; i < it; i++) {
                     shmem_barrier_all();
@@ -150,18 +157,21 @@ int main(int argc, char **argv)
                 double mean = spent / it;
                 shmem_double_p(&means[me], mean, 0);
                 shmem_barrier_all();
+                double f = mean;
                 if (me == 0) {
                     double sum = 0;
                     for (int p = 0; p < npes; p++) sum += means[p];
-                    fig[r] = sum / npes;
-                } else {
-                    fig[r] = mean;
+                    f = sum / npes;
                 }
+                fig[c * reps + r] = f;
             }
-            qsort(fig, reps, sizeof(double), cmp);
-            double median = reps % 2 ? fig[reps / 2] : (fig[reps / 2 - 1] + fig[reps / 2]) / 2;
-            if (me == 0)
-                printf("%s,%ld,%d,%.1f,%.1f\n", names[c], size, npes, median, fig[0]);
+        }
+        for (int c = 0; c < NCASES; c++) {
+            if (!wanted(only, names[c])) continue;
+            double *v = fig + c * reps;
+            qsort(v, reps, sizeof(double), cmp);
+            double median = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
+            if (me == 0) printf("%s,%ld,%d,%.1f,%.1f\n", names[c], size, npes, median, v[0]);
         }
     }
     /* A check: element 1 of the i64 sum is sum(p + 1) = n(n+1)/2. */

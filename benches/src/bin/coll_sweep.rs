@@ -22,7 +22,11 @@
 //! loop's figure is the average over the PEs of each PE's mean time per call (gathered to PE 0
 //! by a put, then `barrier_all`); the row is the median over `--reps` loops of that figure, and
 //! the minimum. A loop has `--iters` calls at 8 B and fewer for large sizes (about `--budget`
-//! bytes per PE per loop, at least 2).
+//! bytes per PE per loop, at least 2), after untimed warm-up calls of its own. A size's loops
+//! take turns: each of the `--reps` repetitions runs one loop of every case in turn, so that a
+//! spell of the machine's (a host that moves the vCPUs apart for seconds, a scheduler that keeps
+//! three PEs on one CPU for tens of milliseconds) falls on every case of the size alike instead
+//! of on all of one case's loops.
 //!
 //! `memcpy` is no collective: every PE copies `size` bytes between two private vectors of its
 //! own, all PEs at once and timed the same way, which is what moving the data costs on this
@@ -78,19 +82,10 @@ fn sizes(max: usize) -> Vec<usize> {
     v
 }
 
-/// OSU-style timing of `op` (see the module docs): (median, min) ns per call.
-fn measure(
-    world: &World,
-    means: &SymArray<'_, f64>,
-    iters: u64,
-    reps: u64,
-    op: impl FnMut(u64),
-) -> (f64, f64) {
+/// One OSU-style loop of `op` (see the module docs), after its warm-up: ns per call.
+fn one_loop(world: &World, means: &SymArray<'_, f64>, iters: u64, op: impl FnMut(u64)) -> f64 {
     let warm_up = iters.div_ceil(4).max(2);
-    let s = stats(shmem_benches::collective_loops(
-        world, means, warm_up, iters, reps, op,
-    ));
-    (s.median, s.min)
+    shmem_benches::collective_loops(world, means, warm_up, iters, 1, op)[0]
 }
 
 fn main() -> ExitCode {
@@ -134,44 +129,55 @@ fn main() -> ExitCode {
         .filter(|&s| s >= args.min_bytes)
     {
         let iters = (args.budget / size).clamp(2, args.iters as usize) as u64;
-        let reps = args.reps;
         let k32 = (size / 4).max(1);
         let k64 = (size / 8).max(1);
-        let mut case = |name: &'static str, op: &mut dyn FnMut()| {
-            if want(name) {
-                let r = measure(&world, &means, iters, reps, |_| op());
-                rows.push((name, size, r));
-            }
-        };
-        case("reduce_sum_f32", &mut || {
-            team.sum_reduce(&dest_f32, &src_f32[..k32])
-        });
-        case("reduce_sum_i64", &mut || {
-            team.sum_reduce(&dest_i64, &src_i64[..k64])
-        });
-        case("broadcast", &mut || {
-            team.broadcast_to_others(&dest_i64, &src_i64[..k64], 0)
-        });
-        case("fcollect", &mut || {
-            team.fcollect(&dest_i64, &src_i64[..k64])
-        });
-        case("memcpy", &mut || {
-            copy_dst[..size].copy_from_slice(std::hint::black_box(&copy_src[..size]));
-            std::hint::black_box(&mut copy_dst);
-        });
-        let block = (k64 / n).max(1);
-        case("alltoall", &mut || {
-            team.alltoall(&dest_i64, &src_i64[..block * n])
-        });
-        case("collect", &mut || {
-            team.collect(&dest_i64, &src_i64[..k64]);
-        });
-        // Every other element on both sides; the source spans about `size` bytes.
-        let nel = (k64 / n / 2).max(1);
-        let span = (n * nel - 1) * 2 + 1;
-        case("alltoalls", &mut || {
-            team.alltoalls(&dest_i64, 2, &src_i64[..span], 2, nel)
-        });
+        // Each case's loop figures, in the order the cases first ran.
+        let mut figures: Vec<(&'static str, Vec<f64>)> = Vec::new();
+        for _ in 0..args.reps {
+            let mut case = |name: &'static str, op: &mut dyn FnMut()| {
+                if !want(name) {
+                    return;
+                }
+                let f = one_loop(&world, &means, iters, |_| op());
+                match figures.iter_mut().find(|(c, _)| *c == name) {
+                    Some((_, v)) => v.push(f),
+                    None => figures.push((name, vec![f])),
+                }
+            };
+            case("reduce_sum_f32", &mut || {
+                team.sum_reduce(&dest_f32, &src_f32[..k32])
+            });
+            case("reduce_sum_i64", &mut || {
+                team.sum_reduce(&dest_i64, &src_i64[..k64])
+            });
+            case("broadcast", &mut || {
+                team.broadcast_to_others(&dest_i64, &src_i64[..k64], 0)
+            });
+            case("fcollect", &mut || {
+                team.fcollect(&dest_i64, &src_i64[..k64])
+            });
+            case("memcpy", &mut || {
+                copy_dst[..size].copy_from_slice(std::hint::black_box(&copy_src[..size]));
+                std::hint::black_box(&mut copy_dst);
+            });
+            let block = (k64 / n).max(1);
+            case("alltoall", &mut || {
+                team.alltoall(&dest_i64, &src_i64[..block * n])
+            });
+            case("collect", &mut || {
+                team.collect(&dest_i64, &src_i64[..k64]);
+            });
+            // Every other element on both sides; the source spans about `size` bytes.
+            let nel = (k64 / n / 2).max(1);
+            let span = (n * nel - 1) * 2 + 1;
+            case("alltoalls", &mut || {
+                team.alltoalls(&dest_i64, 2, &src_i64[..span], 2, nel)
+            });
+        }
+        for (name, v) in figures {
+            let s = stats(v);
+            rows.push((name, size, (s.median, s.min)));
+        }
     }
     // A check that the last reduction summed: element 1 of the i64 sum is sum(p + 1) = n(n+1)/2.
     team.sum_reduce(&dest_i64, &src_i64[..2]);
