@@ -206,23 +206,55 @@ awk_fns='
     function q1(s,   a, k) { k = sorted(s, a); if (!k) return ""; return a[int((k + 3) / 4)] }
     function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
 '
+# Each run's state (probe.csv, see below): "quick" where both probes around it read at most twice
+# the lower quartile of all probes, "slow" where both read more, "mixed" otherwise; one line per
+# run: program,PEs,path,round,state. (A run without probes, from before the probe, has none.)
+states=$raw/states.rows
+: >"$states"
+if [[ -s $raw/probe.csv ]]; then
+    awk -F, "$awk_fns"'
+        { all = all " " $5 " " $6; k++; id[k] = $1 "," $2 "," $3 "," $4; b[k] = $5; a[k] = $6 }
+        END {
+            q = q1(all)
+            for (i = 1; i <= k; i++)
+                print id[i] "," ((b[i] > 2 * q) != (a[i] > 2 * q) ? "mixed" : b[i] > 2 * q ? "slow" : "quick")
+        }' "$raw/probe.csv" >"$states"
+fi
 # The median over rounds of each run's median, per program, case, size, PEs and path; the same
-# medians go to summary.csv for the plot.
+# medians go to summary.csv for the plot. The "same state" columns compare like with like: the
+# ratio of the medians over the runs made wholly in the quick state, where both programs have
+# such runs, else over those made wholly in the slow state (the state follows the figure).
 for f in "$raw"/*.*.*.*.csv; do
     b=${f##*/}
-    IFS=. read -r prog n path _ <<<"$b"
-    sed "s/^/$prog,$path,/" "$f"
-done | awk -F, -v rows="$raw/summary.rows" "$awk_fns"'
-    { key = $3 "," $4 "," $5 "," $2; v[key, $1] = v[key, $1] " " $6; keys[key] = 1 }
+    IFS=. read -r prog n path round _ <<<"$b"
+    sed "s/^/$prog,$path,$round,/" "$f"
+done | awk -F, -v rows="$raw/summary.rows" -v states="$states" "$awk_fns"'
+    BEGIN { while ((getline line < states) > 0) { split(line, f, ","); st[f[1], f[2], f[3], f[4]] = f[5] } }
+    # same(key, prog): the ratio of prog to oshmem within one state, and the state, or "".
+    function same(key, prog,   s, x, y) {
+        split("quick slow", order, " ")
+        for (s = 1; s <= 2; s++) {
+            x = med(w[key, prog, order[s]]); y = med(w[key, "oshmem", order[s]])
+            if (x != "" && y != "") return ratio(x, y) " " order[s]
+        }
+        return ""
+    }
+    {
+        key = $4 "," $5 "," $6 "," $2; v[key, $1] = v[key, $1] " " $7; keys[key] = 1
+        s = st[$1, $6, $2, $3]
+        if (s == "quick" || s == "slow") w[key, $1, s] = w[key, $1, s] " " $7
+    }
     END {
-        print "| case | size (B) | PEs | path | ours Rust (ns) | ours C (ns) | oshmem (ns) | Rust / oshmem | C / oshmem | oshmem, btl tcp (ns) | Rust / oshmem btl tcp |"
-        print "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+        print "| case | size (B) | PEs | path | ours Rust (ns) | ours C (ns) | oshmem (ns) | Rust / oshmem | C / oshmem | Rust / oshmem, same state | C / oshmem, same state | oshmem, btl tcp (ns) | Rust / oshmem btl tcp |"
+        print "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         for (key in keys) {
             split(key, p, ",")
             if (p[1] == "memcpy") continue
             r = med(v[key, "rust"]); c = med(v[key, "c"]); o = med(v[key, "oshmem"]); t = med(v[key, "oshtcp"])
-            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3], p[4], r, c, o, ratio(r, o), ratio(c, o), t, ratio(r, t)
+            sr = same(key, "rust"); sc = same(key, "c")
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3], p[4], r, c, o, ratio(r, o), ratio(c, o), sr, sc, t, ratio(r, t)
             print key "," r "," c "," o "," t >rows
+            print key "," sr "," sc >(rows ".same")
         }
     }' | { read -r h1; read -r h2; echo "$h1"; echo "$h2"; sort -t'|' -k2,2 -k4,4n -k5,5 -k3,3n; } >>"$body"
 {
@@ -230,6 +262,27 @@ done | awk -F, -v rows="$raw/summary.rows" "$awk_fns"'
     [[ ! -f $raw/summary.rows ]] || sort -t, -k1,1 -k4,4 -k3,3n -k2,2n "$raw/summary.rows"
 } >"$raw/summary.csv"
 rm -f "$raw/summary.rows"
+# The same-state ratios above 1 (as printed), counted and listed the same way.
+if [[ -s $raw/summary.rows.same ]]; then
+    sort -t, -k1,1 -k4,4 -k3,3n -k2,2n "$raw/summary.rows.same" | awk -F, '
+        function count(r, col) { if (r == "") return; n[col]++; split(r, x, " "); if (x[1] + 0 > 1) above[col]++ }
+        {
+            count($5, "r"); count($6, "c")
+            split($5, a, " "); split($6, b, " ")
+            if (a[1] + 0 > 1 || b[1] + 0 > 1) rows[++k] = sprintf("| %s | %s | %s | %s | %s | %s |", $1, $2, $3, $4, $5, $6)
+        }
+        END {
+            if (!n["r"] && !n["c"]) { print "\nSame state: no row has runs of ours and of oshmem made wholly in one state of the machine."; exit }
+            printf "\nSame state (the runs made wholly in one state of the machine, see below): %d of %d Rust / oshmem and %d of %d C / oshmem above 1", above["r"], n["r"], above["c"], n["c"]
+            print k ? ":" : "."
+            if (!k) exit
+            print ""
+            print "| case | size (B) | PEs | path | Rust / oshmem, same state | C / oshmem, same state |"
+            print "|---|---:|---:|---|---:|---:|"
+            for (i = 1; i <= k; i++) print rows[i]
+        }' >"$raw/same.md"
+fi
+rm -f "$raw/summary.rows.same" "$states"
 # The rows where ours took longer than oshmem in this run: a ratio of the table above 1 as
 # printed (1.00 is not), counted per column and listed.
 awk -F, "$awk_fns"'
@@ -254,6 +307,10 @@ awk -F, "$awk_fns"'
         print "|---|---:|---:|---|---:|---:|---:|"
         for (i = 1; i <= k; i++) print rows[i]
     }' "$raw/summary.csv" >>"$body"
+if [[ -s $raw/same.md ]]; then
+    cat "$raw/same.md" >>"$body"
+fi
+rm -f "$raw/same.md"
 # The machine's state around the runs (probe.csv): runs after which or before which a cache
 # line's round trip took more than twice the lower quartile of all probes (the quick state's
 # reading, even when most of a sweep ran in the slow one) were made, at least in part,
@@ -337,7 +394,7 @@ rendered=
 [[ $RENDER_ONLY == 1 ]] && rendered=" RENDER_ONLY=1 (the tables of the raw CSVs of an earlier run of these knobs)"
 results_write "$NAME.md" benches/coll-sweep.sh \
     "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" BTL_TCP=$BTL_TCP TINY=$TINY${rendered}" \
-    "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources; the broadcast is \`broadcast_to_others\`, which leaves the root's \`dest\` as it is, as \`shmem_broadcast64\` does), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does." \
+    "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources; the broadcast is \`broadcast_to_others\`, which leaves the root's \`dest\` as it is, as \`shmem_broadcast64\` does), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does. The columns \"same state\" compare only the runs made wholly in one state of the machine (the probe, after the tables): the quick state's where both programs have such runs, else the slow state's, which the figure names; empty where no state has runs of both." \
     "$body"
 rm -f "$body"
 if [[ -n $plot_bin ]]; then
