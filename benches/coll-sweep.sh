@@ -206,19 +206,34 @@ awk_fns='
     function q1(s,   a, k) { k = sorted(s, a); if (!k) return ""; return a[int((k + 3) / 4)] }
     function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
 '
-# Each run's state (probe.csv, see below): "quick" where both probes around it read at most twice
-# the lower quartile of all probes, "slow" where both read more, "mixed" otherwise; one line per
-# run: program,PEs,path,round,state. (A run without probes, from before the probe, has none.)
-states=$raw/states.rows
+# The machine's state around the runs (probe.csv), read once for two uses. Each run's state, into
+# $states for the "same state" columns: "quick" where both probes around it read at most twice
+# the lower quartile of all probes (the quick state's reading, even when most of a sweep ran in
+# the slow one), "slow" where both read more, "mixed" otherwise; one line per run:
+# program,PEs,path,round,state (a run without probes, from before the probe, has none). And the
+# paragraph after the tables, into $machine: the runs that are not "quick" were made, at least
+# in part, while the machine moved lines between its CPUs several times more slowly (a virtual
+# machine whose host placed its vCPUs apart); every collective that moves lines between PEs
+# slows with it, so their rows compare runs made in different states.
+states=$raw/states.rows machine=$raw/machine.md
 : >"$states"
+: >"$machine"
 if [[ -s $raw/probe.csv ]]; then
-    awk -F, "$awk_fns"'
-        { all = all " " $5 " " $6; k++; id[k] = $1 "," $2 "," $3 "," $4; b[k] = $5; a[k] = $6 }
+    awk -F, -v states="$states" "$awk_fns"'
+        { all = all " " $5 " " $6; k++; id[k] = $1 "," $2 "," $3 "," $4; prog[k] = $1 " " $2 " " $3 " " $4; b[k] = $5; a[k] = $6 }
         END {
-            q = q1(all)
-            for (i = 1; i <= k; i++)
-                print id[i] "," ((b[i] > 2 * q) != (a[i] > 2 * q) ? "mixed" : b[i] > 2 * q ? "slow" : "quick")
-        }' "$raw/probe.csv" >"$states"
+            m = med(all); q = q1(all)
+            if (m == "") exit
+            for (i = 1; i <= k; i++) {
+                state = (b[i] > 2 * q) != (a[i] > 2 * q) ? "mixed" : b[i] > 2 * q ? "slow" : "quick"
+                print id[i] "," state >states
+                if (state != "quick") { slow = slow (slow ? "; " : "") prog[i] " (" b[i] ", " a[i] ")"; ns++ }
+            }
+            print ""
+            printf "Machine state (benches/c/c2c.c, a cache line'"'"'s round trip between the first two CPUs before and after each run): median %s ns, lower quartile %s ns, over %d runs. ", m, q, k
+            if (!ns) { print "No run saw more than twice the lower quartile."; exit }
+            printf "%d runs saw more than twice the lower quartile, before or after (program, PEs, path, round: ns before, after): %s. Rows that move cache lines between PEs (small collectives, broadcasts of data just written) are slower in those runs.\n", ns, slow
+        }' "$raw/probe.csv" >"$machine"
 fi
 # The median over rounds of each run's median, per program, case, size, PEs and path; the same
 # medians go to summary.csv for the plot. The "same state" columns compare like with like: the
@@ -311,26 +326,8 @@ if [[ -s $raw/same.md ]]; then
     cat "$raw/same.md" >>"$body"
 fi
 rm -f "$raw/same.md"
-# The machine's state around the runs (probe.csv): runs after which or before which a cache
-# line's round trip took more than twice the lower quartile of all probes (the quick state's
-# reading, even when most of a sweep ran in the slow one) were made, at least in part,
-# while the machine moved lines between its CPUs several times more slowly (a virtual machine
-# whose host placed its vCPUs apart); every collective that moves lines between PEs slows with
-# it, so their rows compare runs made in different states.
-if [[ -s $raw/probe.csv ]]; then
-    awk -F, "$awk_fns"'
-        { all = all " " $5 " " $6; k++; prog[k] = $1 " " $2 " " $3 " " $4; b[k] = $5; a[k] = $6 }
-        END {
-            m = med(all); q = q1(all)
-            if (m == "") exit
-            for (i = 1; i <= k; i++)
-                if (b[i] > 2 * q || a[i] > 2 * q) { slow = slow (slow ? "; " : "") prog[i] " (" b[i] ", " a[i] ")"; ns++ }
-            print ""
-            printf "Machine state (benches/c/c2c.c, a cache line'"'"'s round trip between the first two CPUs before and after each run): median %s ns, lower quartile %s ns, over %d runs. ", m, q, k
-            if (!ns) { print "No run saw more than twice the lower quartile."; exit }
-            printf "%d runs saw more than twice the lower quartile, before or after (program, PEs, path, round: ns before, after): %s. Rows that move cache lines between PEs (small collectives, broadcasts of data just written) are slower in those runs.\n", ns, slow
-        }' "$raw/probe.csv" >>"$body"
-fi
+cat "$machine" >>"$body"
+rm -f "$machine"
 # The memory bound of the large reductions and broadcasts on the direct path: what the bytes each
 # PE must read and write cost at the copy rate that all PEs copying at once get on this node
 # (coll_sweep's memcpy case, same run). A memcpy of X bytes reads X and writes X. Each member of

@@ -131,6 +131,10 @@ fn main() -> ExitCode {
         let iters = (args.budget / size).clamp(2, args.iters as usize) as u64;
         let k32 = (size / 4).max(1);
         let k64 = (size / 8).max(1);
+        let block = (k64 / n).max(1);
+        // alltoalls: every other element on both sides; the source spans about `size` bytes.
+        let nel = (k64 / n / 2).max(1);
+        let span = (n * nel - 1) * 2 + 1;
         // Each case's loop figures, in the order the cases first ran.
         let mut figures: Vec<(&'static str, Vec<f64>)> = Vec::new();
         for _ in 0..args.reps {
@@ -160,16 +164,12 @@ fn main() -> ExitCode {
                 copy_dst[..size].copy_from_slice(std::hint::black_box(&copy_src[..size]));
                 std::hint::black_box(&mut copy_dst);
             });
-            let block = (k64 / n).max(1);
             case("alltoall", &mut || {
                 team.alltoall(&dest_i64, &src_i64[..block * n])
             });
             case("collect", &mut || {
                 team.collect(&dest_i64, &src_i64[..k64]);
             });
-            // Every other element on both sides; the source spans about `size` bytes.
-            let nel = (k64 / n / 2).max(1);
-            let span = (n * nel - 1) * 2 + 1;
             case("alltoalls", &mut || {
                 team.alltoalls(&dest_i64, 2, &src_i64[..span], 2, nel)
             });
