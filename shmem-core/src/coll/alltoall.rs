@@ -29,14 +29,21 @@
 //!
 //! *Copies*: with cached stores, or with non-temporal ones (`copy_streaming`) where the
 //! exchange's data on this node, every member's source and `dest` (`2 n² block` bytes), is
-//! larger than the machine's last-level caches (`outgrows_caches`): then the blocks could not stay
-//! in the caches until the next use anyway, and the streaming stores save reading every
-//! destination line before it is overwritten. Measured on the project's 2-vCPU EPYC (32 MiB of
-//! L3; `coll_sweep`, medians of 7 alternating runs, us per call, streaming / cached / Open
-//! MPI's oshmem): 5 PEs at 4 MiB each (40 MiB in all) 651 / 977 / 1,105; 6 PEs 819 / 1,180 /
-//! 1,502; 8 PEs 1,130 / 1,798 / 1,523, and with every PE reading its whole `dest` after each
-//! call 1,832 / 2,160. Where the data fits (2 PEs at 4 MiB, 16 MiB in all) streaming took
-//! almost three times as long as cached stores (305 against 112).
+//! more than three quarters of the machine's last-level caches (`outgrows_caches`): then the
+//! blocks could not stay in the caches until the next use anyway, and the streaming stores
+//! save reading every destination line before it is overwritten. Measured on the project's
+//! 2-vCPU EPYC (32 MiB of L3; `coll_sweep`, medians of 7 alternating runs, us per call,
+//! streaming / cached / Open MPI's oshmem): 5 PEs at 4 MiB each (40 MiB in all) 651 / 977 /
+//! 1,105; 6 PEs 819 / 1,180 / 1,502; 8 PEs 1,130 / 1,798 / 1,523, and with every PE reading
+//! its whole `dest` after each call 1,832 / 2,160. Where the data fits (2 PEs at 4 MiB, 16 MiB
+//! in all) streaming took almost three times as long as cached stores (305 against 112). At 4
+//! PEs and 4 MiB each the data is 32 MiB, the whole L3, and it does not stay there either: in
+//! the collective sweep's order (every case from 8 B up), 3 sets of alternating runs, medians,
+//! us per call, streaming / cached / oshmem, by the VM's state (`benches/c/c2c.c`'s probe):
+//! vCPUs apart 291 / 301 (4 and 2 runs), runs that saw both states 295 / 515 / 362 (2, 4 and
+//! 5 runs), vCPUs together 537 / 489 / 632 (7, 7 and 5 runs; there cached stores were 10%
+//! quicker). At half that (4 PEs at 2 MiB, 8 PEs at 1 MiB) cached stores stay the quicker: 100
+//! against 207 and 108 against 151 us.
 //!
 //! Slot reuse is the mailbox's: a member finishes `e` only after every member sent its part
 //! of `e`, which none does before it finished `e - 1`; so whoever raises a header for `e + 2`

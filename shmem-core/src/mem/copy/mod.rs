@@ -58,8 +58,9 @@
 //! - **Everything else** (long copies on other CPUs, and beyond [`VECTOR_MAX`]) is `memcpy`;
 //!   other architectures use `memcpy` above 64 bytes.
 //! - **Streaming copies** ([`copy_streaming`]), which only the collectives ask for, where their
-//!   data on this node is larger than the machine's last-level caches ([`cache_bytes`]): the
-//!   same vector loops with non-temporal stores (AVX2, a page or more), then a store fence.
+//!   data on this node is more than three quarters of the machine's last-level caches
+//!   ([`outgrows_caches`]): the same vector loops with non-temporal stores (AVX2, a page or
+//!   more), then a store fence.
 //!
 //! # One store for the last element
 //! C programs wait for a put by polling its last element, and many reset it when they see it
@@ -337,10 +338,11 @@ const STREAM_MIN: usize = 4096;
 /// store fence ends the copy, so a release store after it is seen after all of the bytes.
 ///
 /// For copies whose data cannot stay in the caches anyway (a collective's sources and
-/// destinations on this node together larger than [`cache_bytes`]): there they save the read
-/// of every destination line. Where the data fits, cached stores are two to three times
-/// faster, except for lines that several other cores read next (a staged broadcast's pieces,
-/// `coll::staged`): those they read sooner from memory than from the writer's cache.
+/// destinations on this node together too large for them, [`outgrows_caches`]): there they
+/// save the read of every destination line. Where the data fits, cached stores are two to
+/// three times faster, except for lines that several other cores read next (a staged
+/// broadcast's pieces, `coll::staged`): those they read sooner from memory than from the
+/// writer's cache.
 ///
 /// # Safety
 /// As [`copy_bytes`].
@@ -392,8 +394,12 @@ impl Stores {
 /// so that its large copies should stream ([`copy_streaming`]): nothing it writes could stay in
 /// the caches until its next use anyway, and streaming stores save reading each destination
 /// line before overwriting it. The all-to-all and the all-gathers' puts ask this one rule.
+///
+/// "Outgrows" means more than three quarters of the caches, as glibc's threshold for
+/// non-temporal stores is: the caches also hold the program's other data, code and the other
+/// processes' lines, so an exchange as large as the caches no longer stays in them.
 pub(crate) fn outgrows_caches(node_bytes: usize) -> bool {
-    node_bytes > cache_bytes()
+    node_bytes > cache_bytes() / 4 * 3
 }
 
 /// The last-level caches of this machine, all of them together, in bytes (32 MiB on this
