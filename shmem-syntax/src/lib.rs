@@ -5,8 +5,8 @@
 //! library lets its unit tests run everywhere, Miri included (a proc-macro crate's cannot).
 //! The expansions name `::shmem_core::__private` items, so use the macros through `shmem_core`.
 //!
-//! - [`symmetric`]: `#[symmetric]` statics.
-//! - [`element`]: `#[element]` and `#[derive(Element)]`.
+//! - [`symmetric`](fn@symmetric): `#[symmetric]` statics.
+//! - [`element`](fn@element): `#[element]` and `#[derive(Element)]`.
 //! - `dsl`: `shmem!`, in stages: `ast` (parse), `check`, `expand`; `mode` holds every difference
 //!   between blocking, `nbi`, `team` and `ctx` statements.
 //! - `ctxt`: the error collector they share.

@@ -37,7 +37,7 @@ impl Hosts {
     pub const MAX: usize = 32;
 
     /// `n` hosts for the test `test`, or `None` after a loud `SKIPPED` line on stderr when it
-    /// does not run as root (see [`root_or_skip`](crate::root_or_skip); with
+    /// does not run as root (see [`root_or_skip`]; with
     /// `SHMEM_TEST_REQUIRE_ROOT` set it panics instead). As root, [`up`](Self::up).
     pub fn up_or_skip(test: &str, n: usize) -> Option<Hosts> {
         root_or_skip(test).then(|| Hosts::up(n))

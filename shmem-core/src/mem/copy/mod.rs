@@ -395,9 +395,11 @@ impl Stores {
 /// the caches until its next use anyway, and streaming stores save reading each destination
 /// line before overwriting it. The all-to-all and the all-gathers' puts ask this one rule.
 ///
-/// "Outgrows" means more than three quarters of the caches, as glibc's threshold for
-/// non-temporal stores is: the caches also hold the program's other data, code and the other
-/// processes' lines, so an exchange as large as the caches no longer stays in them.
+/// "Outgrows" means more than three quarters of the caches, the fraction at which UCX's
+/// copies switch to non-temporal stores on AMD by default (as glibc 2.34-2.36's `memcpy`
+/// did): the caches also hold the program's other data, code and the other processes' lines,
+/// so an exchange as large as the caches no longer stays in them. (Where sysfs does not say,
+/// three quarters of `usize::MAX` is still more than any node holds.)
 pub(crate) fn outgrows_caches(node_bytes: usize) -> bool {
     node_bytes > cache_bytes() / 4 * 3
 }

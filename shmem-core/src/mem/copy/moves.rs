@@ -4,7 +4,7 @@
 //! being stored ([`Moves`], [`Pair`]) that [`two_parts`] puts on the two sides of a page
 //! boundary, with the words each side takes ([`by_word`], [`upper_words`]; [`across_upto16`]
 //! for a copy of up to 16 bytes). Also the page size ([`PAGE`]), [`by_page`], which splits a
-//! range at the destination's page boundary, and [`portable_short`], the short copy of other
+//! range at the destination's page boundary, and `portable_short`, the short copy of other
 //! architectures (and of a test on x86-64), all words.
 
 use super::log;

@@ -213,7 +213,7 @@ impl Bootstrap {
     }
 
     /// Out-of-band barrier over the launcher connection, progressing while waiting. Errors as
-    /// for [`allgather`](Self::allgather).
+    /// for [`allgather_table`](Self::allgather_table).
     pub(crate) fn barrier(&mut self, progress: &mut dyn FnMut()) -> Result<()> {
         let timeout = self.timeout;
         match &mut self.link {

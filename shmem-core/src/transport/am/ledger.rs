@@ -22,7 +22,7 @@ pub(super) fn units(data: usize) -> u64 {
 }
 
 /// A quiet that finds at most this many messages sent to a PE since the one before makes the
-/// next messages to it ask for their ack themselves ([`Ledger::eager`]) ...
+/// next messages to it ask for their ack themselves ([`Counts::eager`]) ...
 const EAGER_AFTER_QUIET_OF: u32 = 2;
 /// ... until this many in a row go without a quiet.
 const EAGER_UNTIL: u32 = 4;
@@ -30,7 +30,7 @@ const EAGER_UNTIL: u32 = 4;
 /// more header word, inserted before the data).
 const EAGER_MAX_DATA: usize = 8 << 10;
 
-/// [`Ledger::ordered`]: not known yet, one ordered lane, or not.
+/// [`Counts::ordered`]: not known yet, one ordered lane, or not.
 const LANE_UNKNOWN: u8 = 0;
 pub(super) const ORDERED: u8 = 1;
 const UNORDERED: u8 = 2;

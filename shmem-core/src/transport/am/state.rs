@@ -35,7 +35,7 @@ pub(super) struct State {
     pub(super) batches_full: AtomicBool,
     /// Whether `batches` holds some batch (set with its lock held; read without).
     pub(super) puts_wait: AtomicBool,
-    /// Whether small non-blocking gets may join runs (see [`runs`](super::runs)).
+    /// Whether small non-blocking gets may join runs (see [`runs`](mod@super::runs)).
     pub(super) runs_on: AtomicBool,
     /// The runs of non-blocking gets, pending and in flight.
     pub(super) runs: Mutex<RunSet>,
