@@ -15,8 +15,8 @@
 //! jobs are skipped with a `SKIPPED` line on stderr, and with `SHMEM_TEST_REQUIRE_ROOT=1` (as CI
 //! sets) they fail instead ([`root_or_skip`]).
 //!
-//! **shmemrun.** [`shmemrun`](fn@shmemrun) finds the launcher binary next to the test binary, or builds it
-//! (see there); `SHMEMRUN=/path` overrides it.
+//! **shmemrun.** [`shmemrun`](fn@shmemrun) finds the launcher binary next to the test binary,
+//! or builds it (see there); `SHMEMRUN=/path` overrides it.
 //!
 //! **Children with a time limit.** [`run_with_limit`], or [`start`] and [`Running::finish`] for
 //! a child the test talks to while it runs: the output is captured, and a child that overruns

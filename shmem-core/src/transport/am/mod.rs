@@ -39,7 +39,8 @@
 //!   and the packed elements; the requester's handler checks the response against the slot and
 //!   scatters it. The blocking get returns when every element has arrived.
 //! - **Run.** Small non-blocking gets from one PE whose offsets step by one stride travel as
-//!   one `GET_REQ` whose slot holds each get's destination ([`runs`](mod@runs)); a quiet waits for them.
+//!   one `GET_REQ` whose slot holds each get's destination ([`runs`](mod@runs)); a quiet
+//!   waits for them.
 //!
 //! - **Batch.** Puts of up to [`COALESCE_MAX`] bytes to a PE whose messages arrive in order,
 //!   in a stream (see [`coalesces`]), wait in a batch per PE: `BATCH [from]` and records of a
