@@ -360,8 +360,10 @@ if [[ $bound == 1 ]]; then
         echo "need into its \`dest\`, so its bound (\"Rust bound\") adds (n-1)/n memcpys; C and oshmem"
         echo "reduce symmetric ones. (Every broadcast here leaves the root's \`dest\` as it is, as"
         echo "\`shmem_broadcast64\` does: from Rust, \`broadcast_to_others\` of a private source, which"
-        echo "the root copies straight into the member's \`dest\` in a pair and into its staging area"
-        echo "in larger teams while the members read it, piece by piece: the bound stays one memcpy.)"
+        echo "the root copies straight into the member's \`dest\` in a pair, and in larger teams into"
+        echo "its staging area up to 256 KiB, beyond into the \`dest\` of the member after it, which"
+        echo "the others read piece by piece: no member copies the data more than once, so the bound"
+        echo "stays one memcpy.)"
         echo
         echo "| case | size (B) | PEs | memcpy (ns) | memcpys × PEs per core | bound (ns) | Rust bound (ns) | ours Rust / Rust bound | ours Rust / bound | ours C / bound | oshmem / bound |"
         echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
