@@ -523,7 +523,19 @@ fn alltoall_around_the_eager_limit() {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
         let eager = ((16384 / n) & !63) - 16;
-        let mut blocks = vec![eager - 1, eager, eager + 1, eager + 7, 12_345, 3, 65_537];
+        // Blocks of two pages and more go up to a page below their end, then top down
+        // (`copy_block`): 8193 and 12288 put that split at every kind of place.
+        let mut blocks = vec![
+            eager - 1,
+            eager,
+            eager + 1,
+            eager + 7,
+            12_345,
+            3,
+            65_537,
+            8_193,
+            12_288,
+        ];
         // 4 MiB + 17: the exchange's sources and destinations (2 n² blocks, 32 MiB and more)
         // outgrow the last-level cache of a 2-core machine, so its copies stream.
         blocks.extend([eager - 1, eager + 1, 100_003, (4 << 20) + 17, eager + 2]);
