@@ -524,7 +524,8 @@ fn alltoall_around_the_eager_limit() {
         let (me, n) = (team.my_pe(), team.n_pes());
         let eager = ((16384 / n) & !63) - 16;
         // Blocks of two pages and more go up to a page below their end, then top down
-        // (`copy_block`): 8193 and 12288 put that split at every kind of place.
+        // (`copy_block`): 8193 and 12288 (and the longer ones below) put that split a little
+        // or up to a page below the end, in views at two offsets.
         let mut blocks = vec![
             eager - 1,
             eager,
