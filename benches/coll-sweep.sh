@@ -21,7 +21,7 @@
 #   CASES       only these cases, space- or comma-separated (e.g. "broadcast reduce_sum_f32";
 #               default: all but collect and alltoalls, which run only when named here: oshmem's
 #               alltoalls moves large ones element by element, which over TCP takes minutes a
-#               job): coll_sweep's --only and coll_sweep.c's `only`. The Rust job also runs
+#               job): coll_sweep's --only and coll_sweep.c's `only`. Every job also runs
 #               memcpy, which the memory-bound table needs.
 #   PATHS       "direct tcp" (default), "direct" or "tcp" (space- or comma-separated)
 #   JOB_TIMEOUT seconds per job; PLOT=0: no plot
@@ -68,8 +68,8 @@ fi
 rust_only=() c_only=()
 if ((${#cases[@]})); then
     only=$(IFS=,; echo "${cases[*]}")
+    [[ ,$only, == *,memcpy,* ]] || only="$only,memcpy"
     rust_only=(--only "$only")
-    [[ ,$only, == *,memcpy,* ]] || rust_only=(--only "$only,memcpy")
     c_only=(only "$only")
 fi
 export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-512M}
@@ -202,7 +202,7 @@ awk_fns='
         for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
         return k }
     function med(s,   a, k) { k = sorted(s, a); if (!k) return "";
-        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+        return k % 2 ? a[(k + 1) / 2] : sprintf("%.1f", (a[k / 2] + a[k / 2 + 1]) / 2) }
     function q1(s,   a, k) { k = sorted(s, a); if (!k) return ""; return a[int((k + 3) / 4)] }
     function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
 '
@@ -297,7 +297,7 @@ if [[ -s $raw/summary.rows.same ]]; then
             for (i = 1; i <= k; i++) print rows[i]
         }' >"$raw/same.md"
 fi
-rm -f "$raw/summary.rows.same" "$states"
+rm -f "$raw/summary.rows.same"
 # The rows where ours took longer than oshmem in this run: a ratio of the table above 1 as
 # printed (1.00 is not), counted per column and listed.
 awk -F, "$awk_fns"'
@@ -330,7 +330,7 @@ cat "$machine" >>"$body"
 rm -f "$machine"
 # The memory bound of the large reductions and broadcasts on the direct path: what the bytes each
 # PE must read and write cost at the copy rate that all PEs copying at once get on this node
-# (coll_sweep's memcpy case, same run). A memcpy of X bytes reads X and writes X. Each member of
+# (the memcpy case of coll_sweep and of its C twin: the Rust job's, and each job's own). A memcpy of X bytes reads X and writes X. Each member of
 # a reduction of B bytes over n PEs (data moved once: its share of every member's source, then
 # the other shares of the result) reads B + B(n-1)/n and writes B: (3n-1)/(2n) memcpys of B.
 # Each non-root member of a broadcast copies B: one memcpy of B. With more PEs than cores, a
@@ -347,6 +347,53 @@ if [[ " ${paths[*]} " == *" direct "* ]] && ((MAX_BYTES >= 1048576)); then
         done
     fi
 fi
+# The rows of the bound tables from $raw/bound.rows (program,round,case,size,PEs,median,min):
+# `bound_table all` the bound table's, `bound_table state` the same-job ratios by state.
+bound_table() {
+    awk -F, -v cores="$cores" -v mode="$1" -v states="$states" "$awk_fns"'
+        BEGIN { while ((getline line < states) > 0) { split(line, sf, ","); st[sf[1], sf[2], sf[3], sf[4]] = sf[5] } }
+        {
+            key = $3 "," $4 "," $5; v[key, $1] = v[key, $1] " " $6; keys[key] = 1
+            t[key, $1, $2] = $6; rounds[$1, $2] = 1
+        }
+        # The median over the runs of prog (those made wholly in state `want`, or all for "")
+        # of each run'"'"'s time over its own memcpy of the size times factor (runs without both
+        # left out); with the count of runs in brackets when `want` is a state.
+        function own(key, memkey, prog, factor, want,   s, k, x, c, n) {
+            s = ""; c = 0; split(key, n, ",")
+            for (k in rounds) {
+                split(k, x, SUBSEP)
+                if (x[1] != prog || !((key, prog, x[2]) in t) || !((memkey, prog, x[2]) in t)) continue
+                if (want != "" && st[prog, n[3], "direct", x[2]] != want) continue
+                if (t[memkey, prog, x[2]] > 0) { s = s " " t[key, prog, x[2]] / (t[memkey, prog, x[2]] * factor); c++ }
+            }
+            s = med(s)
+            if (s == "") return want == "" ? "" : "- (0)"
+            return want == "" ? sprintf("%.2f", s) : sprintf("%.2f (%d)", s, c)
+        }
+        END {
+            for (key in keys) {
+                split(key, p, ",")
+                if (p[2] < 1048576 || p[1] == "memcpy" || p[1] ~ /^(fcollect|alltoall|collect|alltoalls)$/) continue
+                memkey = "memcpy," p[2] "," p[3]
+                m = med(v[memkey, "rust"])
+                if (m == "") continue
+                n = p[3]; f = (p[1] == "broadcast") ? 1 : (3 * n - 1) / (2 * n)
+                fr = (p[1] == "broadcast") ? f : f + (n - 1) / n
+                if (n > cores) { f = f * n / cores; fr = fr * n / cores }
+                if (mode == "state") {
+                    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], n,
+                        own(key, memkey, "rust", fr, "quick"), own(key, memkey, "c", f, "quick"), own(key, memkey, "oshmem", f, "quick"),
+                        own(key, memkey, "rust", fr, "slow"), own(key, memkey, "c", f, "slow"), own(key, memkey, "oshmem", f, "slow")
+                    continue
+                }
+                bound = m * f; rbound = m * fr; r = med(v[key, "rust"])
+                printf "| %s | %s | %s | %.0f | %.3f | %.0f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], n, m, f, bound,
+                    rbound, ratio(r, rbound), ratio(r, bound), ratio(med(v[key, "c"]), bound), ratio(med(v[key, "oshmem"]), bound),
+                    own(key, memkey, "rust", fr, ""), own(key, memkey, "c", f, ""), own(key, memkey, "oshmem", f, "")
+            }
+        }' "$raw/bound.rows"
+}
 if [[ $bound == 1 ]]; then
     {
         echo
@@ -363,30 +410,32 @@ if [[ $bound == 1 ]]; then
         echo "the root copies straight into the member's \`dest\` in a pair, and in larger teams into"
         echo "its staging area up to 256 KiB, beyond into the \`dest\` of the member after it, which"
         echo "the others read piece by piece: no member copies the data more than once, so the bound"
-        echo "stays one memcpy.)"
+        echo "stays one memcpy.) The last three columns set each run against the memcpy of its own"
+        echo "job (every job runs it: the Rust program's \`copy_from_slice\` and the C program's"
+        echo "\`memcpy\`, between two private buffers of each PE), moments apart, so that both"
+        echo "figures come from one state of the machine, whose copy rate at these sizes moves by"
+        echo "several times between states and runs; each is the median over the runs of that"
+        echo "ratio."
         echo
-        echo "| case | size (B) | PEs | memcpy (ns) | memcpys × PEs per core | bound (ns) | Rust bound (ns) | ours Rust / Rust bound | ours Rust / bound | ours C / bound | oshmem / bound |"
-        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        echo "| case | size (B) | PEs | memcpy (ns) | memcpys × PEs per core | bound (ns) | Rust bound (ns) | ours Rust / Rust bound | ours Rust / bound | ours C / bound | oshmem / bound | same job: Rust / Rust bound | same job: C / bound | same job: oshmem / bound |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         for f in "$raw"/*.direct.*.csv; do
             b=${f##*/}
-            IFS=. read -r prog _ <<<"$b"
-            sed "s/^/$prog,/" "$f"
-        done | awk -F, -v cores="$cores" "$awk_fns"'
-            { key = $2 "," $3 "," $4; v[key, $1] = v[key, $1] " " $5; keys[key] = 1 }
-            END {
-                for (key in keys) {
-                    split(key, p, ",")
-                    if (p[2] < 1048576 || p[1] == "memcpy" || p[1] ~ /^(fcollect|alltoall|collect|alltoalls)$/) continue
-                    m = med(v["memcpy," p[2] "," p[3], "rust"])
-                    if (m == "") continue
-                    n = p[3]; f = (p[1] == "broadcast") ? 1 : (3 * n - 1) / (2 * n)
-                    fr = (p[1] == "broadcast") ? f : f + (n - 1) / n
-                    if (n > cores) { f = f * n / cores; fr = fr * n / cores }
-                    bound = m * f; rbound = m * fr; r = med(v[key, "rust"])
-                    printf "| %s | %s | %s | %.0f | %.3f | %.0f | %.0f | %s | %s | %s | %s |\n", p[1], p[2], n, m, f, bound,
-                        rbound, ratio(r, rbound), ratio(r, bound), ratio(med(v[key, "c"]), bound), ratio(med(v[key, "oshmem"]), bound)
-                }
-            }' | sort -t'|' -k2,2 -k4,4n -k3,3n
+            IFS=. read -r prog _ _ round _ <<<"$b"
+            sed "s/^/$prog,$round,/" "$f"
+        done >"$raw/bound.rows"
+        bound_table all | sort -t'|' -k2,2 -k4,4n -k3,3n
+        echo
+        echo "The same-job ratios by the machine's state (the runs made wholly in the quick or wholly"
+        echo "in the slow state, as the probe after the tables classes them; the count of runs in"
+        echo "brackets). While the vCPUs sit apart each has a last-level cache of its own, so a PE's"
+        echo "memcpy (its own two buffers) keeps more in cache, while a collective's data crosses"
+        echo "between them."
+        echo
+        echo "| case | size (B) | PEs | quick: Rust / Rust bound | quick: C / bound | quick: oshmem / bound | slow: Rust / Rust bound | slow: C / bound | slow: oshmem / bound |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        bound_table state | sort -t'|' -k2,2 -k4,4n -k3,3n
+        rm -f "$raw/bound.rows"
     } >>"$body"
 fi
 rendered=
@@ -395,7 +444,7 @@ results_write "$NAME.md" benches/coll-sweep.sh \
     "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" BTL_TCP=$BTL_TCP TINY=$TINY${rendered}" \
     "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources; the broadcast is \`broadcast_to_others\`, which leaves the root's \`dest\` as it is, as \`shmem_broadcast64\` does), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does. The columns \"same state\" compare only the runs made wholly in one state of the machine (the probe, after the tables): the quick state's where both programs have such runs, else the slow state's, which the figure names; empty where no state has runs of both." \
     "$body"
-rm -f "$body"
+rm -f "$body" "$states"
 if [[ -n $plot_bin ]]; then
     png=${NAME//-/_}.png
     if "$plot_bin" "$raw/$png" <"$raw/summary.csv"; then

@@ -5,7 +5,9 @@
  * the root's own dest is not written), shmem_fcollect64, shmem_alltoall64, shmem_collect64 (every
  * PE contributing the same count) and shmem_alltoalls64 (strides 2 on both sides), over the
  * active set of every PE. Sources are symmetric, as C asks. collect and alltoalls run only when
- * `only` names them.
+ * `only` names them. memcpy, as coll_sweep.rs's: every PE copies `size` bytes between two private
+ * buffers of its own (malloc, glibc's memcpy), all PEs at once and timed the same way: what
+ * moving the data costs in this job, which coll-sweep.sh's memory-bound table divides by.
  *
  * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B] [min_bytes B]
  *      [only CASE[,CASE...]] (as coll_sweep.rs's --min-bytes and --only: sizes from min_bytes
@@ -35,9 +37,9 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-enum { C_F32, C_I64, C_BCAST, C_FCOLLECT, C_ALLTOALL, C_COLLECT, C_ALLTOALLS, NCASES };
+enum { C_F32, C_I64, C_BCAST, C_FCOLLECT, C_MEMCPY, C_ALLTOALL, C_COLLECT, C_ALLTOALLS, NCASES };
 static const char *names[NCASES] = {"reduce_sum_f32", "reduce_sum_i64", "broadcast", "fcollect",
-                                    "alltoall", "collect", "alltoalls"};
+                                    "memcpy", "alltoall", "collect", "alltoalls"};
 
 /* 1 when NAME is one of the comma-separated names of LIST, or LIST is NULL and NAME is not a
  * case that runs only on request (collect, alltoalls: as coll_sweep.rs's ON_REQUEST). */
@@ -56,6 +58,7 @@ static int wanted(const char *list, const char *name)
 
 static float *src_f32, *dst_f32, *wrk_f32;
 static long long *src_i64, *dst_i64, *wrk_i64;
+static unsigned char *copy_src, *copy_dst;
 static int npes, me;
 
 static void op(int c, long size, long i)
@@ -74,6 +77,10 @@ static void op(int c, long size, long i)
         break;
     case C_FCOLLECT:
         shmem_fcollect64(dst_i64, src_i64, k64, 0, 0, npes, ps);
+        break;
+    case C_MEMCPY:
+        memcpy(copy_dst, copy_src, (size_t)size);
+        __asm__ volatile("" : : "r"(copy_dst) : "memory");
         break;
     case C_ALLTOALL: {
         long block = k64 / npes > 0 ? k64 / npes : 1;
@@ -120,6 +127,14 @@ int main(int argc, char **argv)
     dst_i64 = shmem_align(4096, npes * e64 * 8);
     wrk_i64 = shmem_malloc((e64 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * 8);
     double *means = shmem_malloc(npes * sizeof(double));
+    copy_src = malloc(max);
+    copy_dst = malloc(max);
+    if (!copy_src || !copy_dst) {
+        fprintf(stderr, "coll_sweep: PE %d: out of memory\n", me);
+        return 1;
+    }
+    for (long i = 0; i < max; i++) copy_src[i] = (unsigned char)(i * 7 + me);
+    memset(copy_dst, 1, max);
     if (!src_f32 || !dst_f32 || !wrk_f32 || !src_i64 || !dst_i64 || !wrk_i64 || !means) {
         fprintf(stderr, "coll_sweep: PE %d: out of symmetric memory\n", me);
         return 1;

@@ -31,7 +31,7 @@
 //! `memcpy` is no collective: every PE copies `size` bytes between two private vectors of its
 //! own, all PEs at once and timed the same way, which is what moving the data costs on this
 //! node at this PE count; `coll-sweep.sh` states the memory bound of the large collectives
-//! with it.
+//! with it (the C twin runs the same case with `memcpy`, so that each job has its own).
 //!
 //! Sources are private vectors here (what a Rust program passes); the C twin's are symmetric,
 //! as C asks. Output: `case,size,npes,median_ns,min_ns`, one line per case and size, on PE 0.
