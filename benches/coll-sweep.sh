@@ -330,9 +330,10 @@ cat "$machine" >>"$body"
 rm -f "$machine"
 # The memory bound of the large reductions and broadcasts on the direct path: what the bytes each
 # PE must read and write cost at the copy rate that all PEs copying at once get on this node
-# (the memcpy case of coll_sweep and of its C twin: the Rust job's, and each job's own). A memcpy of X bytes reads X and writes X. Each member of
-# a reduction of B bytes over n PEs (data moved once: its share of every member's source, then
-# the other shares of the result) reads B + B(n-1)/n and writes B: (3n-1)/(2n) memcpys of B.
+# (the memcpy case of coll_sweep and of its C twin: the Rust job's, and each job's own). A
+# memcpy of X bytes reads X and writes X. Each member of a reduction of B bytes over n PEs (data
+# moved once: its share of every member's source, then the other shares of the result) reads
+# B + B(n-1)/n and writes B: (3n-1)/(2n) memcpys of B.
 # Each non-root member of a broadcast copies B: one memcpy of B. With more PEs than cores, a
 # core moves n / cores members' data in turn.
 cores=$(nproc)
