@@ -523,6 +523,10 @@ fn alltoall_around_the_eager_limit() {
         let team = world.team_world();
         let (me, n) = (team.my_pe(), team.n_pes());
         let eager = ((16384 / n) & !63) - 16;
+        // Where every member is mapped here, as in this test, blocks above 512 bytes go straight
+        // into the `dest`s even though they fit the mailbox (`A2A_EAGER_MAX`): 511 to 513
+        // straddle that limit, `eager - 1` to `eager + 1` the mailbox's own (taken only where
+        // members are not mapped here).
         // Blocks of two pages and more go up to a page below their end, then top down
         // (`copy_block`): 8193 and 12288 (and the longer ones below) put that split a little
         // or up to a page below the end, in views at two offsets.
@@ -536,6 +540,9 @@ fn alltoall_around_the_eager_limit() {
             65_537,
             8_193,
             12_288,
+            511,
+            512,
+            513,
         ];
         // 4 MiB + 17: the exchange's sources and destinations (2 n² blocks, 32 MiB and more)
         // outgrow the last-level cache of a 2-core machine, so its copies stream.
