@@ -25,10 +25,10 @@
 //!   [`BCAST_HOLDER`] names it). In a team of two on the direct path the root puts straight
 //!   into the member's `dest` instead (the put tree).
 //!
-//! Into the staging area the root copies with streaming stores from two readers up
-//! (`stage_copy`); into its own `dest` or the holder's, from 64 KiB, with the kind of store
-//! its own timings of earlier broadcasts found quicker for the members to read
-//! ([`stores`](super::stores)).
+//! Into the staging area the root copies with streaming stores from two readers up on AMD,
+//! with cached ones elsewhere (`stage_copy`); into its own `dest` or the holder's, from 64
+//! KiB, with the kind of store its own timings of earlier broadcasts found quicker for the
+//! members to read ([`stores`](super::stores)).
 //!
 //! [`Transport::coll_mapped`]: crate::transport::Transport::coll_mapped
 //!
@@ -81,7 +81,7 @@ use super::fetch::{self, Reach};
 use super::large::{all_mapped, member_word, overlap};
 use super::stores::Choice;
 use super::team::Team;
-use crate::mem::copy::{Stores, copy_bytes};
+use crate::mem::copy::{Stores, copy_bytes, readers_prefer_streaming};
 use crate::mem::segment::{
     BCAST_ENTERED, BCAST_HOLDER, BCAST_LEN, BCAST_PROGRESS, BCAST_READ, BCAST_READING, BCAST_SRC,
     CHUNK, STAGE, STAGE_BYTES,
@@ -385,11 +385,12 @@ fn send(
     true
 }
 
-/// How the root copies its source into its staging area in a team of `n`: with streaming
-/// stores from three members (two readers) up, so that the members read the pieces from
-/// memory rather than from the root's own cache, which serves lines it has just written slowly
-/// (and several times more slowly again where the reader runs on another die of the
-/// processor); with cached stores in a pair (one reader, whose reads then cost less).
+/// How the root copies its source into its staging area in a team of `n`: on AMD
+/// ([`readers_prefer_streaming`]) with streaming stores from three members (two readers) up,
+/// so that the members read the pieces from memory rather than from the root's own cache,
+/// which serves lines it has just written slowly (and several times more slowly again where
+/// the reader runs on another die of the processor); with cached stores in a pair (one reader,
+/// whose reads then cost less) and on other processors.
 ///
 /// Measured on the project's 2-vCPU EPYC (`coll_sweep --only broadcast`, private source,
 /// `broadcast_to_others`, 40 alternating rounds, medians, us per call, streaming / cached /
@@ -401,12 +402,18 @@ fn send(
 /// - 540 ns: 3 PEs 8.5 / 24.0 / 17.2, 21.4 / 93.2 / 64.4; 4 PEs 8.5 / 24.4 / 13.9, 22.2 /
 ///   94.3 / 52.3; 8 PEs 6.6 / 24.7 / 28.1, 17.3 / 76.7 / 105.2.
 ///
+/// On the project's 2-vCPU Intel VM cached stores are the quicker at every team size
+/// (`coll_sweep --only broadcast`, 3 alternating runs, medians, us per call, cached /
+/// streaming / Open MPI's oshmem): 3 PEs 16 KiB 2.0 / 2.7 / 4.8, 64 KiB 7.0 / 8.0 / 9.3, 256
+/// KiB 16.7 / 24.6 / 24.9; 4 PEs 1.6 / 2.8 / 3.0, 7.2 / 6.5 / 6.1 (8 rounds: 5.7 / 8.1 /
+/// 7.2), 18.1 / 26.5 / 28.2; 8 PEs 1.7 / 2.8 / 15.0, 5.6 / 7.6 / 15.9, 17.3 / 28.4 / 62.4.
+///
 /// Larger broadcasts (through the holder's `dest`), and those that the members read from the
 /// root's own `dest`, store as the root's timings of earlier ones found quicker
 /// (`coll::stores`): there cached stores win by up to three times while the vCPUs sit
 /// together, streaming ones by as much while they sit apart.
 fn stage_copy(n: usize) -> unsafe fn(*mut u8, *const u8, usize) {
-    Stores::streaming_if(n >= 3).copy()
+    Stores::streaming_if(n >= 3 && readers_prefer_streaming()).copy()
 }
 
 /// Waits until the [`BCAST_READ`] word of every team PE in `members` has reached `epoch`.

@@ -460,6 +460,16 @@ impl Stores {
     }
 }
 
+/// Whether lines that several other cores read next (a staged broadcast's pieces,
+/// `coll::staged`) are better stored with streaming stores ([`copy_streaming`]), so that the
+/// readers take them from memory: on AMD (the plan that uses the vector loops for every
+/// distance), whose cores read a line that another core has just written slowly from that
+/// core's cache, and several times more slowly where it sits on another die; not elsewhere,
+/// where cached stores measured quicker (Intel: see `coll::staged`'s `stage_stores`).
+pub(crate) fn readers_prefer_streaming() -> bool {
+    plan() == Plan::VectorAll
+}
+
 /// Whether a collective whose data on this node (every member's source and destination
 /// together) is `node_bytes` bytes outgrows the machine's last-level caches ([`cache_bytes`]),
 /// so that its large copies should stream ([`copy_streaming`]): nothing it writes could stay in
