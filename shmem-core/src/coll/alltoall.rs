@@ -45,6 +45,20 @@
 //! quicker). At half that (4 PEs at 2 MiB, 8 PEs at 1 MiB) cached stores stay the quicker: 100
 //! against 207 and 108 against 151 us.
 //!
+//! Below that, from 8 MiB in all (`LEARN_NODE_MIN`), each member stores as its own timings of
+//! its copies in earlier exchanges of the class found quicker (`coll::stores`, which learns a
+//! broadcast root's stores the same way; a trial of the other kind one call in 32), for the
+//! caches that sysfs lists need not be this process's to use: on the project's 2-vCPU Intel VM
+//! it lists 300 MiB of L3, the host's, yet streaming stores win from 8 MiB in all. Measured
+//! there (`coll_sweep`, 5 alternating runs, medians, us per call, learned / cached / streaming
+//! / Open MPI's oshmem): 4 PEs at 1 MiB 130.9 / 142.8 / 115.2 / 151.6, at 4 MiB 492.3 / 602.1
+//! / 577.7 / 506.2; 8 PEs 293.9 / 340.0 / 269.2 / 259.2, 932.4 / 1,147.6 / 914.7 / 952.3; and
+//! in another set (6 runs, learned / cached / oshmem) 2 PEs at 4 MiB 279.6 / 315.2 / 317.4, 4
+//! PEs at 1 MiB 122.9 / 134.1 / 126.5, 4 MiB 486.2 / 583.5 / 483.1, 8 PEs 267.3 / 299.5 /
+//! 250.7, 897.5 / 1,048.6 / 892.2. At 4 MiB in all the two kinds were even (2 PEs at 1 MiB,
+//! 3 runs: cached 33.4-52.7, streaming 49.7-57.8), and learning there lost (53.8 against
+//! 46.1), so smaller exchanges keep cached stores.
+//!
 //! The cached copies are `copy_block`'s: each block upwards up to the last page boundary at
 //! least a page below its end, then the rest top down, so that no upward stream ends at the
 //! block's upper edge, where the hardware prefetcher would run on into the next block of the
@@ -71,11 +85,36 @@
 //! Part of the collectives layer; uses `coll::team`, `coll::mailbox`, `transport`, `mem`.
 
 use super::mailbox::{self, Part, Tag};
+use super::stores::Choice;
 use super::team::Team;
 use crate::mem::copy::{Stores, outgrows_caches};
 use crate::transport::collective::wait_in_collective;
 use crate::transport::progress::oversubscribed;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The smallest exchange (every member's source and `dest` on this node together, bytes) whose
+/// stores are chosen by measurement, up to where it outgrows the caches; below, cached stores
+/// (see the module docs).
+const LEARN_NODE_MIN: usize = 8 << 20;
+
+/// The time this PE's copies of one exchange took, where it learns which stores to use.
+struct Clock {
+    on: bool,
+    spent: Duration,
+}
+
+impl Clock {
+    /// Runs `f`, adding its time to `spent` where the clock is on.
+    fn time(&mut self, f: impl FnOnce()) {
+        if !self.on {
+            return f();
+        }
+        let start = Instant::now();
+        f();
+        self.spent += start.elapsed();
+    }
+}
 
 /// A member's pointers for one exchange: its entry word, this PE's slot in its area and where
 /// this PE's block goes in its `dest`.
@@ -113,9 +152,19 @@ pub(crate) fn alltoall(
         return false;
     }
     // Where the members' sources and `dest`s together outgrow the caches, the copies stream
-    // (non-temporal stores; see the module docs).
-    let copy =
-        Stores::streaming_if(outgrows_caches((2 * n * n).saturating_mul(block))).block_copy();
+    // (non-temporal stores); from `LEARN_NODE_MIN` below that, as this process's timings of
+    // its own copies found quicker; below, cached (see the module docs).
+    let node = (2 * n * n).saturating_mul(block);
+    let choice =
+        (node >= LEARN_NODE_MIN && !outgrows_caches(node)).then(|| Choice::alltoall(n, n * block));
+    let stores = choice
+        .as_ref()
+        .map_or(Stores::streaming_if(outgrows_caches(node)), Choice::stores);
+    let copy = stores.block_copy();
+    let mut clock = Clock {
+        on: choice.is_some(),
+        spent: Duration::ZERO,
+    };
     let (area, stride, epoch) = mailbox::a2a_round(team);
     let mut members = Vec::with_capacity(n - 1);
     for i in 1..n {
@@ -138,16 +187,16 @@ pub(crate) fn alltoall(
     // This PE's own block: first on an oversubscribed node, else while no member is ready
     // for a send (or after the sends).
     let mut own = Some(source.sub(me * block..(me + 1) * block));
-    let copy_own = |own: &mut Option<Part<'_>>| {
+    let copy_own = |own: &mut Option<Part<'_>>, clock: &mut Clock| {
         if let Some(mine) = own.take() {
             // SAFETY: the caller checked that `dest` holds `n` blocks, in this PE's mapped
             // memory; `source` is another buffer (a private slice, C's source, which may not
             // overlap `dest`, or a symmetric source apart from it).
-            unsafe { copy(tp.local(dest + me * block), mine.as_ptr(), block) };
+            clock.time(|| unsafe { copy(tp.local(dest + me * block), mine.as_ptr(), block) });
         }
     };
     if oversubscribed() {
-        copy_own(&mut own);
+        copy_own(&mut own, &mut clock);
     }
     // 2. Sends, to whichever member has entered, in order from me + 1 on.
     let entered = |m: &Member| {
@@ -166,17 +215,16 @@ pub(crate) fn alltoall(
             let part = source.sub(m.pe * block..(m.pe + 1) * block);
             // SAFETY: the member's `dest` is as long as this PE's (symmetric), mapped here, and
             // it has entered this exchange (acquired above), so nothing else reads or writes
-            // the block meanwhile; its slot for this PE is free for `epoch` (module docs).
-            unsafe {
-                copy(m.dest, part.as_ptr(), block);
-                mailbox::post_header(m.slot, epoch, Tag::AllToAll, block);
-            }
+            // the block meanwhile.
+            clock.time(|| unsafe { copy(m.dest, part.as_ptr(), block) });
+            // SAFETY: its slot for this PE is free for `epoch` (module docs).
+            unsafe { mailbox::post_header(m.slot, epoch, Tag::AllToAll, block) };
             *d = true;
             pending -= 1;
             sent = true;
         }
         if !sent && own.is_some() {
-            copy_own(&mut own);
+            copy_own(&mut own, &mut clock);
         } else if !sent {
             wait_in_collective(tp, Some(&team.group), || {
                 // Also looks at what has arrived: a member that took another path (the lengths
@@ -195,7 +243,7 @@ pub(crate) fn alltoall(
             });
         }
     }
-    copy_own(&mut own);
+    copy_own(&mut own, &mut clock);
     // 3. Arrivals, from me - 1 down.
     for m in members.iter().rev() {
         let slot = area + m.pe * stride;
@@ -203,6 +251,9 @@ pub(crate) fn alltoall(
         wait_in_collective(tp, Some(&team.group), || {
             mailbox::arrived(team, slot, epoch, expect, m.pe, what)
         });
+    }
+    if let Some(choice) = choice {
+        choice.finish_after(clock.spent);
     }
     true
 }

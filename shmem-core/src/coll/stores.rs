@@ -45,11 +45,15 @@
 //! Broadcasts below [`LEARN_MIN`] keep cached stores (they stay in the caches, and a timer's
 //! reading is not free).
 //!
+//! The members of a large all-to-all on one node learn their stores the same way, each timing
+//! its own copies into the others' `dest`s, in a table of records of its own
+//! ([`Choice::alltoall`]; see `coll::alltoall` for where, and why).
+//!
 //! Part of the collectives layer; uses nothing of the crate but `mem::copy`.
 
 use crate::mem::copy::Stores;
 use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The smallest broadcast (bytes) whose stores are chosen by measurement.
 const LEARN_MIN: usize = 64 << 10;
@@ -182,12 +186,23 @@ impl Record {
     }
 }
 
-/// Every class's record (per process: the members' placement is this process's).
-static RECORDS: [[Record; SIZE_CLASSES]; TEAM_CLASSES] =
-    [const { [const { Record::new() }; SIZE_CLASSES] }; TEAM_CLASSES];
+/// What a record learns for: its own table of classes each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Learner {
+    /// A broadcast's root, timed from its first store to the last member's read.
+    Broadcast = 0,
+    /// A member of an all-to-all on one node, timed over its own copies ([`Choice::alltoall`]).
+    AllToAll = 1,
+}
 
-/// The record of a broadcast of `bytes` (at least [`LEARN_MIN`]) in a team of `n`.
-fn record_of(n: usize, bytes: usize) -> &'static Record {
+/// Every class's record, per [`Learner`] (per process: the members' placement is this
+/// process's).
+static RECORDS: [[[Record; SIZE_CLASSES]; TEAM_CLASSES]; 2] =
+    [const { [const { [const { Record::new() }; SIZE_CLASSES] }; TEAM_CLASSES] }; 2];
+
+/// The record of `learner` for `bytes` (at least [`LEARN_MIN`]; less counts as that) in a team
+/// of `n`.
+fn record_of(learner: Learner, n: usize, bytes: usize) -> &'static Record {
     let team = match n {
         0..=2 => 0,
         3..=4 => 1,
@@ -196,7 +211,7 @@ fn record_of(n: usize, bytes: usize) -> &'static Record {
         _ => 4,
     };
     let size = bytes.max(1).ilog2().saturating_sub(LEARN_MIN.ilog2()) as usize;
-    &RECORDS[team][size.min(SIZE_CLASSES - 1)]
+    &RECORDS[learner as usize][team][size.min(SIZE_CLASSES - 1)]
 }
 
 /// The root's choice for one broadcast, and its timing.
@@ -219,7 +234,17 @@ impl Choice {
                 bytes,
             };
         }
-        let record = record_of(n, bytes);
+        Choice::learned(record_of(Learner::Broadcast, n, bytes), bytes)
+    }
+
+    /// The kind of store for one member's copies in an all-to-all of `bytes` per member (its
+    /// `n` blocks) in a team of `n`, as this process's timings of earlier ones of the class
+    /// found quicker; [`finish_after`](Self::finish_after) records the time its copies took.
+    pub(crate) fn alltoall(n: usize, bytes: usize) -> Choice {
+        Choice::learned(record_of(Learner::AllToAll, n, bytes), bytes)
+    }
+
+    fn learned(record: &'static Record, bytes: usize) -> Choice {
         let (kind, role) = record.pick();
         Choice {
             kind,
@@ -235,8 +260,15 @@ impl Choice {
 
     /// Stops the clock (once every member has read) and records the time.
     pub(crate) fn finish(self) {
-        if let Some((record, role, start)) = self.learn {
-            let ps = start.elapsed().as_nanos().saturating_mul(1000) / self.bytes.max(1) as u128;
+        if let Some((_, _, start)) = self.learn {
+            self.finish_after(start.elapsed());
+        }
+    }
+
+    /// Records `spent` as the call's time (not the clock's since [`new`](Self::new)).
+    pub(crate) fn finish_after(self, spent: Duration) {
+        if let Some((record, role, _)) = self.learn {
+            let ps = spent.as_nanos().saturating_mul(1000) / self.bytes.max(1) as u128;
             record.record(self.kind, role, u64::try_from(ps).unwrap_or(u64::MAX));
         }
     }
