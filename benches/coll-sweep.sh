@@ -196,13 +196,16 @@ if ((${#subset[@]})); then
     echo >>"$body"
 fi
 # The awk functions of the tables below: med(s), the median of the space-separated numbers in
-# s ("" for none); ratio(a, b), a / b to two places ("" where either is missing).
+# s ("" for none; the mean of the middle two of an even count as a decimal, not in awk's %g,
+# which writes large times as 1.53772e+06: from 100 up to one place, below in six digits, as
+# the ratios need); ratio(a, b), a / b to two places ("" where either is missing).
 awk_fns='
     function sorted(s, a,   k, i, j, t) { k = split(s, a, " ");
         for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
         return k }
-    function med(s,   a, k) { k = sorted(s, a); if (!k) return "";
-        return k % 2 ? a[(k + 1) / 2] : sprintf("%.1f", (a[k / 2] + a[k / 2 + 1]) / 2) }
+    function med(s,   a, k, x) { k = sorted(s, a); if (!k) return "";
+        if (k % 2) return a[(k + 1) / 2]
+        x = (a[k / 2] + a[k / 2 + 1]) / 2; return x >= 100 ? sprintf("%.1f", x) : sprintf("%.6g", x) }
     function q1(s,   a, k) { k = sorted(s, a); if (!k) return ""; return a[int((k + 3) / 4)] }
     function ratio(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
 '
