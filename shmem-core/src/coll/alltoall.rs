@@ -45,10 +45,11 @@
 //! quicker). At half that (4 PEs at 2 MiB, 8 PEs at 1 MiB) cached stores stay the quicker: 100
 //! against 207 and 108 against 151 us.
 //!
-//! Below that, from 8 MiB in all (`LEARN_NODE_MIN`), each member stores as its own timings of
-//! its copies in earlier exchanges of the class found quicker (`coll::stores`, which learns a
-//! broadcast root's stores the same way; a trial of the other kind one call in 32), for the
-//! caches that sysfs lists need not be this process's to use: on the project's 2-vCPU Intel VM
+//! Below that, from 8 MiB in all (`LEARN_NODE_MIN`) and blocks of 64 KiB (`LEARN_BLOCK_MIN`:
+//! each copy is timed), each member stores as its own timings of its copies in earlier
+//! exchanges of the class found quicker (`coll::stores`, which learns a broadcast root's stores
+//! the same way; a trial of the other kind one call in 32), for the caches that sysfs lists
+//! need not be this process's to use: on the project's 2-vCPU Intel VM
 //! it lists 300 MiB of L3, the host's, yet streaming stores win from 8 MiB in all. Measured
 //! there (`coll_sweep`, 5 alternating runs, medians, us per call, learned / cached / streaming
 //! / Open MPI's oshmem): 4 PEs at 1 MiB 130.9 / 142.8 / 115.2 / 151.6, at 4 MiB 492.3 / 602.1
@@ -97,6 +98,11 @@ use std::time::{Duration, Instant};
 /// stores are chosen by measurement, up to where it outgrows the caches; below, cached stores
 /// (see the module docs).
 const LEARN_NODE_MIN: usize = 8 << 20;
+/// The smallest block (bytes) whose exchange learns its stores: each copy is timed, and two
+/// clock reads (about 50 ns) cost little only beside a copy of some microseconds. Smaller
+/// blocks (many members) keep the rule by size alone (streaming where the data outgrows the
+/// caches).
+const LEARN_BLOCK_MIN: usize = 64 << 10;
 
 /// The time this PE's copies of one exchange took, where it learns which stores to use.
 struct Clock {
@@ -152,11 +158,12 @@ pub(crate) fn alltoall(
         return false;
     }
     // Where the members' sources and `dest`s together outgrow the caches, the copies stream
-    // (non-temporal stores); from `LEARN_NODE_MIN` below that, as this process's timings of
-    // its own copies found quicker; below, cached (see the module docs).
+    // (non-temporal stores); from `LEARN_NODE_MIN` below that (blocks of `LEARN_BLOCK_MIN`
+    // and more), as this process's timings of its own copies found quicker; below, cached (see
+    // the module docs).
     let node = (2 * n * n).saturating_mul(block);
-    let choice =
-        (node >= LEARN_NODE_MIN && !outgrows_caches(node)).then(|| Choice::alltoall(n, n * block));
+    let learn = node >= LEARN_NODE_MIN && block >= LEARN_BLOCK_MIN && !outgrows_caches(node);
+    let choice = learn.then(|| Choice::alltoall(n, n * block));
     let stores = choice
         .as_ref()
         .map_or(Stores::streaming_if(outgrows_caches(node)), Choice::stores);
