@@ -465,7 +465,7 @@ impl Stores {
 /// readers take them from memory: on AMD (the plan that uses the vector loops for every
 /// distance), whose cores read a line that another core has just written slowly from that
 /// core's cache, and several times more slowly where it sits on another die; not elsewhere,
-/// where cached stores measured quicker (Intel: see `coll::staged`'s `stage_stores`).
+/// where cached stores measured quicker (Intel: see `coll::staged`'s `stage_copy`).
 pub(crate) fn readers_prefer_streaming() -> bool {
     plan() == Plan::VectorAll
 }
