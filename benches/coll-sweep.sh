@@ -19,10 +19,12 @@
 #   BUDGET      bytes per PE per timed loop at large sizes
 #   NPES_LIST   PE counts ("2 4 8")
 #   CASES       only these cases, space- or comma-separated (e.g. "broadcast reduce_sum_f32";
-#               default: all but collect and alltoalls, which run only when named here: oshmem's
-#               alltoalls moves large ones element by element, which over TCP takes minutes a
-#               job): coll_sweep's --only and coll_sweep.c's `only`. Every job also runs
-#               memcpy, which the memory-bound table needs.
+#               default: all but collect, alltoalls and broadcast_fresh, which run only when
+#               named here: oshmem's alltoalls moves large ones element by element, which over
+#               TCP takes minutes a job; broadcast_fresh is broadcast with a source the root
+#               rewrites before each call, e.g. NAME=coll-sweep-fresh CASES="broadcast
+#               broadcast_fresh"): coll_sweep's --only and coll_sweep.c's `only`. Every job
+#               also runs memcpy, which the memory-bound table needs.
 #   PATHS       "direct tcp" (default), "direct" or "tcp" (space- or comma-separated)
 #   JOB_TIMEOUT seconds per job; PLOT=0: no plot
 #   NAME        the table's name (default coll-sweep): NAME.md, the plot NAME.png with '-' as

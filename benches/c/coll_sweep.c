@@ -3,9 +3,10 @@
  * OpenSHMEM 1.4 calls, which Open MPI 4.1.4's oshmem and this runtime's C API both have:
  * shmem_float_sum_to_all, shmem_longlong_sum_to_all (i64), shmem_broadcast64 (root 0; in 1.4
  * the root's own dest is not written), shmem_fcollect64, shmem_alltoall64, shmem_collect64 (every
- * PE contributing the same count) and shmem_alltoalls64 (strides 2 on both sides), over the
- * active set of every PE. Sources are symmetric, as C asks. collect and alltoalls run only when
- * `only` names them. memcpy, as coll_sweep.rs's: every PE copies `size` bytes between two private
+ * PE contributing the same count), shmem_alltoalls64 (strides 2 on both sides) and
+ * broadcast_fresh (shmem_broadcast64 of a source the root rewrites before each call), over the
+ * active set of every PE. Sources are symmetric, as C asks. collect, alltoalls and
+ * broadcast_fresh run only when `only` names them. memcpy, as coll_sweep.rs's: every PE copies `size` bytes between two private
  * buffers of its own (malloc, glibc's memcpy), all PEs at once and timed the same way: what
  * moving the data costs in this job, which coll-sweep.sh's memory-bound table divides by.
  *
@@ -37,15 +38,22 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-enum { C_F32, C_I64, C_BCAST, C_FCOLLECT, C_MEMCPY, C_ALLTOALL, C_COLLECT, C_ALLTOALLS, NCASES };
+enum {
+    C_F32, C_I64, C_BCAST, C_FCOLLECT, C_MEMCPY, C_ALLTOALL, C_COLLECT, C_ALLTOALLS, C_BCAST_FRESH,
+    NCASES
+};
 static const char *names[NCASES] = {"reduce_sum_f32", "reduce_sum_i64", "broadcast", "fcollect",
-                                    "memcpy", "alltoall", "collect", "alltoalls"};
+                                    "memcpy", "alltoall", "collect", "alltoalls",
+                                    "broadcast_fresh"};
 
 /* 1 when NAME is one of the comma-separated names of LIST, or LIST is NULL and NAME is not a
- * case that runs only on request (collect, alltoalls: as coll_sweep.rs's ON_REQUEST). */
+ * case that runs only on request (collect, alltoalls, broadcast_fresh: as coll_sweep.rs's
+ * ON_REQUEST). */
 static int wanted(const char *list, const char *name)
 {
-    if (!list) return strcmp(name, "collect") && strcmp(name, "alltoalls");
+    if (!list)
+        return strcmp(name, "collect") && strcmp(name, "alltoalls") &&
+               strcmp(name, "broadcast_fresh");
     size_t n = strlen(name);
     for (const char *p = list;;) {
         const char *e = strchr(p, ',');
@@ -57,7 +65,7 @@ static int wanted(const char *list, const char *name)
 }
 
 static float *src_f32, *dst_f32, *wrk_f32;
-static long long *src_i64, *dst_i64, *wrk_i64;
+static long long *src_i64, *dst_i64, *wrk_i64, *src_fresh;
 static unsigned char *copy_src, *copy_dst;
 static int npes, me;
 
@@ -90,12 +98,25 @@ static void op(int c, long size, long i)
     case C_COLLECT:
         shmem_collect64(dst_i64, src_i64, k64, 0, 0, npes, ps);
         break;
+    case C_BCAST_FRESH:
+        shmem_broadcast64(dst_i64, src_fresh, k64, 0, 0, 0, npes, ps);
+        break;
     default: {
         /* Every other element on both sides: nelems per PE, the source spanning `size`. */
         long nel = k64 / npes / 2 > 0 ? k64 / npes / 2 : 1;
         shmem_alltoalls64(dst_i64, src_i64, 2, 2, nel, 0, 0, npes, ps);
     }
     }
+}
+
+/* Untimed, before each call's barrier: for broadcast_fresh, the root writes every element of
+ * what it broadcasts next, as a program broadcasts data it has just made ("broadcast" sends the
+ * same source every time, which stays in every cache). */
+static void prep(int c, long size)
+{
+    if (c != C_BCAST_FRESH || me != 0) return;
+    long k64 = size / 8 > 0 ? size / 8 : 1;
+    for (long i = 0; i < k64; i++) src_fresh[i]++;
 }
 
 int main(int argc, char **argv)
@@ -124,6 +145,7 @@ int main(int argc, char **argv)
     dst_f32 = shmem_align(4096, e32 * 4);
     wrk_f32 = shmem_malloc((e32 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * 4);
     src_i64 = shmem_align(4096, e64 * 8);
+    src_fresh = shmem_align(4096, e64 * 8);
     dst_i64 = shmem_align(4096, npes * e64 * 8);
     wrk_i64 = shmem_malloc((e64 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * 8);
     double *means = shmem_malloc(npes * sizeof(double));
@@ -135,12 +157,12 @@ int main(int argc, char **argv)
     }
     for (long i = 0; i < max; i++) copy_src[i] = (unsigned char)(i * 7 + me);
     memset(copy_dst, 1, max);
-    if (!src_f32 || !dst_f32 || !wrk_f32 || !src_i64 || !dst_i64 || !wrk_i64 || !means) {
+    if (!src_f32 || !dst_f32 || !wrk_f32 || !src_i64 || !src_fresh || !dst_i64 || !wrk_i64 || !means) {
         fprintf(stderr, "coll_sweep: PE %d: out of symmetric memory\n", me);
         return 1;
     }
     for (long i = 0; i < e32; i++) src_f32[i] = (float)(i % 1000) + me;
-    for (long i = 0; i < e64; i++) src_i64[i] = i * (me + 1);
+    for (long i = 0; i < e64; i++) src_fresh[i] = src_i64[i] = i * (me + 1);
     double *fig = malloc(NCASES * reps * sizeof(double));
     if (!fig) {
         fprintf(stderr, "coll_sweep: PE %d: out of memory\n", me);
@@ -159,11 +181,13 @@ int main(int argc, char **argv)
             for (int c = 0; c < NCASES; c++) {
                 if (!wanted(only, names[c])) continue;
                 for (long i = 0; i < warm; i++) {
+                    prep(c, size);
                     shmem_barrier_all();
                     op(c, size, i);
                 }
                 double spent = 0;
                 for (long i = 0; i < it; i++) {
+                    prep(c, size);
                     shmem_barrier_all();
                     double t0 = now_ns();
                     op(c, size, i);

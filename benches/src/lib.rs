@@ -67,6 +67,18 @@ pub fn collective_loops(
     warm_up: u64,
     iters: u64,
     reps: u64,
+    op: impl FnMut(u64),
+) -> Vec<f64> {
+    collective_loops_after(world, means, (warm_up, iters, reps), |_| {}, op)
+}
+
+/// [`collective_loops`] with `prep(i)` run untimed before each iteration's `barrier_all`
+/// (e.g. a root that writes what it broadcasts next, as a program would).
+pub fn collective_loops_after(
+    world: &shmem_core::World,
+    means: &shmem_core::SymArray<'_, f64>,
+    (warm_up, iters, reps): (u64, u64, u64),
+    mut prep: impl FnMut(u64),
     mut op: impl FnMut(u64),
 ) -> Vec<f64> {
     use shmem_core::SymmetricArray;
@@ -74,6 +86,7 @@ pub fn collective_loops(
     use std::time::{Duration, Instant};
     let (me, n) = (world.my_pe(), world.n_pes());
     for i in 0..warm_up {
+        prep(i);
         world.barrier_all();
         op(i);
     }
@@ -81,6 +94,7 @@ pub fn collective_loops(
     for _ in 0..reps {
         let mut spent = Duration::ZERO;
         for i in 0..iters {
+            prep(i);
             world.barrier_all();
             let start = Instant::now();
             op(black_box(i));

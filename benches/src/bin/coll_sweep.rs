@@ -1,9 +1,15 @@
 //! Collectives from 8 B to 4 MiB per PE over all PEs: `reduce_sum_f32`, `reduce_sum_i64`,
 //! `broadcast` (root 0), `fcollect`, `alltoall`, `collect` (every PE contributing as many
-//! elements) and `alltoalls` (strides 2 on both sides), and `memcpy` (below);
-//! `benches/c/coll_sweep.c` runs the same cases on a C OpenSHMEM (this runtime's C API or Open
-//! MPI's oshmem) with the same output, and `benches/coll-sweep.sh` runs the three side by side.
-//! `collect` and `alltoalls` run only when `--only` names them.
+//! elements), `alltoalls` (strides 2 on both sides) and `broadcast_fresh`, and `memcpy`
+//! (below); `benches/c/coll_sweep.c` runs the same cases on a C OpenSHMEM (this runtime's C API
+//! or Open MPI's oshmem) with the same output, and `benches/coll-sweep.sh` runs the three side
+//! by side. `collect`, `alltoalls` and `broadcast_fresh` run only when `--only` names them.
+//!
+//! `broadcast` sends the same source in every call, so that the members of a library that read
+//! it where it lies (the C programs' symmetric source, which oshmem's broadcast reads in place)
+//! find its lines in their own caches from the second call on; `broadcast_fresh` is the same
+//! broadcast of a source that the root rewrites (every element, untimed, before each call's
+//! barrier), as a program broadcasts data it has just made.
 //!
 //! `broadcast` is [`Team::broadcast_to_others`](shmem_core::Team::broadcast_to_others): the
 //! operation of the C twin's `shmem_broadcast64` (OpenSHMEM 1.4), which leaves the root's own
@@ -46,7 +52,7 @@ use shmem_core::prelude::*;
 use std::process::ExitCode;
 
 /// Cases that run only when `--only` names them.
-const ON_REQUEST: [&str; 2] = ["collect", "alltoalls"];
+const ON_REQUEST: [&str; 3] = ["collect", "alltoalls", "broadcast_fresh"];
 
 #[derive(Parser, Debug)]
 #[command(about = "Collectives from 8 B to 4 MiB per PE (OSU-style timing)")]
@@ -82,10 +88,17 @@ fn sizes(max: usize) -> Vec<usize> {
     v
 }
 
-/// One OSU-style loop of `op` (see the module docs), after its warm-up: ns per call.
-fn one_loop(world: &World, means: &SymArray<'_, f64>, iters: u64, op: impl FnMut(u64)) -> f64 {
+/// One OSU-style loop of `op` (see the module docs), after its warm-up, with `prep` untimed
+/// before each call's barrier: ns per call.
+fn one_loop(
+    world: &World,
+    means: &SymArray<'_, f64>,
+    iters: u64,
+    prep: impl FnMut(u64),
+    op: impl FnMut(u64),
+) -> f64 {
     let warm_up = iters.div_ceil(4).max(2);
-    shmem_benches::collective_loops(world, means, warm_up, iters, 1, op)[0]
+    shmem_benches::collective_loops_after(world, means, (warm_up, iters, 1), prep, op)[0]
 }
 
 fn main() -> ExitCode {
@@ -109,6 +122,7 @@ fn main() -> ExitCode {
     let src_i64: Vec<i64> = (0..max / 8 + 1)
         .map(|i| i as i64 * (me as i64 + 1))
         .collect();
+    let fresh = std::cell::RefCell::new(src_i64.clone());
     let dest_f32 = world.alloc_aligned::<f32>(max_elems.max(1), 4096);
     let dest_i64 = world.alloc_aligned::<i64>(n * (max / 8 + 1), 4096);
     let copy_src: Vec<u8> = (0..max).map(|i| (i * 7 + me) as u8).collect();
@@ -138,16 +152,19 @@ fn main() -> ExitCode {
         // Each case's loop figures, in the order the cases first ran.
         let mut figures: Vec<(&'static str, Vec<f64>)> = Vec::new();
         for _ in 0..args.reps {
-            let mut case = |name: &'static str, op: &mut dyn FnMut()| {
-                if !want(name) {
-                    return;
-                }
-                let f = one_loop(&world, &means, iters, |_| op());
-                match figures.iter_mut().find(|(c, _)| *c == name) {
-                    Some((_, v)) => v.push(f),
-                    None => figures.push((name, vec![f])),
-                }
-            };
+            let mut case_after =
+                |name: &'static str, prep: &mut dyn FnMut(), op: &mut dyn FnMut()| {
+                    if !want(name) {
+                        return;
+                    }
+                    let f = one_loop(&world, &means, iters, |_| prep(), |_| op());
+                    match figures.iter_mut().find(|(c, _)| *c == name) {
+                        Some((_, v)) => v.push(f),
+                        None => figures.push((name, vec![f])),
+                    }
+                };
+            let mut case =
+                |name: &'static str, op: &mut dyn FnMut()| case_after(name, &mut || {}, op);
             case("reduce_sum_f32", &mut || {
                 team.sum_reduce(&dest_f32, &src_f32[..k32])
             });
@@ -173,6 +190,20 @@ fn main() -> ExitCode {
             case("alltoalls", &mut || {
                 team.alltoalls(&dest_i64, 2, &src_i64[..span], 2, nel)
             });
+            // The root writes every element of what it broadcasts before each call (untimed),
+            // as a program broadcasts data it has just made; "broadcast" sends the same source
+            // every time, which stays in every cache.
+            case_after(
+                "broadcast_fresh",
+                &mut || {
+                    if me == 0 {
+                        for x in &mut fresh.borrow_mut()[..k64] {
+                            *x = x.wrapping_add(1);
+                        }
+                    }
+                },
+                &mut || team.broadcast_to_others(&dest_i64, &fresh.borrow()[..k64], 0),
+            );
         }
         for (name, v) in figures {
             let s = stats(v);
