@@ -71,6 +71,25 @@
 //! 42.7 / 38.0), at 1 MiB 128.3 / 107.7 / 111.4 (C 126.6 / 113.5); at 2 PEs 1 MiB 28.1 / 24.9
 //! / 24.5; at 4 PEs (10 rounds) within the noise, 1 MiB 52.8 / 52.4 / 46.4 together.
 //!
+//! *The entry wait's price*, on a node with more PEs than CPUs: a member that enters while
+//! another is not running (its core runs a PE that entered before it) waits for that one to
+//! run and enter, and that one then waits for it to run again and send. OpenSHMEM lets a C
+//! library write every `dest` at once (the program must make them ready before any PE calls),
+//! which is what Open MPI's oshmem does; this one does not, so that collectives may follow each
+//! other with no barrier between them. Measured on the project's 2-vCPU Intel VM, 4 PEs
+//! (`coll_sweep --only alltoall`, each call after a barrier, 5 alternating runs, medians, us
+//! per call), with every member taken as entered (a measurement only: wrong without that
+//! barrier) / as it is / oshmem: 16 KiB per PE 4.3 / 5.5 / 5.5, 64 KiB 5.6 / 8.1 / 5.9, 256
+//! KiB 14.4 / 17.2 / 14.3, 1 MiB 107 / 124 / 142. Two ways around it lost: the later of two
+//! members copying both blocks, its own into the other's `dest` and the other's from that
+//! one's symmetric source into its own (C's source), with the block claimed by a
+//! compare-and-swap on the slot's epoch word (64 KiB 7.3 against 5.9; 256 KiB 17.0 against
+//! 14.5; the claims move the slots' lines between the cores once more per block) or chosen
+//! before its entry from the members that had entered (64 KiB 9.2 against 8.1; 256 KiB 22.0
+//! against 18.1): the later member's longer turn on its core is what every other one waits
+//! for. The plain cached copy instead of `copy_block` lost too (256 KiB 22.3 against 15.5, 1
+//! MiB 168 against 125).
+//!
 //! Slot reuse is the mailbox's: a member finishes `e` only after every member sent its part
 //! of `e`, which none does before it finished `e - 1`; so whoever raises a header for `e + 2`
 //! knows its reader is done with `e`. A member writes another's `dest` only after that member

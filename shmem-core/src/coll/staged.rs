@@ -407,6 +407,10 @@ fn send(
 /// streaming / Open MPI's oshmem): 3 PEs 16 KiB 2.0 / 2.7 / 4.8, 64 KiB 7.0 / 8.0 / 9.3, 256
 /// KiB 16.7 / 24.6 / 24.9; 4 PEs 1.6 / 2.8 / 3.0, 7.2 / 6.5 / 6.1 (8 rounds: 5.7 / 8.1 /
 /// 7.2), 18.1 / 26.5 / 28.2; 8 PEs 1.7 / 2.8 / 15.0, 5.6 / 7.6 / 15.9, 17.3 / 28.4 / 62.4.
+/// Cached stores followed by `cldemote` of every line written (which that VM's CPU has: a hint
+/// to move the lines out to the shared cache, where the readers would find them sooner) lost
+/// there (4 alternating runs, medians, us per call, cached / with `cldemote`): 4 PEs 64 KiB
+/// 8.0 / 9.0, 256 KiB 22.3 / 29.9; 8 PEs (3 runs) 64 KiB 6.2 / 10.1, 256 KiB 18.1 / 30.0.
 ///
 /// Larger broadcasts (through the holder's `dest`), and those that the members read from the
 /// root's own `dest`, store as the root's timings of earlier ones found quicker
