@@ -6,9 +6,10 @@
  * PE contributing the same count), shmem_alltoalls64 (strides 2 on both sides) and
  * broadcast_fresh (shmem_broadcast64 of a source the root rewrites before each call), over the
  * active set of every PE. Sources are symmetric, as C asks. collect, alltoalls and
- * broadcast_fresh run only when `only` names them. memcpy, as coll_sweep.rs's: every PE copies `size` bytes between two private
- * buffers of its own (malloc, glibc's memcpy), all PEs at once and timed the same way: what
- * moving the data costs in this job, which coll-sweep.sh's memory-bound table divides by.
+ * broadcast_fresh run only when `only` names them. memcpy, as coll_sweep.rs's: every PE copies
+ * `size` bytes between two private buffers of its own (malloc, glibc's memcpy), all PEs at once
+ * and timed the same way: what moving the data costs in this job, which coll-sweep.sh's
+ * memory-bound table divides by.
  *
  * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B] [min_bytes B]
  *      [only CASE[,CASE...]] (as coll_sweep.rs's --min-bytes and --only: sizes from min_bytes
@@ -157,7 +158,8 @@ int main(int argc, char **argv)
     }
     for (long i = 0; i < max; i++) copy_src[i] = (unsigned char)(i * 7 + me);
     memset(copy_dst, 1, max);
-    if (!src_f32 || !dst_f32 || !wrk_f32 || !src_i64 || !src_fresh || !dst_i64 || !wrk_i64 || !means) {
+    if (!src_f32 || !dst_f32 || !wrk_f32 || !src_i64 || !src_fresh || !dst_i64 || !wrk_i64 ||
+        !means) {
         fprintf(stderr, "coll_sweep: PE %d: out of symmetric memory\n", me);
         return 1;
     }
