@@ -123,21 +123,19 @@ const LEARN_NODE_MIN: usize = 8 << 20;
 /// caches).
 const LEARN_BLOCK_MIN: usize = 64 << 10;
 
-/// The time this PE's copies of one exchange took, where it learns which stores to use.
-struct Clock {
-    on: bool,
-    spent: Duration,
-}
+/// The time this PE's copies of one exchange took, where it learns which stores to use
+/// (`None` where it does not: nothing is timed).
+struct Clock(Option<Duration>);
 
 impl Clock {
-    /// Runs `f`, adding its time to `spent` where the clock is on.
+    /// Runs `f`, adding its time where the clock is on.
     fn time(&mut self, f: impl FnOnce()) {
-        if !self.on {
+        let Some(spent) = &mut self.0 else {
             return f();
-        }
+        };
         let start = Instant::now();
         f();
-        self.spent += start.elapsed();
+        *spent += start.elapsed();
     }
 }
 
@@ -181,16 +179,14 @@ pub(crate) fn alltoall(
     // and more), as this process's timings of its own copies found quicker; below, cached (see
     // the module docs).
     let node = (2 * n * n).saturating_mul(block);
-    let learn = node >= LEARN_NODE_MIN && block >= LEARN_BLOCK_MIN && !outgrows_caches(node);
+    let outgrows = outgrows_caches(node);
+    let learn = node >= LEARN_NODE_MIN && block >= LEARN_BLOCK_MIN && !outgrows;
     let choice = learn.then(|| Choice::alltoall(n, n * block));
     let stores = choice
         .as_ref()
-        .map_or(Stores::streaming_if(outgrows_caches(node)), Choice::stores);
+        .map_or(Stores::streaming_if(outgrows), Choice::stores);
     let copy = stores.block_copy();
-    let mut clock = Clock {
-        on: choice.is_some(),
-        spent: Duration::ZERO,
-    };
+    let mut clock = Clock(learn.then_some(Duration::ZERO));
     let (area, stride, epoch) = mailbox::a2a_round(team);
     let mut members = Vec::with_capacity(n - 1);
     for i in 1..n {
@@ -278,8 +274,8 @@ pub(crate) fn alltoall(
             mailbox::arrived(team, slot, epoch, expect, m.pe, what)
         });
     }
-    if let Some(choice) = choice {
-        choice.finish_after(clock.spent);
+    if let (Some(choice), Clock(Some(spent))) = (choice, clock) {
+        choice.finish_after(spent);
     }
     true
 }
