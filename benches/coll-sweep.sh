@@ -30,6 +30,10 @@
 #   NAME        the table's name (default coll-sweep): NAME.md, the plot NAME.png with '-' as
 #               '_', the raw CSVs in target/bench-results/NAME (so that a run of other cases,
 #               e.g. NAME=coll-sweep-more CASES="collect alltoalls", leaves the default table)
+#   OFFSET      elements past a page boundary at which every destination and source starts, and
+#               memcpy's buffers 8 x OFFSET bytes in (default 0: destinations page-aligned, the
+#               favourable case; e.g. NAME=coll-sweep-unaligned OFFSET=1, the unfavourable one,
+#               which NAME.md then labels): coll_sweep's --offset and coll_sweep.c's `offset`
 #   BTL_TCP=0   no "oshmem, btl tcp" column (oshmem's alltoalls over TCP, element by element,
 #               takes minutes a call at megabytes)
 #   RENDER_ONLY=1  run nothing: write the tables and the plot again from the raw CSVs of the
@@ -49,7 +53,11 @@ fi
 ROUNDS=${ROUNDS:-3} ITERS=${ITERS:-2000} REPS=${REPS:-9} MAX_BYTES=${MAX_BYTES:-4194304}
 BUDGET=${BUDGET:-67108864} NPES_LIST=${NPES_LIST:-"2 4 8"} JOB_TIMEOUT=${JOB_TIMEOUT:-900}
 MIN_BYTES=${MIN_BYTES:-8} CASES=${CASES:-} PATHS=${PATHS:-direct tcp} PLOT=${PLOT:-1}
-NAME=${NAME:-coll-sweep} BTL_TCP=${BTL_TCP:-1}
+NAME=${NAME:-coll-sweep} BTL_TCP=${BTL_TCP:-1} OFFSET=${OFFSET:-0}
+if [[ ! $OFFSET =~ ^[0-9]+$ ]] || ((OFFSET > 64)); then
+    echo "coll-sweep.sh: OFFSET: '$OFFSET' is not a whole number of elements from 0 to 64" >&2
+    exit 2
+fi
 if [[ ! $NAME =~ ^[a-z0-9][a-z0-9-]*$ ]]; then
     echo "coll-sweep.sh: NAME: '$NAME' is not lower-case letters, digits and '-'" >&2
     exit 2
@@ -138,7 +146,7 @@ probed() {
 }
 # The C twin's arguments (ours and oshmem alike).
 copts=(iters "$ITERS" reps "$REPS" max_bytes "$MAX_BYTES" min_bytes "$MIN_BYTES" budget "$BUDGET"
-    "${c_only[@]}")
+    offset "$OFFSET" "${c_only[@]}")
 for n in $run_npes; do
     osh=(oshrun --allow-run-as-root --oversubscribe -np "$n" -x SHMEM_SYMMETRIC_SIZE)
     for path in "${paths[@]}"; do
@@ -155,7 +163,7 @@ for n in $run_npes; do
                 env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
                 target/release/coll_sweep --iters "$ITERS" --reps "$REPS" \
                 --max-bytes "$MAX_BYTES" --min-bytes "$MIN_BYTES" --budget "$BUDGET" \
-                "${rust_only[@]}"
+                --offset "$OFFSET" "${rust_only[@]}"
             probed c "$n" "$path" "$r" run_to "$raw/c.$n.$path.$r.csv" \
                 env "${env_ours[@]}" "${t[@]}" target/release/shmemrun -n "$n" \
                 "$out/coll_sweep-ours" "${copts[@]}"
@@ -195,6 +203,15 @@ fi
 if ((${#subset[@]})); then
     note=$(printf '%s; ' "${subset[@]}")
     echo "**This run covers a subset of the sweep: ${note%; }.**" >>"$body"
+    echo >>"$body"
+fi
+if ((OFFSET > 0)); then
+    echo "**Unaligned (OFFSET=$OFFSET): every destination and source starts $OFFSET" \
+        "element(s) past a page boundary ($((OFFSET * 4)) bytes for the f32 reduction," \
+        "$((OFFSET * 8)) for the rest; ours from Rust: $OFFSET element(s) into a \`Vec\` at" \
+        "the allocator's address), and memcpy's two buffers $((OFFSET * 8)) bytes into" \
+        "theirs.** The sweep's default" \
+        "(OFFSET=0) gives every destination a page of its own, the favourable case." >>"$body"
     echo >>"$body"
 fi
 # The awk functions of the tables below: med(s), the median of the space-separated numbers in
@@ -447,13 +464,15 @@ fi
 rendered=
 [[ $RENDER_ONLY == 1 ]] && rendered=" RENDER_ONLY=1 (the tables of the raw CSVs of an earlier run of these knobs)"
 results_write "$NAME.md" benches/coll-sweep.sh \
-    "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" BTL_TCP=$BTL_TCP TINY=$TINY${rendered}" \
+    "ROUNDS=$ROUNDS ITERS=$ITERS REPS=$REPS MAX_BYTES=$MAX_BYTES MIN_BYTES=$MIN_BYTES BUDGET=$BUDGET NPES_LIST=\"$NPES_LIST\" CASES=\"${cases[*]:-all}\" PATHS=\"${paths[*]}\" BTL_TCP=$BTL_TCP OFFSET=$OFFSET TINY=$TINY${rendered}" \
     "Collectives over all PEs from 8 B to 4 MiB per PE (OSU-style timing: each call after an untimed barrier_all, the mean over PEs of each PE's mean; the median over rounds of each run's median): ours from Rust (private sources; the broadcast is \`broadcast_to_others\`, which leaves the root's \`dest\` as it is, as \`shmem_broadcast64\` does), ours from C and Open MPI's oshmem (the same C program, symmetric sources). Over tcp, oshmem's collectives still move their data through shared memory (they are Open MPI's MPI collectives, over btl/vader on one node; UCX_TLS reaches only its RMA); the column \"oshmem, btl tcp\" runs it with --mca btl self,tcp, so that its collective data goes over TCP as ours does. The columns \"same state\" compare only the runs made wholly in one state of the machine (the probe, after the tables): the quick state's where both programs have such runs, else the slow state's, which the figure names; empty where no state has runs of both." \
     "$body"
 rm -f "$body" "$states"
 if [[ -n $plot_bin ]]; then
     png=${NAME//-/_}.png
-    if "$plot_bin" "$raw/$png" <"$raw/summary.csv"; then
+    label=()
+    ((OFFSET > 0)) && label=("unaligned, OFFSET=$OFFSET")
+    if "$plot_bin" "$raw/$png" "${label[@]}" <"$raw/summary.csv"; then
         results_copy "$raw/$png" "$png"
     else
         echo "coll-sweep.sh: coll_sweep_plot failed; no plot" >&2

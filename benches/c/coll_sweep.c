@@ -12,8 +12,10 @@
  * memory-bound table divides by.
  *
  * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B] [min_bytes B]
- *      [only CASE[,CASE...]] (as coll_sweep.rs's --min-bytes and --only: sizes from min_bytes
- *      up; only the cases named, comma-separated, exactly; default: all)
+ *      [only CASE[,CASE...]] [offset K] (as coll_sweep.rs's --min-bytes, --only and --offset:
+ *      sizes from min_bytes up; only the cases named, comma-separated, exactly, default all;
+ *      every destination and source K elements, 0 to 64, past its page boundary, and memcpy's
+ *      two buffers K x 8 bytes into theirs, default 0)
  * A size's loops take turns (each repetition runs one loop of every case), as in coll_sweep.rs.
  * Output on PE 0: case,size,npes,median_ns,min_ns. */
 #include <shmem.h>
@@ -122,7 +124,7 @@ static void prep(int c, long size)
 
 int main(int argc, char **argv)
 {
-    long iters = 2000, reps = 9, max_bytes = 4 << 20, budget = 64 << 20, min_bytes = 8;
+    long iters = 2000, reps = 9, max_bytes = 4 << 20, budget = 64 << 20, min_bytes = 8, off = 0;
     const char *only = NULL;
     for (int a = 1; a + 1 < argc; a += 2) {
         long v = strtol(argv[a + 1], NULL, 10);
@@ -132,6 +134,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "reps")) reps = v;
         else if (!strcmp(argv[a], "max_bytes")) max_bytes = v;
         else if (!strcmp(argv[a], "budget")) budget = v;
+        else if (!strcmp(argv[a], "offset")) off = v;
+    }
+    if (off < 0 || off > 64) {
+        fprintf(stderr, "coll_sweep: offset %ld is not within 0 to 64 elements\n", off);
+        return 2;
     }
     shmem_init();
     npes = shmem_n_pes();
@@ -142,20 +149,23 @@ int main(int argc, char **argv)
     long max = 8;
     for (long s = 16; s <= max_bytes && s <= (4 << 20); s *= 4) max = s;
     long e32 = max / 4, e64 = max / 8 + 1;
-    src_f32 = shmem_align(4096, e32 * 4);
-    dst_f32 = shmem_align(4096, e32 * 4);
+    /* Each array OFF elements longer, and used from element OFF on (offset). */
+    src_f32 = shmem_align(4096, (e32 + off) * 4);
+    dst_f32 = shmem_align(4096, (e32 + off) * 4);
     wrk_f32 = shmem_malloc((e32 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * 4);
-    src_i64 = shmem_align(4096, e64 * 8);
-    src_fresh = shmem_align(4096, e64 * 8);
-    dst_i64 = shmem_align(4096, npes * e64 * 8);
+    src_i64 = shmem_align(4096, (e64 + off) * 8);
+    src_fresh = shmem_align(4096, (e64 + off) * 8);
+    dst_i64 = shmem_align(4096, (npes * e64 + off) * 8);
     wrk_i64 = shmem_malloc((e64 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * 8);
     double *means = shmem_malloc(npes * sizeof(double));
-    copy_src = malloc(max);
-    copy_dst = malloc(max);
+    copy_src = malloc(max + 8 * off);
+    copy_dst = malloc(max + 8 * off);
     if (!copy_src || !copy_dst) {
         fprintf(stderr, "coll_sweep: PE %d: out of memory\n", me);
         return 1;
     }
+    copy_src += 8 * off;
+    copy_dst += 8 * off;
     for (long i = 0; i < max; i++) copy_src[i] = (unsigned char)(i * 7 + me);
     memset(copy_dst, 1, max);
     if (!src_f32 || !dst_f32 || !wrk_f32 || !src_i64 || !src_fresh || !dst_i64 || !wrk_i64 ||
@@ -163,6 +173,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "coll_sweep: PE %d: out of symmetric memory\n", me);
         return 1;
     }
+    src_f32 += off;
+    dst_f32 += off;
+    src_i64 += off;
+    src_fresh += off;
+    dst_i64 += off;
     for (long i = 0; i < e32; i++) src_f32[i] = (float)(i % 1000) + me;
     for (long i = 0; i < e64; i++) src_fresh[i] = src_i64[i] = i * (me + 1);
     double *fig = malloc(NCASES * reps * sizeof(double));

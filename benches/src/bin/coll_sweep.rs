@@ -42,9 +42,17 @@
 //! Sources are private vectors here (what a Rust program passes); the C twin's are symmetric,
 //! as C asks. Output: `case,size,npes,median_ns,min_ns`, one line per case and size, on PE 0.
 //!
+//! Destinations are page-aligned on both sides by default (`alloc_aligned(.., 4096)` here,
+//! `shmem_align(4096, ..)` in the C twin), the favourable case for a copy routine; with
+//! `--offset K` (the C twin's `offset K`) every destination starts K elements past that page
+//! boundary (K x 4 bytes for `f32`, K x 8 for `i64`), and so does every source (here K elements
+//! into a `Vec` at the allocator's address; in C K elements past its page-aligned symmetric
+//! source) and `memcpy`'s two buffers (K x 8 bytes): the unfavourable case, which
+//! `coll-sweep.sh` labels (`OFFSET`).
+//!
 //! Run: `target/release/shmemrun -n 2 target/release/coll_sweep [--iters N] [--reps N]
-//! [--max-bytes B] [--budget B]` (`SHMEM_SYMMETRIC_SIZE` must hold `npes + 1` times the
-//! largest size plus slack, e.g. 256M at 8 PEs and 4 MiB).
+//! [--max-bytes B] [--budget B] [--offset K]` (`SHMEM_SYMMETRIC_SIZE` must hold `npes + 1`
+//! times the largest size plus slack, e.g. 256M at 8 PEs and 4 MiB).
 
 use clap::Parser;
 use shmem_benches::stats;
@@ -75,6 +83,9 @@ struct Args {
     /// Bytes per PE that one timed loop moves at large sizes (it sets the calls per loop).
     #[arg(long, default_value_t = 64 << 20)]
     budget: usize,
+    /// Elements past a page boundary at which every destination and source starts (0: aligned).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=64))]
+    offset: u64,
 }
 
 /// The sizes: 8 B, then 16 B to 4 MiB by powers of 4, up to `max`.
@@ -114,19 +125,27 @@ fn main() -> ExitCode {
     let team = world.team_world();
     let means = world.alloc::<f64>(n);
     let max = sizes(args.max_bytes).last().copied().unwrap_or(8);
-    // Elements of 4 bytes (f32) or 8 bytes (everything else) that the largest size needs.
+    // Every destination and source starts `off` elements in (`--offset`); the byte copies
+    // `off` x 8 bytes in.
+    let off = args.offset as usize;
+    // Elements of 4 bytes (f32) or 8 bytes (everything else) that the largest size needs; the
+    // values count from the `off` elements of padding on, as the C twin's.
     let max_elems = max / 4;
-    let src_f32: Vec<f32> = (0..max_elems)
-        .map(|i| (i % 1000) as f32 + me as f32)
+    let src_f32: Vec<f32> = std::iter::repeat_n(0.0, off)
+        .chain((0..max_elems).map(|i| (i % 1000) as f32 + me as f32))
         .collect();
-    let src_i64: Vec<i64> = (0..max / 8 + 1)
-        .map(|i| i as i64 * (me as i64 + 1))
+    let src_i64: Vec<i64> = std::iter::repeat_n(0, off)
+        .chain((0..max / 8 + 1).map(|i| i as i64 * (me as i64 + 1)))
         .collect();
     let fresh = std::cell::RefCell::new(src_i64.clone());
-    let dest_f32 = world.alloc_aligned::<f32>(max_elems.max(1), 4096);
-    let dest_i64 = world.alloc_aligned::<i64>(n * (max / 8 + 1), 4096);
-    let copy_src: Vec<u8> = (0..max).map(|i| (i * 7 + me) as u8).collect();
-    let mut copy_dst: Vec<u8> = vec![1; max];
+    let (src_f32, src_i64) = (&src_f32[off..], &src_i64[off..]);
+    let dest_f32_all = world.alloc_aligned::<f32>(max_elems.max(1) + off, 4096);
+    let dest_i64_all = world.alloc_aligned::<i64>(n * (max / 8 + 1) + off, 4096);
+    let (dest_f32, dest_i64) = (dest_f32_all.slice(off..), dest_i64_all.slice(off..));
+    let copy_src: Vec<u8> = (0..max + 8 * off).map(|i| (i * 7 + me) as u8).collect();
+    let copy_src = &copy_src[8 * off..];
+    let mut copy_dst_all: Vec<u8> = vec![1; max + 8 * off];
+    let copy_dst = &mut copy_dst_all[8 * off..];
     let mut rows = Vec::new();
     // `collect` and `alltoalls` run only when named: oshmem's alltoalls moves large ones element
     // by element (4 MiB at 2 PEs: 5.3 ms a call), which over TCP would make a whole sweep last
@@ -179,7 +198,7 @@ fn main() -> ExitCode {
             });
             case("memcpy", &mut || {
                 copy_dst[..size].copy_from_slice(std::hint::black_box(&copy_src[..size]));
-                std::hint::black_box(&mut copy_dst);
+                std::hint::black_box(&mut *copy_dst);
             });
             case("alltoall", &mut || {
                 team.alltoall(&dest_i64, &src_i64[..block * n])
@@ -197,12 +216,12 @@ fn main() -> ExitCode {
                 "broadcast_fresh",
                 &mut || {
                     if me == 0 {
-                        for x in &mut fresh.borrow_mut()[..k64] {
+                        for x in &mut fresh.borrow_mut()[off..off + k64] {
                             *x = x.wrapping_add(1);
                         }
                     }
                 },
-                &mut || team.broadcast_to_others(&dest_i64, &fresh.borrow()[..k64], 0),
+                &mut || team.broadcast_to_others(&dest_i64, &fresh.borrow()[off..off + k64], 0),
             );
         }
         for (name, v) in figures {

@@ -7,9 +7,11 @@
 //!
 //! Reads lines `case,size,npes,path,rust_ns,c_ns,oshmem_ns,oshtcp_ns` (the script's
 //! `summary.csv`, medians over its rounds; the header, malformed lines and empty or
-//! non-positive figures are skipped) from stdin and writes a PNG to the path given. Build:
-//! `cargo build --release -p shmem-benches --features plot --bin coll_sweep_plot`; run:
-//! `target/release/coll_sweep_plot coll_sweep.png < summary.csv`.
+//! non-positive figures are skipped) from stdin and writes a PNG to the path given; a second
+//! argument, if given, is added to the title (the script's label of a run's conditions, as
+//! "unaligned, OFFSET=1"). Build: `cargo build --release -p shmem-benches --features plot --bin
+//! coll_sweep_plot`; run: `target/release/coll_sweep_plot coll_sweep.png [LABEL] <
+//! summary.csv`.
 
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
@@ -56,7 +58,7 @@ struct Sweep {
 fn main() -> ExitCode {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!(
-            "usage: coll_sweep_plot OUT.png < case,size,npes,path,rust_ns,c_ns,oshmem_ns,oshtcp_ns lines"
+            "usage: coll_sweep_plot OUT.png [LABEL] < case,size,npes,path,rust_ns,c_ns,oshmem_ns,oshtcp_ns lines"
         );
         return ExitCode::FAILURE;
     };
@@ -65,7 +67,8 @@ fn main() -> ExitCode {
         eprintln!("coll_sweep_plot: reading stdin: {e}");
         return ExitCode::FAILURE;
     }
-    match draw(&path, &parse(&input)) {
+    let label = std::env::args().nth(2);
+    match draw(&path, &parse(&input), label.as_deref()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("coll_sweep_plot: {e}");
@@ -128,7 +131,7 @@ fn ordered<'a>(known: &[&str], found: impl Iterator<Item = &'a String>) -> Vec<S
     v
 }
 
-fn draw(path: &str, sweep: &Sweep) -> Result<(), Box<dyn std::error::Error>> {
+fn draw(path: &str, sweep: &Sweep, label: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     if sweep.panels.is_empty() {
         return Err("no figures in the input".into());
     }
@@ -140,7 +143,7 @@ fn draw(path: &str, sweep: &Sweep) -> Result<(), Box<dyn std::error::Error>> {
     let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let (header, grid) = root.split_vertically(HEADER);
-    legend(&header, sweep)?;
+    legend(&header, sweep, label)?;
     // The same x range in every panel, so that the columns line up.
     let all = || sweep.panels.values().flat_map(|l| l.values()).flatten();
     let (xmin, xmax) = all().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
@@ -201,17 +204,18 @@ fn draw(path: &str, sweep: &Sweep) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// The strip above the panels: the title, then the colours of the implementations and the
-/// lines and markers of the PE counts.
+/// The strip above the panels: the title (with `label` after it, if any), then the colours of
+/// the implementations and the lines and markers of the PE counts.
 fn legend(
     area: &DrawingArea<BitMapBackend<'_>, Shift>,
     sweep: &Sweep,
+    label: Option<&str>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    area.draw(&Text::new(
-        "Collectives by size (benches/coll-sweep.sh)",
-        (12, 8),
-        ("sans-serif", 22),
-    ))?;
+    let title = match label {
+        Some(l) => format!("Collectives by size (benches/coll-sweep.sh), {l}"),
+        None => "Collectives by size (benches/coll-sweep.sh)".to_string(),
+    };
+    area.draw(&Text::new(title, (12, 8), ("sans-serif", 22)))?;
     area.draw(&Text::new(
         "time per call: the median over rounds of each run's median",
         (12, 36),
