@@ -691,6 +691,50 @@ fn collective_length_mismatch_is_named() {
     }
 }
 
+/// Members whose lengths put them on different paths of a reduction (one within a mailbox
+/// exchange, one beyond: they wait for different things) end the job with a message that says
+/// so, instead of hanging it: at 2 PEs 100 and 3000 `u64`s (the direct path from 16 KiB), at 8
+/// PEs 200 and 300 (beyond 2 KiB: more than one exchange of the mailbox), either way round.
+#[test]
+fn lengths_on_both_sides_of_the_reduction_paths_are_named() {
+    if common::is_pe() {
+        let world = shmem_core::init().expect("init");
+        let team = world.team_world();
+        let dest = world.alloc::<u64>(3000);
+        let (few, many) = if world.n_pes() == 2 {
+            (100, 3000)
+        } else {
+            (200, 300)
+        };
+        let swap = std::env::var("SWAP_LENGTHS").is_ok();
+        let len = if (world.my_pe() == 0) != swap {
+            few
+        } else {
+            many
+        };
+        team.sum_reduce(&dest, &vec![1u64; len]);
+        unreachable!("the lengths differ");
+    }
+    for (n, swap) in [(2, false), (2, true), (8, false), (8, true)] {
+        let env: &[(&str, &str)] = if swap { &[("SWAP_LENGTHS", "1")] } else { &[] };
+        let (out, took) = common::launch(
+            "lengths_on_both_sides_of_the_reduction_paths_are_named",
+            n,
+            common::Path::Direct,
+            env,
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("members passed different lengths to a reduction")
+                && stderr.contains("more bytes than one exchange of the mailbox holds")
+                && stderr.contains("bytes that the mailbox takes in one exchange"),
+            "{n} PEs (swapped: {swap}): {stderr}"
+        );
+        assert!(took.as_secs_f64() < 20.0, "took {took:?}");
+    }
+}
+
 /// Splits that cannot make a team return values every member can test, never a panic: a size
 /// of 0 is `Ok(None)` everywhere, PEs outside the parent or a zero stride are errors, and when
 /// every team block is in use the next split is an error on every PE alike (no hang); dropping

@@ -229,3 +229,67 @@ fn float_sums_in_team_order_from_every_kind_of_source() {
         },
     );
 }
+
+/// Reductions on one node just below, at and just above the largest one that the mailbox
+/// takes in one exchange (16 KiB / n less a header at up to 8 members, 1 KiB beyond), where
+/// the larger ones now take the direct path: at 4 PEs 510 `i64`s fit one exchange, at 8 PEs
+/// 254, at 9 PEs 128 (and 1020 `f32`s, 508, 256). Private, symmetric and in-place sources,
+/// sum and max of `i64`, sums of `f32` (small integers: exact in any order); every PE checks
+/// every element, and that the elements past `len` of a longer `dest` are untouched.
+#[test]
+fn reductions_around_one_mailbox_exchange() {
+    multi_pe_at(
+        "reductions_around_one_mailbox_exchange",
+        &[4, 8, 9],
+        |world| {
+            let team = world.team_world();
+            let (me, n) = (team.my_pe(), team.n_pes());
+            let lens = [
+                1, 127, 128, 129, 253, 254, 255, 256, 257, 507, 509, 510, 511, 1019, 1020, 1021,
+                2049,
+            ];
+            let max_len = 2049;
+            let dest = world.alloc::<i64>(max_len + 3);
+            let sym = world.alloc::<i64>(max_len);
+            let fdest = world.alloc::<f32>(max_len + 3);
+            let mut got = vec![0i64; max_len + 3];
+            let mut fgot = vec![0f32; max_len + 3];
+            for len in lens {
+                let mine: Vec<i64> = (0..len).map(|i| v(me, i)).collect();
+                let sum = |i| fold(n, i, i64::wrapping_add);
+                for kind in ["private", "symmetric", "in place"] {
+                    dest.local_write(.., &vec![-7; max_len + 3]);
+                    dest.local_write(..len, &mine);
+                    sym.local_write(..len, &mine);
+                    team.barrier();
+                    match kind {
+                        "private" => team.sum_reduce(&dest, &mine),
+                        // SAFETY: nobody writes `sym` until the barrier below.
+                        "symmetric" => team.sum_reduce(&dest, unsafe { &sym.local_slice()[..len] }),
+                        _ => team.sum_reduce_in_place(&dest.slice(..len)),
+                    }
+                    dest.local_read(.., &mut got);
+                    check(&format!("{kind} sum_reduce of {len} i64"), &got[..len], sum);
+                    check(
+                        &format!("elements past {len} ({kind})"),
+                        &got[len..],
+                        |_| -7,
+                    );
+                    team.barrier();
+                }
+                team.max_reduce(&dest, &mine);
+                dest.local_read(..len, &mut got[..len]);
+                check(&format!("max_reduce of {len} i64"), &got[..len], |i| {
+                    fold(n, i, i64::max)
+                });
+                let fl: Vec<f32> = (0..len).map(|i| (v(me, i) % 1000) as f32).collect();
+                team.sum_reduce(&fdest, &fl);
+                fdest.local_read(..len, &mut fgot[..len]);
+                check(&format!("sum_reduce of {len} f32"), &fgot[..len], |i| {
+                    (0..n).map(|pe| (v(pe, i) % 1000) as f32).sum::<f32>()
+                });
+                world.barrier_all();
+            }
+        },
+    );
+}

@@ -58,6 +58,7 @@
 //! Part of the collectives layer; uses `coll::fetch`, `coll::team`, `transport`, `mem`.
 
 use super::fetch::{self, COMBINE, Landing, Reach};
+use super::mailbox;
 use super::team::Team;
 use crate::element::Element;
 use crate::mem::copy::copy_bytes;
@@ -68,8 +69,9 @@ use crate::transport::slots::next_epoch;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Smallest reduction (bytes) that takes this path when every member is mapped here: below it
-/// the mailbox's one exchange costs less than three syncs.
+/// Smallest reduction (bytes) that takes this path when every member is mapped here, whatever
+/// the team's size: from it on, three steps cost less than the mailbox's exchanges (see
+/// [`min_bytes`] for the smaller reductions that take it too).
 pub(crate) const REDUCE_MIN: usize = 16 << 10;
 /// Smallest reduction (bytes) that takes this path when some member's memory lies on another
 /// host, so that the mailbox's slots travel through UCX too. Measured across two
@@ -77,13 +79,27 @@ pub(crate) const REDUCE_MIN: usize = 16 << 10;
 /// 2.2 ms (mailbox 45).
 pub(crate) const REDUCE_MIN_REMOTE: usize = 16 << 10;
 
-/// The smallest reduction (bytes) into `dest` at `offset` that takes this path, by where the
-/// members' memory lies (the same answer on every member: mappings are symmetric, and a team
-/// that spans hosts has a member on another host for every member): [`REDUCE_MIN`] where every
-/// member is mapped here (one node, whatever `UCX_TLS` says), else [`REDUCE_MIN_REMOTE`].
-pub(crate) fn min_bytes(team: &Team<'_>, offset: usize) -> usize {
+/// The smallest reduction (bytes) of `size`-byte elements into `dest` at `offset` that takes
+/// this path, by where the members' memory lies (the same answer on every member: mappings are
+/// symmetric, and a team that spans hosts has a member on another host for every member).
+///
+/// Where every member is mapped here (one node, whatever `UCX_TLS` says): [`REDUCE_MIN`], or
+/// less where the mailbox would need more than one exchange
+/// ([`mailbox::allreduce_step_bytes`]: up to 16 KiB / n at n <= 8 members, 1 KiB beyond): each
+/// exchange waits for every member (for the steps of a recursive doubling beyond 8), where
+/// this path's three steps do not grow with the size, and on a node with more PEs than cores
+/// every wait is a turn of the scheduler. Measured on the project's 2-vCPU Intel VM
+/// (`coll_sweep` with sizes in powers of 2, `reduce_sum_i64` from private sources, 3
+/// alternating rounds, medians, us per call, mailbox / this path / Open MPI's oshmem): 2 PEs
+/// 4 KiB 2.3 / 2.5 / 4.0, 8 KiB 4.4 / 3.0 / 7.2; 4 PEs 2 KiB 6.2 / 8.9 / 11.2, 4 KiB 12.8 /
+/// 9.7 / 21.0, 8 KiB 27.2 / 11.4 / 31.5; 8 PEs 1 KiB 19.3 / 20.6 / 33.9, 2 KiB 35.7 / 16.7 /
+/// 37.0, 4 KiB 63.9 / 19.7 / 64.1, 8 KiB 101.9 / 24.9 / 88.6; 16 PEs 1 KiB 47.1 / 69.5 /
+/// 150.1, 2 KiB 89.5 / 73.6 / 134.6, 8 KiB 385.6 / 88.4 / 322.4; and at 3, 5 and 6 PEs this
+/// path was quicker from the first size that takes two exchanges (3 PEs 8 KiB 11.5 / 6.3, 5
+/// PEs 4 KiB 21.7 / 17.9, 6 PEs 4 KiB 27.1 / 19.8) and slower below it.
+pub(crate) fn min_bytes(team: &Team<'_>, offset: usize, size: usize) -> usize {
     if all_mapped(team, offset) {
-        REDUCE_MIN
+        REDUCE_MIN.min(mailbox::allreduce_step_bytes(team.n_pes(), size) + 1)
     } else {
         REDUCE_MIN_REMOTE
     }
@@ -384,6 +400,9 @@ fn all_gather<E: Element>(
     debug_assert!(mine(n - 1).end == len);
     let others = (1..n).map(|k| (me + k) % n);
     let mut landing = Landing::new(tp);
+    // A member's share is empty where the team has more members than the reduction has cache
+    // lines (more than 256 members at 16 KiB): nothing to copy from it.
+    let others = others.filter(|&q| !mine(q).is_empty());
     for q in others.clone() {
         let r = mine(q);
         if let Reach::Ucx(peer, off) = fetch::reach(team, q, at) {

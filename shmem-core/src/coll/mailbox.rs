@@ -369,17 +369,25 @@ pub(crate) fn allreduce<E: Element>(
     if n == 1 {
         return;
     }
-    // A flat team takes as much as its all-to-all slots hold in one exchange (at 2 PEs 8 KiB,
-    // at 8 PEs 2 KiB: a 4 KiB reduction in one or two exchanges instead of four); a larger
-    // team's doubling steps take a mail slot's CHUNK.
+    let per = allreduce_step_bytes(n, size_of::<E>()) / size_of::<E>().max(1);
+    for chunk in data.chunks_mut(per) {
+        allreduce_chunk(team, chunk, &op, what);
+    }
+}
+
+/// The bytes of `size`-byte elements that one step of [`allreduce`] over `n` members takes (a
+/// whole number of elements): a flat team as much as its all-to-all slots hold in one exchange
+/// (at 2 PEs 8 KiB, at 8 PEs 2 KiB: a 4 KiB reduction in one or two exchanges instead of four),
+/// a larger team a mail slot's [`CHUNK`] per recursive doubling. Larger reductions take several
+/// such steps, one after the other (`coll::large` takes over from two).
+pub(crate) fn allreduce_step_bytes(n: usize, size: usize) -> usize {
     let bytes = if n <= FLAT_MAX {
         (a2a_stride(n) - HEADER).max(CHUNK)
     } else {
         CHUNK
     };
-    for chunk in data.chunks_mut(bytes / size_of::<E>().max(1)) {
-        allreduce_chunk(team, chunk, &op, what);
-    }
+    let size = size.max(1);
+    bytes / size * size
 }
 
 fn combine<E: Element>(data: &mut [E], theirs: &[u8], mine_first: bool, op: &impl Fn(E, E) -> E) {

@@ -216,9 +216,10 @@ macro_rules! reductions {
 
 impl Team<'_> {
     /// Reduces element-wise over the members, result in `dest[..len]` on every member (`len`:
-    /// the source's length, or all of `dest` in place). Large reductions read the members' memory
-    /// straight, by loads (this node's PEs, whatever `UCX_TLS` says) or UCX gets ([`large`]);
-    /// the others go through the mailbox.
+    /// the source's length, or all of `dest` in place). Large reductions (on one node, those
+    /// that would take the mailbox more than one exchange; see [`large::min_bytes`]) read the
+    /// members' memory straight, by loads (this node's PEs, whatever `UCX_TLS` says) or UCX
+    /// gets ([`large`]); the others go through the mailbox.
     #[track_caller]
     fn reduce_into<E: Element, A: SymmetricArray<E> + ?Sized>(
         &self,
@@ -227,15 +228,22 @@ impl Team<'_> {
         op: impl Fn(E, E) -> E + Copy,
         name: &str,
     ) {
-        let _in = self.enter(Coll::Reduce);
         let len = match source {
             Source::Slice(s) => s.len(),
             Source::InPlace => dest.len(),
         };
-        check_fits(dest, len, name);
         let at = dest.__heap_offset();
         let bytes = len * size_of::<E>();
-        if self.n_pes() > 1 && bytes >= large::min_bytes(self, at) {
+        let large = self.n_pes() > 1 && bytes >= large::min_bytes(self, at, size_of::<E>());
+        // Members that passed lengths on both sides of the threshold wait in different ways;
+        // the two kinds let a wait that goes on too long name them.
+        let _in = self.enter(if large {
+            Coll::ReduceLarge
+        } else {
+            Coll::Reduce
+        });
+        check_fits(dest, len, name);
+        if large {
             dest.__transport().check_live();
             large::reduce(self, at, source, len, op, name);
             return;

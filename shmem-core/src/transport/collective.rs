@@ -208,7 +208,7 @@ pub(crate) enum Coll {
     Collect = 3,
     /// `alltoall` or `alltoalls`.
     Alltoall = 4,
-    /// A reduction, of any operation.
+    /// A reduction, of any operation, through the mailbox.
     Reduce = 5,
     /// A scan (`sum_inscan`, `sum_exscan`).
     Scan = 6,
@@ -216,11 +216,14 @@ pub(crate) enum Coll {
     Alloc = 7,
     /// A team split or a team's destruction.
     Team = 8,
+    /// A reduction that takes `coll::large`'s path: members that passed fewer elements, which
+    /// go through the mailbox, are in [`Coll::Reduce`] instead, and a wait names both.
+    ReduceLarge = 9,
 }
 
 impl Coll {
     /// Every kind, by its number.
-    const ALL: [Coll; 8] = [
+    const ALL: [Coll; 9] = [
         Coll::Sync,
         Coll::Broadcast,
         Coll::Collect,
@@ -229,6 +232,7 @@ impl Coll {
         Coll::Scan,
         Coll::Alloc,
         Coll::Team,
+        Coll::ReduceLarge,
     ];
 
     /// The kind numbered `k`, if any.
@@ -247,6 +251,7 @@ impl Coll {
             Coll::Scan => "a scan (sum_inscan, sum_exscan)",
             Coll::Alloc => "a collective allocation or free of the symmetric heap",
             Coll::Team => "a team split or a team's destruction",
+            Coll::ReduceLarge => "a reduction",
         }
     }
 }
@@ -578,6 +583,24 @@ pub(crate) fn wait_in_collective(
 #[inline(never)]
 #[track_caller]
 fn different_collectives(me: usize, mine: Coll, pe: usize, theirs: Coll, seq: u64) -> ! {
+    let path = |c: Coll| {
+        if c == Coll::ReduceLarge {
+            "more bytes than one exchange of the mailbox holds"
+        } else {
+            "bytes that the mailbox takes in one exchange"
+        }
+    };
+    if matches!(mine, Coll::Reduce | Coll::ReduceLarge)
+        && matches!(theirs, Coll::Reduce | Coll::ReduceLarge)
+    {
+        panic!(
+            "shmem: members passed different lengths to a reduction: PE {me} reduces {} while \
+             PE {pe} reduces {} (collective number {seq} of their team on both); every member \
+             must pass the same number of elements",
+            path(mine),
+            path(theirs)
+        )
+    }
     panic!(
         "shmem: PEs called different collectives: PE {me} waits in {} while PE {pe} is in {} \
          (collective number {seq} of their team on both); every PE must call the same \

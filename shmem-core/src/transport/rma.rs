@@ -97,6 +97,11 @@ impl Transport {
         local: *mut u8,
         len: usize,
     ) {
+        if len == 0 {
+            // Nothing to move; and a run of small gets (`am::runs`) takes none: it divides by
+            // the length.
+            return;
+        }
         self.progress.note_op();
         let u = peer.ucx();
         if dir == Dir::Get
