@@ -96,7 +96,11 @@ pub(crate) const REDUCE_MIN_REMOTE: usize = 16 << 10;
 /// 37.0, 4 KiB 63.9 / 19.7 / 64.1, 8 KiB 101.9 / 24.9 / 88.6; 16 PEs 1 KiB 47.1 / 69.5 /
 /// 150.1, 2 KiB 89.5 / 73.6 / 134.6, 8 KiB 385.6 / 88.4 / 322.4; and at 3, 5 and 6 PEs this
 /// path was quicker from the first size that takes two exchanges (3 PEs 8 KiB 11.5 / 6.3, 5
-/// PEs 4 KiB 21.7 / 17.9, 6 PEs 4 KiB 27.1 / 19.8) and slower below it.
+/// PEs 4 KiB 21.7 / 17.9, 6 PEs 4 KiB 27.1 / 19.8) and slower below it. With more PEs to a
+/// core (2 rounds, 1 at 128 PEs; the mailbox / this path / oshmem): 32 PEs 2 KiB 195.5 /
+/// 191.9 / 442.6, 4 KiB 407.3 / 178.1 / 491.4, 8 KiB 788.0 / 187.7 / 622.2; 64 PEs 2 KiB
+/// 558.5 / 359.7 / 1,125.3, 8 KiB 1,945.1 / 487.6 / 1,910.2; 128 PEs 2 KiB 1,388.7 / 1,496.9
+/// / 2,757.1, 4 KiB 3,358.4 / 1,684.4 / 3,336.5, 8 KiB 6,384.1 / 1,897.3 / 3,600.9.
 pub(crate) fn min_bytes(team: &Team<'_>, offset: usize, size: usize) -> usize {
     if all_mapped(team, offset) {
         REDUCE_MIN.min(mailbox::allreduce_step_bytes(team.n_pes(), size) + 1)
