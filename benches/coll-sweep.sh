@@ -23,8 +23,12 @@
 #               named here: oshmem's alltoalls moves large ones element by element, which over
 #               TCP takes minutes a job; broadcast_fresh is broadcast with a source the root
 #               rewrites before each call, e.g. NAME=coll-sweep-fresh CASES="broadcast
-#               broadcast_fresh"): coll_sweep's --only and coll_sweep.c's `only`. Every job
-#               also runs memcpy, which the memory-bound table needs.
+#               broadcast_fresh"; and the reductions of every other operation and type family,
+#               reduce_and_i64 reduce_or_i32 reduce_xor_i16 reduce_max_f64 reduce_min_i32
+#               reduce_sum_i16 reduce_sum_c64 reduce_prod_f64 reduce_prod_c32, e.g.
+#               NAME=coll-sweep-ops CASES="reduce_and_i64 ..."): coll_sweep's --only and
+#               coll_sweep.c's `only`. Every job also runs memcpy, which the memory-bound table
+#               needs.
 #   PATHS       "direct tcp" (default), "direct" or "tcp" (space- or comma-separated)
 #   JOB_TIMEOUT seconds per job; PLOT=0: no plot
 #   NAME        the table's name (default coll-sweep): NAME.md, the plot NAME.png with '-' as

@@ -4,9 +4,14 @@
  * shmem_float_sum_to_all, shmem_longlong_sum_to_all (i64), shmem_broadcast64 (root 0; in 1.4
  * the root's own dest is not written), shmem_fcollect64, shmem_alltoall64, shmem_collect64 (every
  * PE contributing the same count), shmem_alltoalls64 (strides 2 on both sides) and
- * broadcast_fresh (shmem_broadcast64 of a source the root rewrites before each call), over the
- * active set of every PE. Sources are symmetric, as C asks. collect, alltoalls and
- * broadcast_fresh run only when `only` names them. memcpy, as coll_sweep.rs's: every PE copies
+ * broadcast_fresh (shmem_broadcast64 of a source the root rewrites before each call), and one
+ * reduction of every operation and type family (the on-request reduce_OP_TYPE cases, whose
+ * routines and values coll_sweep.rs's header lists: shmem_longlong_and_to_all, shmem_int_or_to_all,
+ * shmem_short_xor_to_all, shmem_double_max_to_all, shmem_int_min_to_all, shmem_short_sum_to_all,
+ * shmem_complexd_sum_to_all, shmem_double_prod_to_all, shmem_complexf_prod_to_all), over the
+ * active set of every PE. Sources are symmetric, as C asks. collect, alltoalls,
+ * broadcast_fresh and the reduce_OP_TYPE cases but the two sums run only when `only` names
+ * them. memcpy, as coll_sweep.rs's: every PE copies
  * `size` bytes between two private buffers of its own (malloc, glibc's memcpy), all PEs at once
  * and timed the same way: what moving the data costs in this job, which coll-sweep.sh's
  * memory-bound table divides by.
@@ -18,6 +23,7 @@
  *      two buffers K x 8 bytes into theirs, default 0)
  * A size's loops take turns (each repetition runs one loop of every case), as in coll_sweep.rs.
  * Output on PE 0: case,size,npes,median_ns,min_ns. */
+#include <complex.h>
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,20 +49,24 @@ static int cmp(const void *a, const void *b)
 
 enum {
     C_F32, C_I64, C_BCAST, C_FCOLLECT, C_MEMCPY, C_ALLTOALL, C_COLLECT, C_ALLTOALLS, C_BCAST_FRESH,
-    NCASES
+    /* The reductions of every operation and type family, on request. */
+    C_AND_I64, C_OR_I32, C_XOR_I16, C_MAX_F64, C_MIN_I32, C_SUM_I16, C_SUM_C64, C_PROD_F64,
+    C_PROD_C32, NCASES
 };
 static const char *names[NCASES] = {"reduce_sum_f32", "reduce_sum_i64", "broadcast", "fcollect",
                                     "memcpy", "alltoall", "collect", "alltoalls",
-                                    "broadcast_fresh"};
+                                    "broadcast_fresh", "reduce_and_i64", "reduce_or_i32",
+                                    "reduce_xor_i16", "reduce_max_f64", "reduce_min_i32",
+                                    "reduce_sum_i16", "reduce_sum_c64", "reduce_prod_f64",
+                                    "reduce_prod_c32"};
 
-/* 1 when NAME is one of the comma-separated names of LIST, or LIST is NULL and NAME is not a
- * case that runs only on request (collect, alltoalls, broadcast_fresh: as coll_sweep.rs's
- * ON_REQUEST). */
-static int wanted(const char *list, const char *name)
+/* 1 when case C's name is one of the comma-separated names of LIST, or LIST is NULL and C is
+ * not a case that runs only on request (collect, alltoalls, broadcast_fresh and the reductions
+ * after it: as coll_sweep.rs's ON_REQUEST). */
+static int wanted(const char *list, int c)
 {
-    if (!list)
-        return strcmp(name, "collect") && strcmp(name, "alltoalls") &&
-               strcmp(name, "broadcast_fresh");
+    if (!list) return c < C_COLLECT; /* the default cases come first */
+    const char *name = names[c];
     size_t n = strlen(name);
     for (const char *p = list;;) {
         const char *e = strchr(p, ',');
@@ -69,12 +79,19 @@ static int wanted(const char *list, const char *name)
 
 static float *src_f32, *dst_f32, *wrk_f32;
 static long long *src_i64, *dst_i64, *wrk_i64, *src_fresh;
+/* The other reductions' arrays (allocated only when one of them runs). */
+static double *src_f64, *dst_f64, *wrk_f64;
+static int *src_i32, *dst_i32, *wrk_i32;
+static short *src_i16, *dst_i16, *wrk_i16;
+static double complex *src_c64, *dst_c64, *wrk_c64;
+static float complex *src_c32, *dst_c32, *wrk_c32;
 static unsigned char *copy_src, *copy_dst;
 static int npes, me;
 
 static void op(int c, long size, long i)
 {
     long k32 = size / 4 > 0 ? size / 4 : 1, k64 = size / 8 > 0 ? size / 8 : 1;
+    int k16 = size / 2 > 0 ? (int)(size / 2) : 1, k128 = size / 16 > 0 ? (int)(size / 16) : 1;
     long *ps = psync[i & 1];
     switch (c) {
     case C_F32:
@@ -104,11 +121,38 @@ static void op(int c, long size, long i)
     case C_BCAST_FRESH:
         shmem_broadcast64(dst_i64, src_fresh, k64, 0, 0, 0, npes, ps);
         break;
-    default: {
+    case C_ALLTOALLS: {
         /* Every other element on both sides: nelems per PE, the source spanning `size`. */
         long nel = k64 / npes / 2 > 0 ? k64 / npes / 2 : 1;
         shmem_alltoalls64(dst_i64, src_i64, 2, 2, nel, 0, 0, npes, ps);
+        break;
     }
+    case C_AND_I64:
+        shmem_longlong_and_to_all(dst_i64, src_i64, (int)k64, 0, 0, npes, wrk_i64, ps);
+        break;
+    case C_OR_I32:
+        shmem_int_or_to_all(dst_i32, src_i32, (int)k32, 0, 0, npes, wrk_i32, ps);
+        break;
+    case C_XOR_I16:
+        shmem_short_xor_to_all(dst_i16, src_i16, k16, 0, 0, npes, wrk_i16, ps);
+        break;
+    case C_MAX_F64:
+        shmem_double_max_to_all(dst_f64, src_f64, (int)k64, 0, 0, npes, wrk_f64, ps);
+        break;
+    case C_MIN_I32:
+        shmem_int_min_to_all(dst_i32, src_i32, (int)k32, 0, 0, npes, wrk_i32, ps);
+        break;
+    case C_SUM_I16:
+        shmem_short_sum_to_all(dst_i16, src_i16, k16, 0, 0, npes, wrk_i16, ps);
+        break;
+    case C_SUM_C64:
+        shmem_complexd_sum_to_all(dst_c64, src_c64, k128, 0, 0, npes, wrk_c64, ps);
+        break;
+    case C_PROD_F64:
+        shmem_double_prod_to_all(dst_f64, src_f64, (int)k64, 0, 0, npes, wrk_f64, ps);
+        break;
+    default:
+        shmem_complexf_prod_to_all(dst_c32, src_c32, (int)k64, 0, 0, npes, wrk_c32, ps);
     }
 }
 
@@ -120,6 +164,50 @@ static void prep(int c, long size)
     if (c != C_BCAST_FRESH || me != 0) return;
     long k64 = size / 8 > 0 ? size / 8 : 1;
     for (long i = 0; i < k64; i++) src_fresh[i]++;
+}
+
+/* A symmetric array of N elements of SIZE bytes, page-aligned, used from element OFF on (NULL
+ * when the heap is full). */
+static void *sym_array(long n, size_t size, long off)
+{
+    char *p = shmem_align(4096, (size_t)(n + off) * size);
+    return p ? p + off * size : NULL;
+}
+
+/* The other reductions' arrays, for sizes up to MAX bytes, OFF elements in (as the others),
+ * with coll_sweep.rs's values: the integer and double sources (i % 1000) + me, the complex
+ * double one that plus 1i, the complex float one (the product's: magnitudes that stay finite)
+ * 1 + (i % 7) / 8 + me / 16 i. Nonzero on failure. */
+static int alloc_ops(long max, long off)
+{
+    long e16 = max / 2 + 1, e32 = max / 4 + 1, e64 = max / 8 + 1, e128 = max / 16 + 1;
+    long m = SHMEM_REDUCE_MIN_WRKDATA_SIZE;
+    src_f64 = sym_array(e64, 8, off);
+    dst_f64 = sym_array(e64, 8, off);
+    wrk_f64 = sym_array(e64 / 2 + 1 + m, 8, 0);
+    src_i32 = sym_array(e32, 4, off);
+    dst_i32 = sym_array(e32, 4, off);
+    wrk_i32 = sym_array(e32 / 2 + 1 + m, 4, 0);
+    src_i16 = sym_array(e16, 2, off);
+    dst_i16 = sym_array(e16, 2, off);
+    wrk_i16 = sym_array(e16 / 2 + 1 + m, 2, 0);
+    src_c64 = sym_array(e128, 16, off);
+    dst_c64 = sym_array(e128, 16, off);
+    wrk_c64 = sym_array(e128 / 2 + 1 + m, 16, 0);
+    src_c32 = sym_array(e64, 8, off);
+    dst_c32 = sym_array(e64, 8, off);
+    wrk_c32 = sym_array(e64 / 2 + 1 + m, 8, 0);
+    if (!src_f64 || !dst_f64 || !wrk_f64 || !src_i32 || !dst_i32 || !wrk_i32 || !src_i16 ||
+        !dst_i16 || !wrk_i16 || !src_c64 || !dst_c64 || !wrk_c64 || !src_c32 || !dst_c32 ||
+        !wrk_c32)
+        return 1;
+    for (long i = 0; i < e64; i++) src_f64[i] = (double)(i % 1000 + me);
+    for (long i = 0; i < e32; i++) src_i32[i] = (int)(i % 1000 + me);
+    for (long i = 0; i < e16; i++) src_i16[i] = (short)(i % 1000 + me);
+    for (long i = 0; i < e128; i++) src_c64[i] = (double)(i % 1000 + me) + 1.0 * I;
+    for (long i = 0; i < e64; i++)
+        src_c32[i] = (1.0f + (float)(i % 7) / 8) + (float)me / 16 * I;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -180,6 +268,12 @@ int main(int argc, char **argv)
     dst_i64 += off;
     for (long i = 0; i < e32; i++) src_f32[i] = (float)(i % 1000) + me;
     for (long i = 0; i < e64; i++) src_fresh[i] = src_i64[i] = i * (me + 1);
+    int ops = 0;
+    for (int c = C_AND_I64; c < NCASES; c++) ops |= only && wanted(only, c);
+    if (ops && alloc_ops(max, off)) {
+        fprintf(stderr, "coll_sweep: PE %d: out of symmetric memory\n", me);
+        return 1;
+    }
     double *fig = malloc(NCASES * reps * sizeof(double));
     if (!fig) {
         fprintf(stderr, "coll_sweep: PE %d: out of memory\n", me);
@@ -196,7 +290,7 @@ int main(int argc, char **argv)
          * every case (its warm-up, then the timed calls). */
         for (long r = 0; r < reps; r++) {
             for (int c = 0; c < NCASES; c++) {
-                if (!wanted(only, names[c])) continue;
+                if (!wanted(only, c)) continue;
                 for (long i = 0; i < warm; i++) {
                     prep(c, size);
                     shmem_barrier_all();
@@ -223,7 +317,7 @@ int main(int argc, char **argv)
             }
         }
         for (int c = 0; c < NCASES; c++) {
-            if (!wanted(only, names[c])) continue;
+            if (!wanted(only, c)) continue;
             double *v = fig + c * reps;
             qsort(v, reps, sizeof(double), cmp);
             double median = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;

@@ -5,6 +5,17 @@
 //! or Open MPI's oshmem) with the same output, and `benches/coll-sweep.sh` runs the three side
 //! by side. `collect`, `alltoalls` and `broadcast_fresh` run only when `--only` names them.
 //!
+//! So do the reductions of every other operation and type family ([`OPS`]), one case each,
+//! `reduce_OP_TYPE` (C's routine in brackets): `reduce_and_i64` (`shmem_longlong_and_to_all`),
+//! `reduce_or_i32` (`shmem_int_or_to_all`), `reduce_xor_i16` (`shmem_short_xor_to_all`),
+//! `reduce_max_f64` (`shmem_double_max_to_all`), `reduce_min_i32` (`shmem_int_min_to_all`),
+//! `reduce_sum_i16` (`shmem_short_sum_to_all`), `reduce_sum_c64` (`shmem_complexd_sum_to_all`),
+//! `reduce_prod_f64` (`shmem_double_prod_to_all`) and `reduce_prod_c32`
+//! (`shmem_complexf_prod_to_all`): every operation of the three type sets (bitwise, min/max,
+//! sum/prod), on 16-, 32- and 64-bit integers, `f64` and both complex types. Their sources hold
+//! `(i % 1000) + me` (complex: that plus 1i; the complex product's `1 + (i % 7) / 8 + me / 16
+//! i`, whose products stay finite), the `i64` one the other cases' `i (me + 1)`.
+//!
 //! `broadcast` sends the same source in every call, so that the members of a library that read
 //! it where it lies (the C programs' symmetric source, which oshmem's broadcast reads in place)
 //! find its lines in their own caches from the second call on; `broadcast_fresh` is the same
@@ -57,10 +68,25 @@
 use clap::Parser;
 use shmem_benches::stats;
 use shmem_core::prelude::*;
+use shmem_core::{Complex32, Complex64};
 use std::process::ExitCode;
 
-/// Cases that run only when `--only` names them.
+/// Cases that run only when `--only` names them (and [`OPS`]).
 const ON_REQUEST: [&str; 3] = ["collect", "alltoalls", "broadcast_fresh"];
+
+/// The reductions of every other operation and type family, which run only when `--only` names
+/// them (see the module docs).
+const OPS: [&str; 9] = [
+    "reduce_and_i64",
+    "reduce_or_i32",
+    "reduce_xor_i16",
+    "reduce_max_f64",
+    "reduce_min_i32",
+    "reduce_sum_i16",
+    "reduce_sum_c64",
+    "reduce_prod_f64",
+    "reduce_prod_c32",
+];
 
 #[derive(Parser, Debug)]
 #[command(about = "Collectives from 8 B to 4 MiB per PE (OSU-style timing)")]
@@ -112,6 +138,50 @@ fn one_loop(
     shmem_benches::collective_loops_after(world, means, (warm_up, iters, 1), prep, op)[0]
 }
 
+/// The other reductions' private sources and symmetric destinations, for sizes up to `max`
+/// bytes, whose elements the cases use from `off` on, as the other cases' (see the module docs
+/// for the values).
+struct Ops<'w> {
+    src_f64: Vec<f64>,
+    src_i32: Vec<i32>,
+    src_i16: Vec<i16>,
+    src_c64: Vec<Complex64>,
+    src_c32: Vec<Complex32>,
+    dest_f64: SymArray<'w, f64>,
+    dest_i32: SymArray<'w, i32>,
+    dest_i16: SymArray<'w, i16>,
+    dest_c64: SymArray<'w, Complex64>,
+    dest_c32: SymArray<'w, Complex32>,
+}
+
+impl<'w> Ops<'w> {
+    fn new(world: &'w World, max: usize, off: usize, me: usize) -> Ops<'w> {
+        // `off` elements of padding (the `Vec` at the allocator's address), then `f(i)` for the
+        // elements of `max` bytes and one more.
+        fn source<E: Element + Default>(max: usize, off: usize, f: impl Fn(usize) -> E) -> Vec<E> {
+            let mut v = vec![E::default(); off];
+            v.extend((0..max / size_of::<E>() + 1).map(f));
+            v
+        }
+        let dest = |bytes: usize| max / bytes + 1 + off;
+        let v = |i: usize| (i % 1000 + me) as f64;
+        Ops {
+            src_f64: source(max, off, v),
+            src_i32: source(max, off, |i| (i % 1000 + me) as i32),
+            src_i16: source(max, off, |i| (i % 1000 + me) as i16),
+            src_c64: source(max, off, |i| Complex64::new(v(i), 1.0)),
+            src_c32: source(max, off, |i| {
+                Complex32::new(1.0 + (i % 7) as f32 / 8.0, me as f32 / 16.0)
+            }),
+            dest_f64: world.alloc_aligned(dest(8), 4096),
+            dest_i32: world.alloc_aligned(dest(4), 4096),
+            dest_i16: world.alloc_aligned(dest(2), 4096),
+            dest_c64: world.alloc_aligned(dest(16), 4096),
+            dest_c32: world.alloc_aligned(dest(8), 4096),
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let world = match shmem_core::init() {
@@ -152,11 +222,17 @@ fn main() -> ExitCode {
     // hours.
     let want = |case: &str| {
         if args.only.is_empty() {
-            !ON_REQUEST.contains(&case)
+            !ON_REQUEST.contains(&case) && !OPS.contains(&case)
         } else {
             args.only.iter().any(|c| c == case)
         }
     };
+    // The other reductions' sources and destinations, only where one of them runs (after the
+    // other arrays, which keep their places in the heap).
+    let ops = OPS
+        .iter()
+        .any(|c| want(c))
+        .then(|| Ops::new(&world, max, off, me));
     for size in sizes(args.max_bytes)
         .into_iter()
         .filter(|&s| s >= args.min_bytes)
@@ -203,6 +279,37 @@ fn main() -> ExitCode {
             case("alltoall", &mut || {
                 team.alltoall(&dest_i64, &src_i64[..block * n])
             });
+            if let Some(o) = &ops {
+                // The elements of `size` bytes (at least one), from `off` on.
+                let k = |bytes: usize| off..off + (size / bytes).max(1);
+                case("reduce_and_i64", &mut || {
+                    team.and_reduce(&dest_i64, &src_i64[..k64])
+                });
+                case("reduce_or_i32", &mut || {
+                    team.or_reduce(&o.dest_i32.slice(off..), &o.src_i32[k(4)])
+                });
+                case("reduce_xor_i16", &mut || {
+                    team.xor_reduce(&o.dest_i16.slice(off..), &o.src_i16[k(2)])
+                });
+                case("reduce_max_f64", &mut || {
+                    team.max_reduce(&o.dest_f64.slice(off..), &o.src_f64[k(8)])
+                });
+                case("reduce_min_i32", &mut || {
+                    team.min_reduce(&o.dest_i32.slice(off..), &o.src_i32[k(4)])
+                });
+                case("reduce_sum_i16", &mut || {
+                    team.sum_reduce(&o.dest_i16.slice(off..), &o.src_i16[k(2)])
+                });
+                case("reduce_sum_c64", &mut || {
+                    team.sum_reduce(&o.dest_c64.slice(off..), &o.src_c64[k(16)])
+                });
+                case("reduce_prod_f64", &mut || {
+                    team.prod_reduce(&o.dest_f64.slice(off..), &o.src_f64[k(8)])
+                });
+                case("reduce_prod_c32", &mut || {
+                    team.prod_reduce(&o.dest_c32.slice(off..), &o.src_c32[k(8)])
+                });
+            }
             case("collect", &mut || {
                 team.collect(&dest_i64, &src_i64[..k64]);
             });
