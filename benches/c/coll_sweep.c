@@ -10,11 +10,10 @@
  * shmem_short_xor_to_all, shmem_double_max_to_all, shmem_int_min_to_all, shmem_short_sum_to_all,
  * shmem_complexd_sum_to_all, shmem_double_prod_to_all, shmem_complexf_prod_to_all), over the
  * active set of every PE. Sources are symmetric, as C asks. collect, alltoalls,
- * broadcast_fresh and the reduce_OP_TYPE cases but the two sums run only when `only` names
- * them. memcpy, as coll_sweep.rs's: every PE copies
- * `size` bytes between two private buffers of its own (malloc, glibc's memcpy), all PEs at once
- * and timed the same way: what moving the data costs in this job, which coll-sweep.sh's
- * memory-bound table divides by.
+ * broadcast_fresh and those nine reductions run only when `only` names them. memcpy, as
+ * coll_sweep.rs's: every PE copies `size` bytes between two private buffers of its own
+ * (malloc, glibc's memcpy), all PEs at once and timed the same way: what moving the data costs
+ * in this job, which coll-sweep.sh's memory-bound table divides by.
  *
  * Run: oshrun -np N ./coll_sweep [iters N] [reps N] [max_bytes B] [budget B] [min_bytes B]
  *      [only CASE[,CASE...]] [offset K] (as coll_sweep.rs's --min-bytes, --only and --offset:
