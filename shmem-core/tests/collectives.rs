@@ -930,3 +930,105 @@ fn fcollect_with_different_lengths_panics() {
         }
     }
 }
+
+/// A PE may use its `dest` after a collective returns until it calls the next one, with no
+/// barrier: no member writes another's `dest` before that one has called (more than OpenSHMEM
+/// promises, which leaves it to the program to make every `dest` ready before any PE calls).
+/// One PE at a time reads its result slowly (half, a pause, the other half) while the others
+/// go straight on to the next collective, which writes other values into the same `dest`:
+/// broadcasts, fcollects, collects, reductions, all-to-alls (private and symmetric sources)
+/// and strided all-to-alls, each small enough for the mailbox and large enough to go straight
+/// into the `dest`s. If a member wrote early, the slow PE's second half would hold the next
+/// call's values.
+#[test]
+fn dest_stays_until_its_pe_calls_again() {
+    multi_pe_hosts("dest_stays_until_its_pe_calls_again", |world| {
+        let team = world.team_world();
+        let (me, n) = (team.my_pe(), team.n_pes());
+        // Elements (u64) of a small and a large broadcast or reduction, and per member of a
+        // small and a large fcollect, collect or all-to-all.
+        let (small, large, block) = (100, 40_000, 2_049);
+        let most = (n * block + n * n).max(large);
+        let dest = world.alloc::<u64>(most);
+        // Two symmetric sources for the symmetric all-to-all, filled once: consecutive calls
+        // alternate between them, so that no call rewrites a source another PE may still read.
+        let sym = [world.alloc::<u64>(n * block), world.alloc::<u64>(n * block)];
+        for (s, src) in sym.iter().enumerate() {
+            let vals: Vec<u64> = (0..n * block)
+                .map(|x| ((s as u64) << 56) | (((me * n + x / block) << 24) | (x % block)) as u64)
+                .collect();
+            src.local_write(.., &vals);
+        }
+        team.barrier();
+        let mut step = 0usize;
+        // Reads `dest[..len]` (slowly on this call's slow PE) and checks every element that
+        // `want` gives a value for.
+        let mut check = |what: &str, len: usize, want: &dyn Fn(usize) -> Option<u64>| {
+            let mut got = vec![0u64; len];
+            let half = len / 2;
+            dest.local_read(..half, &mut got[..half]);
+            if step % n == me {
+                std::thread::sleep(std::time::Duration::from_millis(3));
+            }
+            dest.local_read(half..len, &mut got[half..]);
+            for (i, &g) in got.iter().enumerate() {
+                if let Some(w) = want(i).filter(|&w| w != g) {
+                    panic!(
+                        "PE {me}: {what} (call {step}, slow PE {}): element {i} of {len} is \
+                         {g:#x}, not {w:#x}: written before this PE called again",
+                        step % n
+                    );
+                }
+            }
+            step += 1;
+        };
+        for it in 0..3u64 {
+            let v = |from: usize, to: usize, i: usize| {
+                (it << 48) | (((from * n + to) << 24) | i) as u64
+            };
+            for len in [small, large] {
+                let root = (it as usize + len) % n;
+                let src: Vec<u64> = (0..len).map(|i| v(root, 0, i)).collect();
+                team.broadcast(&dest.slice(..len), &src, root);
+                check("broadcast", len, &|i| Some(v(root, 0, i)));
+
+                let mine: Vec<u64> = (0..len).map(|i| v(me, 0, i)).collect();
+                team.sum_reduce(&dest.slice(..len), &mine);
+                let sum = |i: usize| (0..n).map(|p| v(p, 0, i)).sum::<u64>();
+                check("sum_reduce", len, &|i| Some(sum(i)));
+            }
+            for per in [8, block] {
+                let mine: Vec<u64> = (0..per).map(|i| v(me, 0, i)).collect();
+                team.fcollect(&dest.slice(..n * per), &mine);
+                check("fcollect", n * per, &|x| Some(v(x / per, 0, x % per)));
+
+                // Member p contributes `per + p` elements.
+                let mine: Vec<u64> = (0..per + me).map(|i| v(me, 0, i)).collect();
+                let total = team.collect(&dest, &mine);
+                let start = |p: usize| p * per + p * p.saturating_sub(1) / 2;
+                let owner = |x: usize| (0..n).rev().find(|&p| start(p) <= x).unwrap_or(0);
+                check("collect", total, &|x| {
+                    let p = owner(x);
+                    Some(v(p, 0, x - start(p)))
+                });
+
+                let mine: Vec<u64> = (0..n * per).map(|x| v(me, x / per, x % per)).collect();
+                team.alltoall(&dest.slice(..n * per), &mine);
+                check("alltoall", n * per, &|x| Some(v(x / per, me, x % per)));
+
+                // Every other element of the destination.
+                let nel = per / 2;
+                let mine: Vec<u64> = (0..n * nel).map(|x| v(me, x / nel, x % nel)).collect();
+                team.alltoalls(&dest.slice(..2 * n * nel), 2, &mine, 1, nel);
+                check("alltoalls", 2 * n * nel, &|x| {
+                    (x % 2 == 0).then(|| v(x / 2 / nel, me, x / 2 % nel))
+                });
+            }
+            let s = (it % 2) as usize;
+            team.alltoall_symmetric(&dest.slice(..n * block), &sym[s]);
+            check("alltoall_symmetric", n * block, &|x| {
+                Some(((s as u64) << 56) | (((x / block * n + me) << 24) | (x % block)) as u64)
+            });
+        }
+    });
+}

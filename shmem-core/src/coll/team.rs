@@ -45,6 +45,11 @@ pub struct TeamConfig {
 /// [`Team::translate_pe`] convert. Dropping a team other than the world team destroys it
 /// (`shmem_team_destroy`): every member must drop it.
 ///
+/// A collective writes a member's `dest` only once that member has called it: after a
+/// collective returns, a PE may read and write its `dest` until it calls the next one, and
+/// collectives may follow each other with no barrier between them (more than OpenSHMEM
+/// promises: it asks the program to make every `dest` ready before any PE calls).
+///
 /// ```
 /// let world = shmem_core::init()?;
 /// let all = world.team_world();
