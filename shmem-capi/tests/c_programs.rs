@@ -170,6 +170,13 @@ fn strided_alltoalls() {
     run_everywhere("alltoalls.c");
 }
 
+/// A collective writes a PE's `dest` only once that PE has called it: one PE at a time reads its
+/// result slowly while the others go on to the next call, no barrier between (`dest_kept.c`).
+#[test]
+fn dest_kept_until_its_pe_calls_again() {
+    run_everywhere("dest_kept.c");
+}
+
 #[test]
 fn team_split() {
     run_everywhere("teams.c");
