@@ -237,12 +237,12 @@ int main(int argc, char **argv)
     for (long s = 16; s <= max_bytes && s <= (4 << 20); s *= 4) max = s;
     long e32 = max / 4, e64 = max / 8 + 1;
     /* Each array OFF elements longer, and used from element OFF on (offset). */
-    src_f32 = shmem_align(4096, (e32 + off) * 4);
-    dst_f32 = shmem_align(4096, (e32 + off) * 4);
+    src_f32 = sym_array(e32, 4, off);
+    dst_f32 = sym_array(e32, 4, off);
     wrk_f32 = shmem_malloc((e32 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * 4);
-    src_i64 = shmem_align(4096, (e64 + off) * 8);
-    src_fresh = shmem_align(4096, (e64 + off) * 8);
-    dst_i64 = shmem_align(4096, (npes * e64 + off) * 8);
+    src_i64 = sym_array(e64, 8, off);
+    src_fresh = sym_array(e64, 8, off);
+    dst_i64 = sym_array(npes * e64, 8, off);
     wrk_i64 = shmem_malloc((e64 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * 8);
     double *means = shmem_malloc(npes * sizeof(double));
     copy_src = malloc(max + 8 * off);
@@ -260,11 +260,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "coll_sweep: PE %d: out of symmetric memory\n", me);
         return 1;
     }
-    src_f32 += off;
-    dst_f32 += off;
-    src_i64 += off;
-    src_fresh += off;
-    dst_i64 += off;
     for (long i = 0; i < e32; i++) src_f32[i] = (float)(i % 1000) + me;
     for (long i = 0; i < e64; i++) src_fresh[i] = src_i64[i] = i * (me + 1);
     int ops = 0;

@@ -138,6 +138,14 @@ fn one_loop(
     shmem_benches::collective_loops_after(world, means, (warm_up, iters, 1), prep, op)[0]
 }
 
+/// A private source: `off` elements of padding (the `Vec` at the allocator's address), then
+/// `f(i)` for the elements of `max` bytes and one more.
+fn source<E: Element + Default>(max: usize, off: usize, f: impl Fn(usize) -> E) -> Vec<E> {
+    let mut v = vec![E::default(); off];
+    v.extend((0..max / size_of::<E>() + 1).map(f));
+    v
+}
+
 /// The other reductions' private sources and symmetric destinations, for sizes up to `max`
 /// bytes, whose elements the cases use from `off` on, as the other cases' (see the module docs
 /// for the values).
@@ -156,13 +164,6 @@ struct Ops<'w> {
 
 impl<'w> Ops<'w> {
     fn new(world: &'w World, max: usize, off: usize, me: usize) -> Ops<'w> {
-        // `off` elements of padding (the `Vec` at the allocator's address), then `f(i)` for the
-        // elements of `max` bytes and one more.
-        fn source<E: Element + Default>(max: usize, off: usize, f: impl Fn(usize) -> E) -> Vec<E> {
-            let mut v = vec![E::default(); off];
-            v.extend((0..max / size_of::<E>() + 1).map(f));
-            v
-        }
         let dest = |bytes: usize| max / bytes + 1 + off;
         let v = |i: usize| (i % 1000 + me) as f64;
         Ops {
@@ -198,15 +199,11 @@ fn main() -> ExitCode {
     // Every destination and source starts `off` elements in (`--offset`); the byte copies
     // `off` x 8 bytes in.
     let off = args.offset as usize;
-    // Elements of 4 bytes (f32) or 8 bytes (everything else) that the largest size needs; the
-    // values count from the `off` elements of padding on, as the C twin's.
+    // The sources' values count from the `off` elements of padding on, as the C twin's; the
+    // f32 destination holds the f32 elements of the largest size.
     let max_elems = max / 4;
-    let src_f32: Vec<f32> = std::iter::repeat_n(0.0, off)
-        .chain((0..max_elems).map(|i| (i % 1000) as f32 + me as f32))
-        .collect();
-    let src_i64: Vec<i64> = std::iter::repeat_n(0, off)
-        .chain((0..max / 8 + 1).map(|i| i as i64 * (me as i64 + 1)))
-        .collect();
+    let src_f32 = source(max, off, |i| (i % 1000) as f32 + me as f32);
+    let src_i64 = source(max, off, |i| i as i64 * (me as i64 + 1));
     let fresh = std::cell::RefCell::new(src_i64.clone());
     let (src_f32, src_i64) = (&src_f32[off..], &src_i64[off..]);
     let dest_f32_all = world.alloc_aligned::<f32>(max_elems.max(1) + off, 4096);
