@@ -75,8 +75,10 @@
 //! another is not running (its core runs a PE that entered before it) waits for that one to
 //! run and enter, and that one then waits for it to run again and send. OpenSHMEM lets a C
 //! library write every `dest` at once (the program must make them ready before any PE calls),
-//! which is what Open MPI's oshmem does; this one does not, so that collectives may follow each
-//! other with no barrier between them. Measured on the project's 2-vCPU Intel VM, 4 PEs
+//! which is what Open MPI's oshmem does; this one does not: a member's `dest` stays its own
+//! until it calls (the guarantee that `Team`'s docs state and the tests
+//! `dest_stays_until_its_pe_calls_again` and `dest_kept.c` hold every collective to), so a PE
+//! may read its result and call again with no barrier. Measured on the project's 2-vCPU Intel VM, 4 PEs
 //! (`coll_sweep --only alltoall`, each call after a barrier, 5 alternating runs, medians, us
 //! per call), with every member taken as entered (a measurement only: wrong without that
 //! barrier) / as it is / oshmem: 16 KiB per PE 4.3 / 5.5 / 5.5, 64 KiB 5.6 / 8.1 / 5.9, 256
