@@ -12,9 +12,13 @@
 #
 #   bash benches/python.sh
 #
-# Each package lives in its own virtual environment, built when missing:
-#   rs      target/python/venv (scripts/python.sh's): pip install ./shmem-py (reinstalled every
-#           run, so that it is today's code)
+# Each package lives in its own virtual environment, built when missing, all three with the same
+# NumPy (1.x: shmem4py 1.0 is installed with "numpy<2", as the guide's route says, and part of
+# every row is NumPy's own work, the transpose's packing above all; the script stops before any
+# job if the environments' NumPy versions differ):
+#   rs      target/python/venv-numpy1 (scripts/python.sh's NumPy 1.x environment):
+#           pip install ./shmem-py "numpy<2" (the package reinstalled every run, so that it is
+#           today's code)
 #   ours    target/shmem4py/venv (scripts/shmem4py.sh's), the README's command:
 #           PATH=$PWD/target/release:$PATH pip install --no-cache-dir shmem4py "numpy<2"
 #   oshmem  target/python-bench/venv-oshmem, with OSHCC=oshcc and the same pip command
@@ -69,7 +73,7 @@ OSH_TCP_UCX=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_S
 
 venv_of() {
     case $1 in
-    rs) echo "$root/target/python/venv" ;;
+    rs) echo "$root/target/python/venv-numpy1" ;;
     ours) echo "$root/target/shmem4py/venv" ;;
     oshmem) echo "$root/target/python-bench/venv-oshmem" ;;
     *)
@@ -97,7 +101,12 @@ build() {
     [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
     case $1 in
     rs)
-        "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall ./shmem-py >&2
+        if "$venv/bin/python" -c 'import numpy' 2>/dev/null; then
+            "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps \
+                ./shmem-py >&2
+        else
+            "$venv/bin/pip" install -q --disable-pip-version-check ./shmem-py "numpy<2" >&2
+        fi
         ;;
     ours)
         [[ -x $rel/oshcc ]] || {
@@ -182,6 +191,20 @@ else
         build "$impl"
     done
 fi
+# numpy_of IMPL: the NumPy version in IMPL's environment.
+numpy_of() {
+    "$(venv_of "$1")/bin/python" -c 'import importlib.metadata as m; print(m.version("numpy"))' \
+        2>/dev/null || echo unknown
+}
+numpys=()
+for impl in "${impls[@]}"; do
+    numpys+=("$impl: NumPy $(numpy_of "$impl")")
+done
+if [[ $(printf '%s\n' "${numpys[@]}" | sed 's/^[a-z]*: //' | sort -u | wc -l) -ne 1 ]]; then
+    echo "python.sh: the environments' NumPy versions differ (${numpys[*]}); every package must" \
+        "run on the same NumPy (see the header)" >&2
+    exit 2
+fi
 jobs=("${impls[@]}")
 [[ -x $rel/latency ]] && jobs+=(rust)
 for ((round = 1; round <= ROUNDS && TABLE_ONLY != 1; round++)); do
@@ -259,17 +282,16 @@ if [[ ${#problems[@]} -gt 0 ]]; then
     echo "python.sh: python.md in $RESULTS_DIR is left as it was" >&2
     exit 1
 fi
-versions=$("$(venv_of "${impls[0]}")/bin/python" -c 'import importlib.metadata as m
-print("NumPy " + m.version("numpy"))' 2>/dev/null || echo "NumPy (version unknown)")
 {
-    echo "$versions. PE 0 to PE 1 at 2 PEs (benches/python/ops.py): shmem_rs (this project's"
-    echo "package, pip install ./shmem-py), shmem4py 1.0 built on this project's libshmem.so, and"
-    echo "shmem4py 1.0 built on Open MPI's oshmem; the Rust API's 1 MiB rows (latency --vec-mib) in"
-    echo "the same rounds. The best of $ROUNDS rounds, the jobs alternating, of each job's median of"
-    echo "$REPS loops x $ITERS calls (1 MiB: $BIG_ITERS; tcp: $UCX_ITERS and $UCX_BIG_ITERS); time per"
-    echo "call. (This VM runs some whole jobs about 1.8x slower, every package and NumPy alike: the"
-    echo "best round is each package's own speed; the raw rows of every round are in"
-    echo "target/bench-results/python/.) Ratios below 1: shmem_rs is faster."
+    echo "PE 0 to PE 1 at 2 PEs (benches/python/ops.py): shmem_rs (this project's package, pip"
+    echo "install ./shmem-py), shmem4py 1.0 built on this project's libshmem.so, and shmem4py 1.0"
+    echo "built on Open MPI's oshmem, each with NumPy $(numpy_of "${impls[0]}") (the same in every environment); the"
+    echo "Rust API's 1 MiB rows (latency --vec-mib) in the same rounds. The best of $ROUNDS rounds,"
+    echo "the jobs alternating, of each job's median of $REPS loops x $ITERS calls (1 MiB:"
+    echo "$BIG_ITERS; tcp: $UCX_ITERS and $UCX_BIG_ITERS); time per call. (This VM runs some whole jobs"
+    echo "about 1.8x slower, every package and NumPy alike: the best round is each package's own"
+    echo "speed; the raw rows of every round are in target/bench-results/python/.) Ratios below 1:"
+    echo "shmem_rs is faster."
     cat "$results/table.md"
 } >"$results/python.md"
 results_write python.md benches/python.sh \
