@@ -105,7 +105,10 @@ build() {
             "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps \
                 ./shmem-py >&2
         else
-            "$venv/bin/pip" install -q --disable-pip-version-check ./shmem-py "numpy<2" >&2
+            # What scripts/python.sh puts there (its tests need pytest and cffi), so that
+            # either script may be the one that makes this environment.
+            "$venv/bin/pip" install -q --disable-pip-version-check ./shmem-py "numpy<2" \
+                pytest cffi >&2
         fi
         ;;
     ours)
