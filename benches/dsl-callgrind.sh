@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "install valgrind: apt-get install -y valgrind" >&2; exit 1; }
-cargo build --release -p shmem-benches --bin dsl_overhead >/dev/null
+cargo build --release --workspace --bin dsl_overhead >/dev/null
 n=${N:-200000}
 count() { # form iters case -> total instructions
     local out

@@ -127,8 +127,9 @@ ip netns list >/dev/null 2>&1 || skip "'ip netns' is not available"
 
 if ((standalone)); then
     echo "== building" >&2
-    cargo build --release -p shmem-run -p shmem-examples >&2
-    cargo build --release -p shmem-benches --bin latency >&2
+    # The whole workspace, as the README's `cargo build --release` builds it: a subset (`-p`)
+    # resolves other features for shared dependencies and builds the runtime again.
+    cargo build --release --workspace >&2
 fi
 for f in "$shmemrun" "$heat" "$LATENCY_BIN"; do
     [[ -x $f ]] || {

@@ -65,8 +65,9 @@ done
 plot_bin=
 if [[ ${NO_BUILD:-0} != 1 ]]; then
     echo "== building" >&2
-    cargo build --release -p shmem-benches --bin msg_rate >&2
-    cargo build --release -p shmem-capi -p shmem-run >&2
+    # The whole workspace, as the README's `cargo build --release` builds it: a subset (`-p`)
+    # resolves other features for shared dependencies and builds the runtime again.
+    cargo build --release --workspace >&2
     target/release/shmemcc -O2 -falign-loops=64 -Wall -o "$out/msg_rate-c" benches/c/msg_rate.c
     oshcc -O2 -falign-loops=64 -Wall -o "$out/msg_rate-oshmem" benches/c/msg_rate.c
     if [[ -n $BASE ]]; then
@@ -75,7 +76,7 @@ if [[ ${NO_BUILD:-0} != 1 ]]; then
             benches/c/msg_rate.c
     fi
     if [[ $PLOT != 0 ]]; then
-        cargo build --release -p shmem-benches --features plot --bin msg_rate_plot >&2 ||
+        cargo build --release --workspace --features shmem-benches/plot --bin msg_rate_plot >&2 ||
             echo "msg-rate.sh: msg_rate_plot did not build; no plot" >&2
     fi
 fi

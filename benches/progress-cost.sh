@@ -24,7 +24,7 @@ SHMEM_COALESCE) out=target/bench-results/coalesce-cost ;;
 esac
 mkdir -p "$out"
 rm -f "$out"/*.csv
-cargo build --release -q -p shmem-benches -p shmem-run --bin latency --bin shmemrun
+cargo build --release -q --workspace --bin latency --bin shmemrun
 for ((r = 0; r < rounds; r++)); do
     for mode in $([ $((r % 2)) = 0 ] && echo "off default" || echo "default off"); do
         env -u SHMEM_PROGRESS_THREAD -u SHMEM_COALESCE \

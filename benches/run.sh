@@ -135,11 +135,14 @@ for n in "${NPES[@]}"; do
 done
 
 echo "== building" >&2
-cargo build --release -p shmem-benches -p shmem-run -p shmem-examples >&2
+# The whole workspace, as the README's `cargo build --release` builds it: a subset (`-p`)
+# resolves other features for shared dependencies and builds the runtime again (a minute or
+# more each time in CI).
+cargo build --release --workspace >&2
 plot_bin=
 sweep_plot_bin=
 if [[ $PLOT != 0 ]]; then
-    if cargo build --release -p shmem-benches --features plot --bin latency_plot \
+    if cargo build --release --workspace --features shmem-benches/plot --bin latency_plot \
         --bin sweep_plot >&2; then
         plot_bin=target/release/latency_plot
         sweep_plot_bin=target/release/sweep_plot
@@ -157,8 +160,7 @@ out_dir=target/c-bench
 mkdir -p "$out_dir"
 oshcc -O2 -falign-loops=64 -Wall -o "$out_dir/latency" benches/c/latency.c
 oshcc -O2 -falign-loops=64 -Wall -o "$out_dir/copy_sweep" benches/c/copy_sweep.c
-# The same C program on this runtime, through its C API (libshmem.so, shmemcc).
-cargo build --release -p shmem-capi >&2
+# The same C program on this runtime, through its C API (libshmem.so, shmemcc, built above).
 target/release/shmemcc -O2 -falign-loops=64 -Wall -o "$out_dir/latency-ours" benches/c/latency.c
 # The kernel's TCP round trip over loopback, no library: the floor of the tcp table's gets and
 # atomics.

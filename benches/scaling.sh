@@ -214,9 +214,11 @@ done
 
 if [[ $BUILD != 0 ]]; then
     echo "== building" >&2
-    cargo build --release -p shmem-run -p shmem-capi >&2
+    # The whole workspace, as the README's `cargo build --release` builds it: a subset (`-p`)
+    # resolves other features for shared dependencies and builds the runtime again.
+    cargo build --release --workspace >&2
     if [[ $PLOT != 0 ]]; then
-        cargo build --release -p shmem-benches --features plot --bin scaling_plot >&2 ||
+        cargo build --release --workspace --features shmem-benches/plot --bin scaling_plot >&2 ||
             echo "scaling.sh: scaling_plot did not build; no plot" >&2
     fi
 fi

@@ -12,10 +12,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# What runs: "package | arguments of `cargo miri test -p package`". Add a line to cover more; a
-# package that does not exist (yet) is skipped with a message, a filter that matches no test
-# is reported.
+# What runs: "package | arguments of `cargo miri test -p package`", the longest first. Add a
+# line to cover more; a package that does not exist (yet) is skipped with a message, a filter
+# that matches no test is reported.
 TESTS=(
+    # The macros' syntax: token scanning, parsing, checks, expansion, the error collector (the
+    # longest entry: about 110 s here).
+    "shmem-syntax | --lib"
+    # The direct path's copy engine: every short length, at page offsets that put a page
+    # boundary inside the source or the destination (Miri's CPU has no AVX2, so this covers
+    # the SSE2 and memcpy paths; about 90 s).
+    "shmem-core   | --lib mem::copy::"
     # The symmetric-heap allocator (first fit, alignment, coalescing).
     "shmem-core   | --lib mem::allocator::"
     # The heap layout: regions, page rounding, overflow, placement of statics on cache lines.
@@ -26,10 +33,6 @@ TESTS=(
     "shmem-core   | --lib runtime::peer_info::"
     # Parsing of the SHMEM_* settings.
     "shmem-core   | --lib config::"
-    # The direct path's copy engine: every short length, at page offsets that put a page
-    # boundary inside the source or the destination (Miri's CPU has no AVX2, so this covers
-    # the SSE2 and memcpy paths).
-    "shmem-core   | --lib mem::copy::"
     # The active-message protocol's checks and writes (strided puts and gets, puts with signal,
     # batches, the acknowledgement counts), on a receiving PE's own memory (`FuzzPe`).
     "shmem-core   | --lib transport::am::"
@@ -42,8 +45,6 @@ TESTS=(
     # shmem-pmix's key checks, rank lists and info construction; the error-text test asks
     # PMIx for its message (PMIx_Error_string), so it stays out.
     "shmem-pmix   | --lib -- --skip error_text_comes_from_pmix"
-    # The macros' syntax: token scanning, parsing, checks, expansion, the error collector.
-    "shmem-syntax | --lib"
 )
 
 # Not run: shmem-macros (only the proc-macro entry points over shmem-syntax; Miri does not run
@@ -67,33 +68,82 @@ fi
 cargo +nightly miri setup
 echo "miri: toolchain and sysroot ready after $((SECONDS - start)) s"
 
-failed=()
-for entry in "${TESTS[@]}"; do
-    pkg=$(echo "${entry%%|*}" | xargs)
-    read -r -a args <<<"${entry#*|}"
+# The entries go to MIRI_JOBS lanes (default 1; CI runs 2, one per core: Miri interprets a
+# test binary on one thread), each lane taking the next entry not yet taken, in the list's
+# order (the longest first, so that the lanes end together). Each entry's output is printed
+# whole once it ends. The lanes share target/miri: cargo builds under a lock and releases it
+# before it runs the tests.
+jobs="${MIRI_JOBS:-1}"
+case "$jobs" in '' | *[!0-9]* | 0)
+    echo "miri: MIRI_JOBS must be a positive number, not '$jobs'" >&2
+    exit 2
+    ;;
+esac
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo 0 >"$work/next"
+
+# The index of the next entry not yet taken (past the end when none is left).
+take() {
+    (
+        flock 9
+        n=$(cat "$work/next")
+        echo $((n + 1)) >"$work/next"
+        echo "$n"
+    ) 9>"$work/next.lock"
+}
+
+# One entry: its output, then a line saying how it went, printed under the lock; a failure
+# leaves a file naming it.
+run_entry() {
+    local i=$1 pkg args t log ran
+    pkg=$(echo "${TESTS[i]%%|*}" | xargs)
+    read -r -a args <<<"${TESTS[i]#*|}"
+    log="$work/$i.log"
     if ! cargo pkgid -p "$pkg" >/dev/null 2>&1; then
-        echo "miri: skipped $pkg ${args[*]}: no package $pkg in this workspace (yet)"
-        continue
-    fi
-    echo "miri: $pkg ${args[*]}"
-    t=$SECONDS
-    log=$(mktemp)
-    # Miri ignores optimizations (and warns of them): the runtime's dev opt-level (Cargo.toml)
-    # is put back to 0 here.
-    if cargo +nightly miri test --config "profile.dev.package.shmem-core.opt-level=0" \
-        -p "$pkg" "${args[@]}" 2>&1 | tee "$log"; then
-        ran=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" | awk '{s += $4} END {print s + 0}')
-        if [ "$ran" -eq 0 ]; then
-            echo "miri: note: $pkg ${args[*]} matches no test yet"
-        fi
-        echo "miri: $pkg ${args[*]}: $ran tests passed in $((SECONDS - t)) s"
+        echo "miri: skipped $pkg ${args[*]}: no package $pkg in this workspace (yet)" >"$log"
     else
-        failed+=("$pkg ${args[*]}")
+        t=$SECONDS
+        echo "miri: $pkg ${args[*]}" >"$log"
+        # Miri ignores optimizations (and warns of them): the runtime's dev opt-level
+        # (Cargo.toml) is put back to 0 here.
+        if cargo +nightly miri test --config "profile.dev.package.shmem-core.opt-level=0" \
+            -p "$pkg" "${args[@]}" >>"$log" 2>&1; then
+            ran=$(grep -Eo '^test result: ok\. [0-9]+ passed' "$log" |
+                awk '{s += $4} END {print s + 0}')
+            if [ "$ran" -eq 0 ]; then
+                echo "miri: note: $pkg ${args[*]} matches no test yet" >>"$log"
+            fi
+            echo "miri: $pkg ${args[*]}: $ran tests passed in $((SECONDS - t)) s" >>"$log"
+        else
+            echo "miri: $pkg ${args[*]}: FAILED after $((SECONDS - t)) s" >>"$log"
+            echo "$pkg ${args[*]}" >"$work/$i.failed"
+        fi
     fi
-    rm -f "$log"
+    (
+        flock 9
+        cat "$log"
+    ) 9>"$work/print.lock"
+}
+
+lanes=()
+for ((l = 0; l < jobs; l++)); do
+    (
+        while i=$(take) && [ "$i" -lt ${#TESTS[@]} ]; do
+            run_entry "$i"
+        done
+    ) &
+    lanes+=($!)
+done
+for pid in "${lanes[@]}"; do
+    wait "$pid"
 done
 
 echo "miri: done in $((SECONDS - start)) s"
+failed=()
+for ((i = 0; i < ${#TESTS[@]}; i++)); do
+    [ -f "$work/$i.failed" ] && failed+=("$(cat "$work/$i.failed")")
+done
 if [ ${#failed[@]} -ne 0 ]; then
     printf 'miri: FAILED: %s\n' "${failed[@]}" >&2
     exit 1

@@ -15,7 +15,9 @@ minutes=${1:-60}
 np=${SOAK_NP:-4}
 every=${SOAK_REPORT:-60}
 nice_level=${SOAK_NICE:-0}
-cargo build --release -q -p shmem-run -p shmem-benches --bin shmemrun --bin soak
+# The workspace's features, as `cargo build --release` resolves them (a subset, `-p`, builds
+# the runtime again with others).
+cargo build --release -q --workspace --bin shmemrun --bin soak
 out=target/soak
 mkdir -p "$out"
 limit=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 + 300 }')
