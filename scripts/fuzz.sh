@@ -44,13 +44,6 @@ echo "fuzz: built in $((SECONDS - start)) s"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-jobs="${FUZZ_JOBS:-1}"
-case "$jobs" in '' | *[!0-9]* | 0)
-    echo "fuzz: FUZZ_JOBS must be a positive number, not '$jobs'" >&2
-    exit 2
-    ;;
-esac
-
 # One target's run: its log and its summary line go to the scratch directory; a crash, panic,
 # leak or timeout prints the log's end and fails.
 fuzz_one() {
@@ -73,23 +66,12 @@ fuzz_one() {
     echo "$t: ${runs:-?} inputs in $secs s" >"$scratch/$t.summary"
     echo "fuzz: $(cat "$scratch/$t.summary")"
 }
+fuzz_index() { fuzz_one "${targets[$1]}"; }
 
-# The targets dealt round robin to FUZZ_JOBS lanes, each lane running its own one after the
-# other; after a failure in any lane, no lane starts another target.
-lanes=()
-for ((l = 0; l < jobs; l++)); do
-    (
-        for ((i = l; i < ${#targets[@]}; i += jobs)); do
-            [ ! -e "$scratch/failed" ] || exit 1
-            fuzz_one "${targets[i]}" || { touch "$scratch/failed"; exit 1; }
-        done
-    ) &
-    lanes+=($!)
-done
+# FUZZ_JOBS targets at a time (scripts/lanes.sh); after a failure no other target starts.
+. ../scripts/lanes.sh
 status=0
-for pid in "${lanes[@]}"; do
-    wait "$pid" || status=1
-done
+run_lanes FUZZ_JOBS "${FUZZ_JOBS:-1}" 1 fuzz_index ${#targets[@]} || status=$?
 echo "fuzz: done in $((SECONDS - start)) s"
 for t in "${targets[@]}"; do
     [ -f "$scratch/$t.summary" ] && echo "fuzz:   $(cat "$scratch/$t.summary")"

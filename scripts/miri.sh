@@ -69,32 +69,15 @@ cargo +nightly miri setup
 echo "miri: toolchain and sysroot ready after $((SECONDS - start)) s"
 
 # The entries go to MIRI_JOBS lanes (default 1; CI runs 2, one per core: Miri interprets a
-# test binary on one thread), each lane taking the next entry not yet taken, in the list's
-# order (the longest first, so that the lanes end together). Each entry's output is printed
-# whole once it ends. The lanes share target/miri: cargo builds under a lock and releases it
-# before it runs the tests.
-jobs="${MIRI_JOBS:-1}"
-case "$jobs" in '' | *[!0-9]* | 0)
-    echo "miri: MIRI_JOBS must be a positive number, not '$jobs'" >&2
-    exit 2
-    ;;
-esac
+# test binary on one thread), the longest first so that the lanes end together
+# (scripts/lanes.sh). Each entry's output is printed whole once it ends. The lanes share
+# target/miri: cargo builds under a lock and releases it before it runs the tests.
+. scripts/lanes.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo 0 >"$work/next"
-
-# The index of the next entry not yet taken (past the end when none is left).
-take() {
-    (
-        flock 9
-        n=$(cat "$work/next")
-        echo $((n + 1)) >"$work/next"
-        echo "$n"
-    ) 9>"$work/next.lock"
-}
 
 # One entry: its output, then a line saying how it went, printed under the lock; a failure
-# leaves a file naming it.
+# leaves a file naming it and fails.
 run_entry() {
     local i=$1 pkg args t log ran
     pkg=$(echo "${TESTS[i]%%|*}" | xargs)
@@ -124,20 +107,12 @@ run_entry() {
         flock 9
         cat "$log"
     ) 9>"$work/print.lock"
+    [ ! -e "$work/$i.failed" ]
 }
 
-lanes=()
-for ((l = 0; l < jobs; l++)); do
-    (
-        while i=$(take) && [ "$i" -lt ${#TESTS[@]} ]; do
-            run_entry "$i"
-        done
-    ) &
-    lanes+=($!)
-done
-for pid in "${lanes[@]}"; do
-    wait "$pid"
-done
+rc=0
+run_lanes MIRI_JOBS "${MIRI_JOBS:-1}" 0 run_entry ${#TESTS[@]} || rc=$?
+[ "$rc" -ne 2 ] || exit 2
 
 echo "miri: done in $((SECONDS - start)) s"
 failed=()
