@@ -47,9 +47,7 @@ mkdir -p "$out"
 
 if [[ ${NO_BUILD:-0} != 1 ]]; then
     echo "== building" >&2
-    # The whole workspace, as the README's `cargo build --release` builds it: a subset (`-p`)
-    # resolves other features for shared dependencies and builds the runtime again.
-    cargo build --release --workspace >&2
+    bench_build
     RUSTFLAGS="-C llvm-args=-align-loops=64" CARGO_TARGET_DIR=target/aligned \
         cargo build --release -p shmem-benches --bin latency >&2
     target/release/shmemcc -O2 -falign-loops=64 -Wall -o "$out/latency-c" benches/c/latency.c

@@ -91,10 +91,8 @@ export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-512M}
 RENDER_ONLY=${RENDER_ONLY:-0}
 out=target/c-bench
 if [[ $RENDER_ONLY != 1 ]]; then
-    # The whole workspace, as the README's `cargo build --release` builds it (a subset, `-p`,
-    # resolves other features for shared dependencies and builds the runtime again);
     # shmem-capi's build script writes target/release/shmemcc (and libshmem.so).
-    cargo build --release --workspace >&2
+    bench_build
     mkdir -p "$out"
     oshcc -O2 -Wall -o "$out/coll_sweep" benches/c/coll_sweep.c
     target/release/shmemcc -O2 -Wall -o "$out/coll_sweep-ours" benches/c/coll_sweep.c
@@ -103,8 +101,7 @@ fi
 plot_bin=
 if [[ $PLOT != 0 ]]; then
     # The plot is optional: a failed build leaves the tables.
-    if cargo build --release --workspace --features shmem-benches/plot --bin coll_sweep_plot \
-        >&2; then
+    if bench_build --features shmem-benches/plot --bin coll_sweep_plot; then
         plot_bin=target/release/coll_sweep_plot
     else
         echo "coll-sweep.sh: coll_sweep_plot did not build; no plot" >&2

@@ -127,9 +127,7 @@ ip netns list >/dev/null 2>&1 || skip "'ip netns' is not available"
 
 if ((standalone)); then
     echo "== building" >&2
-    # The whole workspace, as the README's `cargo build --release` builds it: a subset (`-p`)
-    # resolves other features for shared dependencies and builds the runtime again.
-    cargo build --release --workspace >&2
+    bench_build
 fi
 for f in "$shmemrun" "$heat" "$LATENCY_BIN"; do
     [[ -x $f ]] || {

@@ -65,9 +65,7 @@ done
 plot_bin=
 if [[ ${NO_BUILD:-0} != 1 ]]; then
     echo "== building" >&2
-    # The whole workspace, as the README's `cargo build --release` builds it: a subset (`-p`)
-    # resolves other features for shared dependencies and builds the runtime again.
-    cargo build --release --workspace >&2
+    bench_build
     target/release/shmemcc -O2 -falign-loops=64 -Wall -o "$out/msg_rate-c" benches/c/msg_rate.c
     oshcc -O2 -falign-loops=64 -Wall -o "$out/msg_rate-oshmem" benches/c/msg_rate.c
     if [[ -n $BASE ]]; then
@@ -76,7 +74,7 @@ if [[ ${NO_BUILD:-0} != 1 ]]; then
             benches/c/msg_rate.c
     fi
     if [[ $PLOT != 0 ]]; then
-        cargo build --release --workspace --features shmem-benches/plot --bin msg_rate_plot >&2 ||
+        bench_build --features shmem-benches/plot --bin msg_rate_plot ||
             echo "msg-rate.sh: msg_rate_plot did not build; no plot" >&2
     fi
 fi

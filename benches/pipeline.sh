@@ -52,7 +52,7 @@ if ! command -v oshrun >/dev/null || ! echo '#include <shmem.h>' | oshcc -E -x c
     exit 1
 fi
 # The C library (libshmem.so, which the C twin on ours loads) and shmemrun, then the Rust twin.
-cargo build --release -q --workspace
+bench_build -q
 oshcc -O2 -falign-loops=64 -Wall -o "$out/latency-oshmem" benches/c/latency.c
 target/release/shmemcc -O2 -falign-loops=64 -Wall -o "$out/latency-ours" benches/c/latency.c
 tcp_ucx=(-x UCX_TLS=tcp,self -x UCX_TCP_TX_SEG_SIZE=256k -x UCX_TCP_RX_SEG_SIZE=256k

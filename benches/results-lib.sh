@@ -16,6 +16,15 @@
 #   results_write latency.md benches/run.sh "ROUNDS=3 ..." "One sentence." BODY_FILE
 #   results_copy "$raw/latency.png" latency.png
 
+# bench_build [CARGO ARGS...]: `cargo build --release --workspace` with the arguments (`--bin X`,
+# `--features shmem-benches/plot`), its output on stderr. The whole workspace, as the README's
+# `cargo build --release` builds it: a subset (`-p`) resolves other features for the shared
+# dependencies and builds the runtime again (a minute or more each time, three times in CI's
+# tiny run).
+bench_build() {
+    cargo build --release --workspace "$@" >&2
+}
+
 # The repository root.
 results_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 

@@ -135,15 +135,11 @@ for n in "${NPES[@]}"; do
 done
 
 echo "== building" >&2
-# The whole workspace, as the README's `cargo build --release` builds it: a subset (`-p`)
-# resolves other features for shared dependencies and builds the runtime again (a minute or
-# more each time in CI).
-cargo build --release --workspace >&2
+bench_build
 plot_bin=
 sweep_plot_bin=
 if [[ $PLOT != 0 ]]; then
-    if cargo build --release --workspace --features shmem-benches/plot --bin latency_plot \
-        --bin sweep_plot >&2; then
+    if bench_build --features shmem-benches/plot --bin latency_plot --bin sweep_plot; then
         plot_bin=target/release/latency_plot
         sweep_plot_bin=target/release/sweep_plot
     else

@@ -214,11 +214,9 @@ done
 
 if [[ $BUILD != 0 ]]; then
     echo "== building" >&2
-    # The whole workspace, as the README's `cargo build --release` builds it: a subset (`-p`)
-    # resolves other features for shared dependencies and builds the runtime again.
-    cargo build --release --workspace >&2
+    bench_build
     if [[ $PLOT != 0 ]]; then
-        cargo build --release --workspace --features shmem-benches/plot --bin scaling_plot >&2 ||
+        bench_build --features shmem-benches/plot --bin scaling_plot ||
             echo "scaling.sh: scaling_plot did not build; no plot" >&2
     fi
 fi
